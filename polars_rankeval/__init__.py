@@ -1,0 +1,27 @@
+"""polars_rankeval: ranking evaluation as Polars expressions, exact to trec_eval.
+
+>>> import polars_rankeval as pr
+>>> str(pr.parse("map_cut_10"))
+'AP@10'
+"""
+
+from polars_rankeval import metrics, namespace  # namespace registers df.rankeval
+from polars_rankeval.evaluate import UnscoredQueriesWarning, coverage, evaluate, mean_scores
+from polars_rankeval.measures import Measure, parse, parse_measures
+from polars_rankeval.ranking import judge, rank_run
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Measure",
+    "UnscoredQueriesWarning",
+    "coverage",
+    "evaluate",
+    "judge",
+    "mean_scores",
+    "metrics",
+    "namespace",
+    "parse",
+    "parse_measures",
+    "rank_run",
+]

@@ -1,0 +1,286 @@
+"""evaluate(): run + qrels -> one row per scored query, one column per measure."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+
+import polars as pl
+
+from polars_rankeval._typing import FrameT, Missing, Order
+from polars_rankeval.measures import Context, Measure, parse_measures
+from polars_rankeval.ranking import judged_rows, prepare_inputs, run_keys
+
+_HAS_QRELS = "__has_qrels"
+_HAS_RUN = "__has_run"
+
+
+class UnscoredQueriesWarning(UserWarning):
+    """Some queries were left out of the evaluation; the message says which and why."""
+
+
+def _aggregate(
+    judged: pl.LazyFrame, measures: list[Measure], keys: list[str], ctx: Context
+) -> pl.LazyFrame:
+    """group_by(ranking).agg(every measure), plus the flags that decide what is scored."""
+    return judged.group_by(keys).agg(
+        *(x.expr(ctx) for x in measures),
+        pl.col(ctx.relevance).is_not_null().any().alias(_HAS_QRELS),
+        pl.col(ctx.rank).is_not_null().any().alias(_HAS_RUN),
+    )
+
+
+def _require_all_queries(run: FrameT, qrels: FrameT, query: str) -> None:
+    """missing='error': every qrels query must be in the run."""
+    run_q = run.lazy().select(pl.col(query).cast(pl.String)).unique()
+    absent = (
+        qrels.lazy()
+        .select(pl.col(query).cast(pl.String))
+        .unique()
+        .join(run_q, on=query, how="anti")
+        .sort(query)
+        .collect()[query]
+    )
+    if absent.len():
+        shown = ", ".join(absent.head(10).to_list())
+        msg = (
+            f"{absent.len()} qrels queries are not in the run ({shown}"
+            f"{', ...' if absent.len() > 10 else ''}). Pass missing='drop' to leave them out "
+            f"or missing='zero' to score them as empty rankings (trec_eval -c)."
+        )
+        raise ValueError(msg)
+
+
+def _warn_unscored(agg: pl.DataFrame, keys: list[str]) -> None:
+    no_qrels = agg.filter(~pl.col(_HAS_QRELS))
+    if no_qrels.height:
+        shown = ", ".join(str(q) for q in no_qrels[keys[-1]].head(5).to_list())
+        msg = (
+            f"{no_qrels.height} run queries have no qrels and were not scored "
+            f"({shown}{', ...' if no_qrels.height > 5 else ''}), as trec_eval does. "
+            f"pr.coverage(run, qrels) lists them."
+        )
+        warnings.warn(msg, UnscoredQueriesWarning, stacklevel=3)
+
+
+def evaluate(
+    run: FrameT,
+    qrels: FrameT,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    rank: str = "rank",
+    rel_level: int = 1,
+    order: Order = "score",
+    depth: int | None = None,
+    missing: Missing = "drop",
+    duplicates: str = "error",
+    per_query: bool = True,
+) -> FrameT:
+    r"""Score a run against qrels: one row per scored query, one column per measure.
+
+    The run and qrels are joined once, each ranking is ordered once (trec_eval
+    order: score descending, ties by doc id descending as strings) and every
+    measure is an aggregation over the ranked rows of a query, so all queries,
+    measures and systems are computed in one Polars plan.
+
+    Parameters
+    ----------
+    run
+        ``query, doc, score`` (optionally ``system``, ``rank``); DataFrame or
+        LazyFrame. Lazy in, lazy out.
+    qrels
+        ``query, doc, relevance``: integer grades; grade >= ``rel_level`` is relevant.
+    measures
+        Names in canonical (``AP@10``), trec_eval (``map_cut_10``) or ranx
+        (``map@10``) form, or :class:`Measure` objects.
+    query, doc, score, relevance, system, rank
+        Column names. ``system`` is used when the run has that column: every
+        system is scored in the same plan and the result keeps the column.
+    rel_level
+        Minimum grade that counts as relevant (trec_eval ``-l``).
+    order
+        ``"score"`` (trec_eval), ``"rank"`` (the run's rank column) or
+        ``"presorted"`` (rows already in rank order: no sort).
+    depth
+        Keep only the top ``depth`` documents per ranking (trec_eval ``-M``).
+    missing
+        Queries in qrels but not in the run: ``"drop"`` (default, trec_eval),
+        ``"zero"`` (score them as empty rankings, trec_eval ``-c``) or ``"error"``.
+        Run queries with no qrels row are never scored; for a DataFrame run an
+        :class:`UnscoredQueriesWarning` says how many.
+    duplicates
+        Duplicate (query, doc) rows in the run: ``"error"`` or ``"keep_best"``.
+    per_query
+        True (default): per-query values. False: the mean over queries per
+        system and measure, with the number of queries in ``n_queries``.
+
+    Returns
+    -------
+    DataFrame or LazyFrame (as the run)
+        ``[system], query``, then one Float64 column per measure named by its
+        canonical name, sorted by system and query.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as pr
+    >>> run = pl.DataFrame({"query": ["q1"] * 3 + ["q2"] * 2,
+    ...                     "doc": ["a", "b", "c", "a", "d"],
+    ...                     "score": [3.0, 2.0, 1.0, 2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["q1", "q1", "q2"], "doc": ["b", "x", "d"],
+    ...                       "relevance": [1, 1, 2]})
+    >>> pr.evaluate(run, qrels, ["AP", "P@2", "map_cut_1"])
+    shape: (2, 4)
+    ┌───────┬──────┬─────┬──────┐
+    │ query ┆ AP   ┆ P@2 ┆ AP@1 │
+    │ ---   ┆ ---  ┆ --- ┆ ---  │
+    │ str   ┆ f64  ┆ f64 ┆ f64  │
+    ╞═══════╪══════╪═════╪══════╡
+    │ q1    ┆ 0.25 ┆ 0.5 ┆ 0.0  │
+    │ q2    ┆ 0.5  ┆ 0.5 ┆ 0.0  │
+    └───────┴──────┴─────┴──────┘
+    """
+    parsed = parse_measures(measures)
+    if missing not in ("drop", "zero", "error"):
+        msg = f"missing must be 'drop', 'zero' or 'error'. Got {missing!r} instead."
+        raise ValueError(msg)
+    system = prepare_inputs(
+        run,
+        qrels,
+        query=query,
+        doc=doc,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        system=system,
+        order=order,
+        duplicates=duplicates,
+    )
+    if missing == "error":
+        _require_all_queries(run, qrels, query)
+    judged = judged_rows(
+        run.lazy(),
+        qrels.lazy(),
+        query=query,
+        doc=doc,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        system=system,
+        order=order,
+        depth=depth,
+        missing=missing,
+        duplicates=duplicates,
+    )
+    keys = run_keys(query, system)
+    ctx = Context(rank=rank, relevance=relevance, rel_level=rel_level)
+    agg = _aggregate(judged, parsed, keys, ctx)
+    if isinstance(run, pl.DataFrame):
+        collected = agg.collect()
+        _warn_unscored(collected, keys)
+        agg = collected.lazy()
+    scored = (
+        agg.filter(pl.col(_HAS_QRELS) & (pl.col(_HAS_RUN) | (missing == "zero")))
+        .drop(_HAS_QRELS, _HAS_RUN)
+        .sort(keys)
+    )
+    if not per_query:
+        scored = mean_scores(scored, [str(x) for x in parsed], system=system)
+    return scored.collect() if isinstance(run, pl.DataFrame) else scored
+
+
+def coverage(
+    run: FrameT,
+    qrels: FrameT,
+    *,
+    query: str = "query",
+    system: str | None = "system",
+    missing: Missing = "drop",
+) -> pl.DataFrame:
+    """Which queries :func:`evaluate` scores, and why the others are left out.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``[system], query, status`` with status ``"scored"``, ``"no_qrels"`` (a run
+        query with no qrels row: never scored, as in trec_eval), ``"not_in_run"``
+        (a qrels query the system did not retrieve for: scored as an empty ranking
+        only with ``missing="zero"``) or ``"scored_empty"`` (such a query under
+        ``missing="zero"``). Query ids are compared as strings.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> run = pl.DataFrame({"query": ["a", "b"], "doc": ["x", "y"], "score": [1.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["a", "c"], "doc": ["x", "z"], "relevance": [1, 1]})
+    >>> coverage(run, qrels).sort("query")
+    shape: (3, 2)
+    ┌───────┬────────────┐
+    │ query ┆ status     │
+    │ ---   ┆ ---        │
+    │ str   ┆ str        │
+    ╞═══════╪════════════╡
+    │ a     ┆ scored     │
+    │ b     ┆ no_qrels   │
+    │ c     ┆ not_in_run │
+    └───────┴────────────┘
+    """
+    names = run.lazy().collect_schema().names()
+    system = system if system in names else None
+    keys = run_keys(query, system)
+    in_run = run.lazy().select(*keys).unique().with_columns(pl.col(query).cast(pl.String))
+    judged_q = qrels.lazy().select(pl.col(query).cast(pl.String)).unique()
+    systems = in_run.select(system).unique() if system else None
+    all_q = judged_q if systems is None else systems.join(judged_q, how="cross")
+    scored = in_run.join(judged_q, on=query, how="semi").with_columns(status=pl.lit("scored"))
+    no_qrels = in_run.join(judged_q, on=query, how="anti").with_columns(status=pl.lit("no_qrels"))
+    absent = all_q.join(in_run, on=keys, how="anti").with_columns(
+        status=pl.lit("scored_empty" if missing == "zero" else "not_in_run")
+    )
+    return pl.concat([scored, no_qrels, absent]).sort(keys).collect()
+
+
+def mean_scores(
+    per_query: FrameT,
+    measures: Iterable[str] | None = None,
+    *,
+    system: str | None = "system",
+    query: str = "query",
+) -> FrameT:
+    """Mean of each measure over queries (per system): the trec_eval ``all`` line.
+
+    Parameters
+    ----------
+    per_query
+        Output of :func:`evaluate`.
+    measures
+        Columns to average; default all but ``system`` and ``query``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> per_query = pl.DataFrame({"query": ["a", "b"], "AP": [0.5, 1.0]})
+    >>> mean_scores(per_query)
+    shape: (1, 2)
+    ┌───────────┬──────┐
+    │ n_queries ┆ AP   │
+    │ ---       ┆ ---  │
+    │ u32       ┆ f64  │
+    ╞═══════════╪══════╡
+    │ 2         ┆ 0.75 │
+    └───────────┴──────┘
+    """
+    names = per_query.lazy().collect_schema().names()
+    system = system if system in names else None
+    cols = (
+        list(measures) if measures is not None else [c for c in names if c not in (system, query)]
+    )
+    aggs = [pl.len().alias("n_queries"), *(pl.col(c).mean() for c in cols)]
+    if system is None:
+        return per_query.select(aggs)
+    return per_query.group_by(system).agg(aggs).sort(system)

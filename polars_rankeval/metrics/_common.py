@@ -1,0 +1,57 @@
+"""Building blocks shared by the metric expressions.
+
+Every metric reduces the rows of one query of a judged table (see
+:mod:`polars_rankeval.ranking`): retrieved rows carry ``rank`` 1..n in order,
+judged documents that were not retrieved carry a null ``rank``; ``relevance`` is
+the qrels grade, null for unjudged documents.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+
+
+def col(expr: IntoExpr) -> pl.Expr:
+    """Column name or expression -> expression."""
+    return pl.col(expr) if isinstance(expr, str) else expr
+
+
+def relevant(relevance: IntoExpr, rel_level: int) -> pl.Expr:
+    """Row is a relevant document (grade >= rel_level); unjudged rows are not."""
+    return (col(relevance) >= rel_level).fill_null(False)
+
+
+def relevant_retrieved(rank: IntoExpr, relevance: IntoExpr, rel_level: int) -> pl.Expr:
+    """Row is a retrieved relevant document."""
+    return relevant(relevance, rel_level) & col(rank).is_not_null()
+
+
+def in_top(rank: IntoExpr, k: int | None) -> pl.Expr:
+    """Row is retrieved at rank <= k (any retrieved row when k is None)."""
+    r = col(rank)
+    return r.is_not_null() if k is None else (r <= k).fill_null(False)
+
+
+def num_relevant(relevance: IntoExpr, rel_level: int, n_rel: IntoExpr | None) -> pl.Expr:
+    """|R|: the relevant rows of the query, retrieved or not, or an explicit count."""
+    if n_rel is not None:
+        return col(n_rel).first().cast(pl.Float64)
+    return relevant(relevance, rel_level).sum().cast(pl.Float64)
+
+
+def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+    """numerator / denominator, and 0.0 where the denominator is 0."""
+    return (pl.when(denominator > 0).then(numerator / denominator).otherwise(pl.lit(0.0))).cast(
+        pl.Float64
+    )
+
+
+def check_cutoff(k: int | None, measure: str, *, allow_none: bool = True) -> None:
+    """Raise unless ``k`` is an int >= 1 (or None when allowed)."""
+    if k is None and allow_none:
+        return
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        msg = f"The cutoff k of {measure} must be an int >= 1. Got {k!r} instead."
+        raise ValueError(msg)

@@ -1,0 +1,65 @@
+"""Average precision, with and without a cutoff."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+from polars_rankeval.metrics._common import (
+    check_cutoff,
+    col,
+    in_top,
+    num_relevant,
+    relevant_retrieved,
+    safe_div,
+)
+
+
+def average_precision(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Average precision (trec_eval ``map``; with k, ``map_cut_k``).
+
+    .. math:: AP@k = \frac{1}{|R|} \sum_{i=1}^{k} rel_i \cdot P@i
+
+    where :math:`rel_i` is 1 when the document at rank i is relevant and
+    :math:`|R|` counts every relevant document of the query, retrieved or not
+    (the cutoff does not change the denominator). A query with no relevant
+    document scores 0.
+
+    Parameters
+    ----------
+    k
+        Cutoff, an int >= 1, or None for the whole ranking.
+    rank, relevance
+        Columns of the judged table; retrieved rows must come in rank order
+        within the query, as :func:`polars_rankeval.judge` leaves them.
+        Accepts expression input. Strings are parsed as column names.
+    rel_level
+        Minimum grade that counts as relevant.
+    n_rel
+        Per-query |R| column to use instead of counting relevant rows.
+
+    References
+    ----------
+    Buckley and Voorhees, "Evaluating evaluation measure stability", SIGIR 2000.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, 4, 5], "relevance": [0, 1, 0, 1, 0]})
+    >>> judged.select(average_precision()).item() == (1 / 2 + 2 / 4) / 2
+    True
+    >>> judged.select(average_precision(3)).item() == (1 / 2) / 2  # |R| stays 2
+    True
+    """
+    check_cutoff(k, "AP")
+    hit = relevant_retrieved(rank, relevance, rel_level)
+    precision_at_hit = hit.cum_sum() / col(rank)
+    total = precision_at_hit.filter(hit & in_top(rank, k)).sum()
+    return safe_div(total, num_relevant(relevance, rel_level, n_rel))

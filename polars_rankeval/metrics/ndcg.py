@@ -1,0 +1,69 @@
+"""Normalised discounted cumulative gain, trec_eval style."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+from polars_rankeval.metrics._common import check_cutoff, col, in_top, safe_div
+
+
+def _discount(position: pl.Expr) -> pl.Expr:
+    """log2(position + 1), the standard DCG discount."""
+    return (position.cast(pl.Float64) + 1.0).log(2.0)
+
+
+def dcg(k: int | None = None, *, rank: IntoExpr = "rank", gain: IntoExpr = "relevance") -> pl.Expr:
+    r"""Discounted cumulative gain of the ranking, cut at k.
+
+    .. math:: DCG@k = \sum_{i=1}^{k} \frac{g_i}{\log_2(i + 1)}
+
+    where :math:`g_i` is the gain of the document at rank i; negative and missing
+    gains count as 0.
+    """
+    g = col(gain).cast(pl.Float64).clip(lower_bound=0.0).fill_null(0.0)
+    return (g / _discount(col(rank))).filter(in_top(rank, k)).sum()
+
+
+def ideal_dcg(k: int | None = None, *, gain: IntoExpr = "relevance") -> pl.Expr:
+    r"""DCG of the ideal ranking: every positive gain of the query, sorted descending.
+
+    The query's rows include judged documents that were not retrieved, so the
+    ideal ranking is built from all qrels grades of the query, cut at k.
+    """
+    g = col(gain).cast(pl.Float64)
+    top = g.filter(g > 0).sort(descending=True)
+    if k is not None:
+        top = top.head(k)
+    return (top / _discount(top.cum_count())).sum()
+
+
+def ndcg(
+    k: int | None = None, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance"
+) -> pl.Expr:
+    r"""Normalised DCG (trec_eval ``ndcg``; with k, ``ndcg_cut_k``).
+
+    .. math:: nDCG@k = \frac{DCG@k}{IDCG@k}, \quad
+              DCG@k = \sum_{i=1}^{k} \frac{g_i}{\log_2(i + 1)}
+
+    where the gain :math:`g_i` is the relevance grade itself (linear gain, as
+    trec_eval; grades <= 0 and unjudged documents give 0) and IDCG@k is the DCG of
+    all the query's qrels grades sorted descending, cut at k. ``rel_level`` plays
+    no part (as in trec_eval). A query whose IDCG is 0 scores 0.
+
+    References
+    ----------
+    Järvelin and Kekäläinen, "Cumulated gain-based evaluation of IR techniques",
+    ACM TOIS 20(4), 2002.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, None], "relevance": [1, 0, 2]})
+    >>> import math
+    >>> ideal = 2 + 1 / math.log2(3)
+    >>> abs(judged.select(ndcg()).item() - 1 / ideal) < 1e-12
+    True
+    """
+    check_cutoff(k, "nDCG")
+    return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))

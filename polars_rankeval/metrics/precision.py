@@ -1,0 +1,198 @@
+"""Set-based measures at a cutoff: precision, recall, R-precision, success, counts."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+from polars_rankeval.metrics._common import (
+    check_cutoff,
+    col,
+    in_top,
+    num_relevant,
+    relevant_retrieved,
+    safe_div,
+)
+
+
+def relevant_in_top(
+    k: int | None, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance", rel_level: int = 1
+) -> pl.Expr:
+    """Number of relevant documents retrieved at rank <= k (all retrieved when k is None)."""
+    return (relevant_retrieved(rank, relevance, rel_level) & in_top(rank, k)).sum()
+
+
+def precision(
+    k: int, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance", rel_level: int = 1
+) -> pl.Expr:
+    r"""Precision at cutoff k (trec_eval ``P_k``).
+
+    .. math:: P@k = \frac{|\{d \in R : rank(d) \le k\}|}{k}
+
+    where :math:`R` is the set of relevant documents (grade >= ``rel_level``).
+    The denominator is k even when fewer than k documents were retrieved.
+
+    Parameters
+    ----------
+    k
+        Cutoff, an int >= 1.
+    rank, relevance
+        Columns of the judged table. Accepts expression input. Strings are
+        parsed as column names.
+    rel_level
+        Minimum grade that counts as relevant.
+
+    Returns
+    -------
+    pl.Expr
+        Aggregation over one query's rows (use in ``group_by(...).agg``), Float64.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, 1, None, 2]})
+    >>> judged.select(precision(2)).item()  # one relevant in the top 2
+    0.5
+    >>> judged.select(precision(10)).item()  # still divided by 10
+    0.1
+    """
+    check_cutoff(k, "P", allow_none=False)
+    return (relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level) / k).cast(
+        pl.Float64
+    )
+
+
+def recall(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Recall at cutoff k (trec_eval ``recall_k``).
+
+    .. math:: R@k = \frac{|\{d \in R : rank(d) \le k\}|}{|R|}
+
+    where :math:`|R|` counts every relevant document of the query, retrieved or
+    not. A query with no relevant document scores 0.
+
+    Parameters
+    ----------
+    k
+        Cutoff, an int >= 1, or None for all retrieved documents.
+    rank, relevance
+        Columns of the judged table. Accepts expression input. Strings are
+        parsed as column names.
+    rel_level
+        Minimum grade that counts as relevant.
+    n_rel
+        Per-query |R| column to use instead of counting relevant rows.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, 1, None, 2]})
+    >>> judged.select(recall(2)).item()  # 1 of the 2 relevant documents
+    0.5
+    """
+    check_cutoff(k, "R")
+    hits = relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level)
+    return safe_div(hits, num_relevant(relevance, rel_level, n_rel))
+
+
+def r_precision(
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""R-precision: precision at rank |R| (trec_eval ``Rprec``).
+
+    .. math:: Rprec = \frac{|\{d \in R : rank(d) \le |R|\}|}{|R|}
+
+    Equal to P@|R| and to R@|R|. A query with no relevant document scores 0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, 1, None, 2]})
+    >>> judged.select(r_precision()).item()  # |R| = 2, one relevant in the top 2
+    0.5
+    """
+    n = num_relevant(relevance, rel_level, n_rel)
+
+    hits = (
+        relevant_retrieved(rank, relevance, rel_level) & (col(rank) <= n).fill_null(False)
+    ).sum()
+    return safe_div(hits, n)
+
+
+def success(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+) -> pl.Expr:
+    r"""Success at k: 1 if a relevant document is retrieved at rank <= k, else 0.
+
+    trec_eval ``success_k``; ranx ``hit_rate@k``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, 1, None, 2]})
+    >>> judged.select(success(1)).item(), judged.select(success(2)).item()
+    (0.0, 1.0)
+    """
+    check_cutoff(k, "Success")
+    hits = relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level)
+    return (hits > 0).cast(pl.Float64)
+
+
+def num_ret(*, rank: IntoExpr = "rank") -> pl.Expr:
+    """Number of retrieved documents (trec_eval ``num_ret``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, 1, None, 2]})
+    >>> judged.select(num_ret()).item()
+    3.0
+    """
+
+    return col(rank).count().cast(pl.Float64)
+
+
+def num_rel(
+    *, relevance: IntoExpr = "relevance", rel_level: int = 1, n_rel: IntoExpr | None = None
+) -> pl.Expr:
+    """Number of relevant documents |R|, retrieved or not (trec_eval ``num_rel``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, 1, None, 2]})
+    >>> judged.select(num_rel()).item()
+    2.0
+    """
+    return num_relevant(relevance, rel_level, n_rel)
+
+
+def num_rel_ret(
+    *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance", rel_level: int = 1
+) -> pl.Expr:
+    """Number of relevant documents retrieved (trec_eval ``num_rel_ret``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, 1, None, 2]})
+    >>> judged.select(num_rel_ret()).item()
+    1.0
+    """
+    return relevant_in_top(None, rank=rank, relevance=relevance, rel_level=rel_level).cast(
+        pl.Float64
+    )

@@ -1,0 +1,35 @@
+"""Reciprocal rank."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+from polars_rankeval.metrics._common import check_cutoff, col, in_top, relevant_retrieved
+
+
+def reciprocal_rank(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+) -> pl.Expr:
+    r"""Reciprocal rank of the first relevant document (trec_eval ``recip_rank``).
+
+    .. math:: RR@k = \frac{1}{\min\{rank(d) : d \in R, rank(d) \le k\}}
+
+    and 0 when no relevant document is retrieved within the cutoff.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, 0, 1, 2]})
+    >>> judged.select(reciprocal_rank()).item() == 1 / 3
+    True
+    >>> judged.select(reciprocal_rank(2)).item()
+    0.0
+    """
+    check_cutoff(k, "RR")
+    first = col(rank).filter(relevant_retrieved(rank, relevance, rel_level) & in_top(rank, k)).min()
+    return (1.0 / first.cast(pl.Float64)).fill_null(0.0)
