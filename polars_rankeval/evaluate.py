@@ -9,7 +9,8 @@ import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing, Order
 from polars_rankeval.measures import Context, Measure, parse_measures
-from polars_rankeval.ranking import judged_rows, prepare_inputs, run_keys
+from polars_rankeval.ranking import judged_rows, run_keys
+from polars_rankeval.validation import prepare_inputs
 
 _HAS_QRELS = "__has_qrels"
 _HAS_RUN = "__has_run"

@@ -20,12 +20,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing, Order
-from polars_rankeval.validation import (
-    check_columns,
-    check_duplicates,
-    check_grade_dtype,
-    check_score_dtype,
-)
+from polars_rankeval.validation import prepare_inputs
 
 
 def run_keys(query: str, system: str | None) -> list[str]:
@@ -202,47 +197,6 @@ def judge(
         duplicates=duplicates,
     )
     return judged.collect() if isinstance(run, pl.DataFrame) else judged
-
-
-def prepare_inputs(
-    run: FrameT,
-    qrels: FrameT,
-    *,
-    query: str,
-    doc: str,
-    score: str,
-    relevance: str,
-    rank: str,
-    system: str | None,
-    order: Order,
-    duplicates: str,
-) -> str | None:
-    """Validate run and qrels before any work; return the system column in use (or None).
-
-    Columns, dtypes and options are checked on the schemas (free for a
-    LazyFrame); duplicate (query, doc) rows are checked when the run is a
-    DataFrame, since that needs a pass over the data.
-    """
-    if order not in ("score", "rank", "presorted"):
-        msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
-        raise ValueError(msg)
-    if duplicates not in ("error", "keep_best"):
-        msg = f"duplicates must be 'error' or 'keep_best'. Got {duplicates!r} instead."
-        raise ValueError(msg)
-    run_schema = run.lazy().collect_schema()
-    qrels_schema = qrels.lazy().collect_schema()
-    system = system if system is not None and system in run_schema else None
-    needed = [query, doc, *{"score": [score], "rank": [rank], "presorted": []}[order]]
-    check_columns(run_schema, needed, "run")
-    check_columns(qrels_schema, [query, doc, relevance], "qrels")
-    if order == "score":
-        check_score_dtype(run_schema, score)
-    check_grade_dtype(qrels_schema, relevance)
-    if isinstance(run, pl.DataFrame):
-        keys = [*run_keys(query, system), doc]
-        check_duplicates(run.lazy(), keys, "run", keep_best=duplicates, score=score)
-        check_duplicates(qrels.lazy(), [query, doc], "qrels")
-    return system
 
 
 def judged_rows(

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_rankeval._typing import FrameT, Order
+
 
 def check_columns(schema: pl.Schema, required: Sequence[str], table: str) -> None:
     """Raise if any required column is missing from ``schema``.
@@ -68,3 +70,44 @@ def check_duplicates(
                 " to keep the best-scored row."
             )
         raise ValueError(msg)
+
+
+def prepare_inputs(
+    run: FrameT,
+    qrels: FrameT,
+    *,
+    query: str,
+    doc: str,
+    score: str,
+    relevance: str,
+    rank: str,
+    system: str | None,
+    order: Order,
+    duplicates: str,
+) -> str | None:
+    """Validate run and qrels before any work; return the system column in use (or None).
+
+    Columns, dtypes and options are checked on the schemas (free for a
+    LazyFrame); duplicate (query, doc) rows are checked when the run is a
+    DataFrame, since that needs a pass over the data.
+    """
+    if order not in ("score", "rank", "presorted"):
+        msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
+        raise ValueError(msg)
+    if duplicates not in ("error", "keep_best"):
+        msg = f"duplicates must be 'error' or 'keep_best'. Got {duplicates!r} instead."
+        raise ValueError(msg)
+    run_schema = run.lazy().collect_schema()
+    qrels_schema = qrels.lazy().collect_schema()
+    system = system if system is not None and system in run_schema else None
+    needed = [query, doc, *{"score": [score], "rank": [rank], "presorted": []}[order]]
+    check_columns(run_schema, needed, "run")
+    check_columns(qrels_schema, [query, doc, relevance], "qrels")
+    if order == "score":
+        check_score_dtype(run_schema, score)
+    check_grade_dtype(qrels_schema, relevance)
+    if isinstance(run, pl.DataFrame):
+        keys = [query, doc] if system is None else [system, query, doc]
+        check_duplicates(run.lazy(), keys, "run", keep_best=duplicates, score=score)
+        check_duplicates(qrels.lazy(), [query, doc], "qrels")
+    return system
