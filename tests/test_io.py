@@ -1,0 +1,258 @@
+"""TREC run and qrels files: reading, scanning, writing, and clear errors on bad lines."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+from polars_rankeval.io import (
+    read_trec_qrels,
+    read_trec_run,
+    scan_trec_qrels,
+    scan_trec_run,
+    write_trec_run,
+)
+
+RUN_TEXT = "301 Q0 d1 1 2.5 bm25\n301 Q0 d2 2 1.25 bm25\n0302 Q0 007 1 -3 dense\n"
+EXPECTED_RUN = pl.DataFrame(
+    {
+        "query": ["301", "301", "0302"],
+        "doc": ["d1", "d2", "007"],
+        "rank": [1, 2, 1],
+        "score": [2.5, 1.25, -3.0],
+        "system": ["bm25", "bm25", "dense"],
+    }
+)
+DATA = Path(__file__).parents[1] / ".." / "shared" / "data" / "trec_eval-9.0.4"
+EXAMPLES = Path(__file__).parents[1] / "examples" / "data"
+
+
+def _write(path: Path, text: str | bytes) -> Path:
+    data = text.encode() if isinstance(text, str) else text
+    path.write_bytes(data)
+    return path
+
+
+def test_read_run_types_and_ids_kept_as_strings(tmp_path: Path) -> None:
+    path = _write(tmp_path / "a.run", RUN_TEXT)
+    assert_frame_equal(read_trec_run(path), EXPECTED_RUN)
+    assert_frame_equal(read_trec_run(str(path)), EXPECTED_RUN)
+
+
+def test_scan_run_is_lazy_and_equal_to_read(tmp_path: Path) -> None:
+    path = _write(tmp_path / "a.run", RUN_TEXT)
+    lf = scan_trec_run(path)
+    assert isinstance(lf, pl.LazyFrame)
+    assert_frame_equal(lf.collect(), EXPECTED_RUN)
+    assert_frame_equal(lf.collect(engine="streaming"), EXPECTED_RUN)
+
+
+def test_scan_does_not_read_until_collected(tmp_path: Path) -> None:
+    path = _write(tmp_path / "late.run", "")
+    lf = scan_trec_run(path)
+    path.write_text(RUN_TEXT)
+    assert_frame_equal(lf.collect(), EXPECTED_RUN)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "301\tQ0\td1\t1\t2.5\tbm25\n301\tQ0\td2\t2\t1.25\tbm25\n0302\tQ0\t007\t1\t-3\tdense\n",
+        "  301   Q0 d1 1   2.5 bm25   \n\n301 \t Q0\td2 2 1.25 bm25\n0302 Q0 007 1 -3 dense",
+        "301 Q0 d1 1 2.5 bm25\r\n301 Q0 d2 2 1.25 bm25\r\n0302 Q0 007 1 -3.0e0 dense\r\n",
+        "\n\n301 Q0 d1 1 2.5 bm25\n \t \n301 Q0 d2 2 1.25 bm25\n0302 Q0 007 1 -3 dense\n\n",
+        "301\x0bQ0\x0cd1 1 2.5 bm25\n301 Q0 d2 +2 1.25 bm25\n0302 Q0 007 1 -3 dense\n",
+    ],
+    ids=["tabs", "mixed-spaces", "crlf", "blank-lines", "vtab-formfeed"],
+)
+def test_whitespace_variants(tmp_path: Path, text: str) -> None:
+    path = _write(tmp_path / "w.run", text)
+    assert_frame_equal(read_trec_run(path), EXPECTED_RUN)
+
+
+def test_gzip_run_and_qrels(tmp_path: Path) -> None:
+    run = _write(tmp_path / "a.run.gz", gzip.compress(RUN_TEXT.encode()))
+    assert_frame_equal(read_trec_run(run), EXPECTED_RUN)
+    assert_frame_equal(scan_trec_run(run).collect(), EXPECTED_RUN)
+    qrels = _write(tmp_path / "q.gz", gzip.compress(b"301 0 d1 1\n301 0 d9 0\n"))
+    assert read_trec_qrels(qrels)["relevance"].to_list() == [1, 0]
+
+
+def test_read_qrels(tmp_path: Path) -> None:
+    path = _write(tmp_path / "q", "301 0 d1 2\n301\t0\td2\t0\n 0302 1 007 -1 \n")
+    expected = pl.DataFrame(
+        {"query": ["301", "301", "0302"], "doc": ["d1", "d2", "007"], "relevance": [2, 0, -1]}
+    )
+    assert_frame_equal(read_trec_qrels(path), expected)
+    assert_frame_equal(scan_trec_qrels(path).collect(), expected)
+
+
+def test_empty_files(tmp_path: Path) -> None:
+    assert read_trec_run(_write(tmp_path / "e.run", "")).shape == (0, 5)
+    assert read_trec_qrels(_write(tmp_path / "e.qrels", "\n\n")).shape == (0, 3)
+
+
+@pytest.mark.parametrize(
+    ("lines", "lineno", "reason"),
+    [
+        (["301 Q0 d1 1 2.5"], 1, "expected 6 fields (qid Q0 docno rank score tag), found 5"),
+        (["301 Q0 d1 1 2.5 t extra"], 1, "expected 6 fields"),
+        (["301 Q0 d1 1 high t"], 1, "score high is not a number"),
+        (["301 Q0 d1 1 nan t"], 1, "score nan is not a number"),
+        (["301 Q0 d1 1 1,5 t"], 1, "score 1,5 is not a number"),
+        (["301 Q0 d1 first 2.5 t"], 1, "rank first is not an integer rank"),
+        (["301 Q0 d1 1.5 2.5 t"], 1, "rank 1.5 is not an integer rank"),
+    ],
+)
+def test_malformed_run_line_is_named(
+    tmp_path: Path, lines: list[str], lineno: int, reason: str
+) -> None:
+    good = ["301 Q0 a 1 3.0 t", "", "301 Q0 b 2 2.0 t"]
+    path = _write(tmp_path / "bad.run", "\n".join([*good, *lines, "301 Q0 z 9 0.0 t"]) + "\n")
+    where = len(good) + lineno
+    text = re.escape(repr(lines[0]))
+    pattern = rf"^{re.escape(str(path))}, line {where}: {re.escape(reason)}.*: {text}$"
+    with pytest.raises(ValueError, match=pattern):
+        read_trec_run(path)
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))}, line {where}: "):
+        scan_trec_run(path).collect()
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("301 0 d1", "expected 4 fields (qid iter docno rel), found 3"),
+        ("301 0 d1 1 1", "expected 4 fields (qid iter docno rel), found 5"),
+        ("301 0 d1 1.5", "relevance 1.5 is not an integer grade"),
+        ("301 0 d1 yes", "relevance yes is not an integer grade"),
+    ],
+)
+def test_malformed_qrels_line_is_named(tmp_path: Path, line: str, reason: str) -> None:
+    path = _write(tmp_path / "bad.qrels", f"301 0 a 1\n301 0 b 0\n{line}\n")
+    with pytest.raises(ValueError, match=rf"line 3: {re.escape(reason)}: {re.escape(repr(line))}$"):
+        read_trec_qrels(path)
+
+
+def test_malformed_line_in_gzip_file_is_numbered(tmp_path: Path) -> None:
+    text = "".join(f"1 Q0 d{i} {i} 1.0 t\n" for i in range(1, 1000)) + "1 Q0 x 1 ? t\n"
+    path = _write(tmp_path / "big.run.gz", gzip.compress(text.encode()))
+    with pytest.raises(ValueError, match=r"big\.run\.gz, line 1000: score \? is not a number"):
+        read_trec_run(path)
+
+
+def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "latin.run", b"1 Q0 a 1 1.0 t\n1 Q0 caf\xe9 2 0.5 t\n")
+    with pytest.raises(ValueError, match=r"latin\.run, line 2: not valid UTF-8 text"):
+        read_trec_run(path)
+
+
+def test_missing_file_is_an_os_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_trec_run(tmp_path / "nope.run")
+
+
+def test_write_then_read_round_trip(tmp_path: Path) -> None:
+    run = pl.DataFrame(
+        {
+            "query": ["q2", "q1", "q1", "q1"],
+            "doc": ["x", "a", "b", "c"],
+            "score": [0.1, 1.0 / 3.0, 2.0, 2.0],
+            "system": ["s", "s", "s", "s"],
+        }
+    )
+    for name in ("out.run", "out.run.gz"):
+        path = tmp_path / name
+        write_trec_run(run, path)
+        back = read_trec_run(path)
+        # trec_eval order: score descending, ties by doc id descending; ranks 1..n.
+        assert back["doc"].to_list() == ["c", "b", "a", "x"]
+        assert back["rank"].to_list() == [1, 2, 3, 1]
+        assert back["score"].to_list() == [2.0, 2.0, 1.0 / 3.0, 0.1]
+    assert gzip.decompress((tmp_path / "out.run.gz").read_bytes()).startswith(b"q1 Q0 c 1 2.0 s\n")
+
+
+def test_write_lazy_run_with_tag(tmp_path: Path) -> None:
+    run = pl.LazyFrame({"query": [1, 1], "doc": [10, 20], "score": [0.5, 0.7]})
+    path = tmp_path / "lazy.run"
+    write_trec_run(run, path, tag="mine")
+    assert path.read_text() == "1 Q0 20 1 0.7 mine\n1 Q0 10 2 0.5 mine\n"
+
+
+def test_sample_files_round_trip(tmp_path: Path) -> None:
+    run = pl.concat([read_trec_run(EXAMPLES / "bm25.run"), read_trec_run(EXAMPLES / "dense.run")])
+    path = tmp_path / "both.run"
+    write_trec_run(run, path)
+    back = read_trec_run(path)
+    key = ["system", "query", "doc"]
+    assert_frame_equal(back.drop("rank").sort(key), run.drop("rank").sort(key))
+
+
+@pytest.mark.parametrize(
+    ("column", "value"), [("doc", "two words"), ("query", ""), ("system", "a\tb")]
+)
+def test_write_refuses_ids_the_format_cannot_hold(tmp_path: Path, column: str, value: str) -> None:
+    run = pl.DataFrame({"query": ["q"], "doc": ["d"], "score": [1.0], "system": ["s"]})
+    run = run.with_columns(pl.lit(value).alias(column))
+    with pytest.raises(ValueError, match=f"{column} .* empty or contains whitespace"):
+        write_trec_run(run, tmp_path / "x.run")
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"trec_eval test data not found at {DATA}")
+def test_real_trec_files() -> None:
+    run = read_trec_run(DATA / "results.test")
+    qrels = read_trec_qrels(DATA / "qrels.test")
+    assert run.shape == (1500, 5)
+    assert run["system"].unique().to_list() == ["STANDARD"]
+    assert run["query"].unique().sort().to_list() == ["301", "302", "303"]
+    assert qrels.height == 3681
+    assert qrels["relevance"].is_in([0, 1]).all()
+
+
+_FIELD = st.text(alphabet=st.sampled_from("0123456789.-+eEnaiQx \t"), min_size=0, max_size=6)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary(max_size=200))
+@example(data=b"\x1f\x8b\x08\x00garbage")
+@example(data=b"1 Q0 a 1 1.0 t\n\xff")
+@example(data=b"\x00 \x00 \x00 \x00 \x00 \x00")
+def test_fuzz_bytes_parse_or_clear_error(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "fuzz.run"
+    path.write_bytes(data)
+    for reader in (read_trec_run, read_trec_qrels):
+        try:
+            frame = reader(path)
+        except ValueError as exc:
+            assert str(exc).startswith(f"{path}"), str(exc)
+            assert "\n" not in str(exc), str(exc)
+        else:
+            assert frame["query"].dtype == pl.String
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(lines=st.lists(st.lists(_FIELD, min_size=0, max_size=8), max_size=6))
+def test_fuzz_lines_parse_or_name_the_line(tmp_path: Path, lines: list[list[str]]) -> None:
+    text = "\n".join(" ".join(fields) for fields in lines)
+    path = tmp_path / "fuzz.run"
+    path.write_text(text)
+    try:
+        frame = read_trec_run(path)
+    except ValueError as exc:
+        match = re.match(rf"^{re.escape(str(path))}, line (\d+): ", str(exc))
+        assert match, str(exc)
+        bad = text.split("\n")[int(match[1]) - 1]
+        assert repr(bad) in str(exc)
+    else:
+        assert frame.height == sum(1 for line in text.split("\n") if line.split())
+        assert frame["score"].is_nan().sum() == 0
