@@ -5,6 +5,10 @@ does exactly that for measures given by name.
 """
 
 from polars_rankeval.metrics.ap import average_precision
+from polars_rankeval.metrics.bpref import bpref, inferred_ap, judged_at, num_nonrel_judged_ret
+from polars_rankeval.metrics.err import err, rbp, rbp_residual
+from polars_rankeval.metrics.gain import bin_g, g_measure, grade_gain, ndcg_rel, rndcg
+from polars_rankeval.metrics.iprec import iprec_at_recall, iprec_average, rprec_mult
 from polars_rankeval.metrics.ndcg import dcg, ideal_dcg, ndcg
 from polars_rankeval.metrics.precision import (
     num_rel,
@@ -15,19 +19,55 @@ from polars_rankeval.metrics.precision import (
     recall,
     success,
 )
+from polars_rankeval.metrics.random import expected_ap, expected_precision
 from polars_rankeval.metrics.rr import reciprocal_rank
+from polars_rankeval.metrics.set import (
+    f1,
+    relative_precision,
+    set_ap,
+    set_f,
+    set_precision,
+    set_recall,
+    set_relative_precision,
+    utility,
+)
 
 __all__ = [
     "average_precision",
+    "bin_g",
+    "bpref",
     "dcg",
+    "err",
+    "expected_ap",
+    "expected_precision",
+    "f1",
+    "g_measure",
+    "grade_gain",
     "ideal_dcg",
+    "inferred_ap",
+    "iprec_at_recall",
+    "iprec_average",
+    "judged_at",
     "ndcg",
+    "ndcg_rel",
+    "num_nonrel_judged_ret",
     "num_rel",
     "num_rel_ret",
     "num_ret",
     "precision",
     "r_precision",
+    "rbp",
+    "rbp_residual",
     "recall",
     "reciprocal_rank",
+    "relative_precision",
+    "rndcg",
+    "rprec_mult",
+    "set_ap",
+    "set_f",
+    "set_precision",
+    "set_recall",
+    "set_relative_precision",
     "success",
+    "utility",
 ]

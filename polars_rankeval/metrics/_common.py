@@ -55,3 +55,46 @@ def check_cutoff(k: int | None, measure: str, *, allow_none: bool = True) -> Non
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         msg = f"The cutoff k of {measure} must be an int >= 1. Got {k!r} instead."
         raise ValueError(msg)
+
+
+def retrieved(rank: IntoExpr) -> pl.Expr:
+    """Row is a retrieved document (it has a rank)."""
+    return col(rank).is_not_null()
+
+
+def judged_nonrelevant(relevance: IntoExpr, rel_level: int) -> pl.Expr:
+    """Row is judged non-relevant: 0 <= grade < rel_level.
+
+    Negative grades are "in the pool but unjudged" (trec_eval's
+    ``RELVALUE_UNJUDGED``), not judged non-relevant.
+    """
+    g = col(relevance)
+    return ((g >= 0) & (g < rel_level)).fill_null(False)
+
+
+def judged(relevance: IntoExpr) -> pl.Expr:
+    """Row carries a judgment: a qrels grade >= 0 (negative grades are unjudged)."""
+    return (col(relevance) >= 0).fill_null(False)
+
+
+def row_position() -> pl.Expr:
+    """1, 2, ... over the rows of the group: equals ``rank`` on the retrieved rows,
+    which come first and in rank order."""
+    return pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+
+
+def check_probability(p: float, name: str, measure: str) -> None:
+    """Raise unless 0 <= p <= 1 (a recall level, a persistence, ...)."""
+    if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 <= p <= 1.0:
+        msg = f"The {name} of {measure} must be a number in [0, 1]. Got {p!r} instead."
+        raise ValueError(msg)
+
+
+def normalizer(k: int | None, n_rel: pl.Expr, norm: str) -> pl.Expr:
+    """The denominator of AP@k / R@k: |R| (``norm="R"``) or min(k, |R|) (``"min"``)."""
+    if norm == "R" or (norm == "min" and k is None):
+        return n_rel
+    if norm == "min":
+        return pl.min_horizontal(n_rel, pl.lit(float(k)))
+    msg = f"norm must be 'R' (divide by |R|) or 'min' (by min(k, |R|)). Got {norm!r} instead."
+    raise ValueError(msg)

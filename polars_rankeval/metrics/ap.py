@@ -9,6 +9,7 @@ from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
     in_top,
+    normalizer,
     num_relevant,
     relevant_retrieved,
     safe_div,
@@ -22,6 +23,7 @@ def average_precision(
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
     n_rel: IntoExpr | None = None,
+    norm: str = "R",
 ) -> pl.Expr:
     r"""Average precision (trec_eval ``map``; with k, ``map_cut_k``).
 
@@ -44,6 +46,11 @@ def average_precision(
         Minimum grade that counts as relevant.
     n_rel
         Per-query |R| column to use instead of counting relevant rows.
+    norm
+        ``"R"`` (default, trec_eval): divide by |R|. ``"min"``: divide by
+        min(k, |R|), so a perfect top k scores 1 even when |R| > k (the
+        convention of recommender-system libraries and nearest-neighbour recall;
+        ``AP(norm=min)@k``, ``R(norm=min)@k``).
 
     References
     ----------
@@ -62,4 +69,4 @@ def average_precision(
     hit = relevant_retrieved(rank, relevance, rel_level)
     precision_at_hit = hit.cum_sum() / col(rank)
     total = precision_at_hit.filter(hit & in_top(rank, k)).sum()
-    return safe_div(total, num_relevant(relevance, rel_level, n_rel))
+    return safe_div(total, normalizer(k, num_relevant(relevance, rel_level, n_rel), norm))

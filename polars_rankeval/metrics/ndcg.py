@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.metrics._common import check_cutoff, col, in_top, safe_div
+from polars_rankeval.metrics.gain import grade_gain
 
 
 def _discount(position: pl.Expr) -> pl.Expr:
@@ -39,7 +42,12 @@ def ideal_dcg(k: int | None = None, *, gain: IntoExpr = "relevance") -> pl.Expr:
 
 
 def ndcg(
-    k: int | None = None, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance"
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    gains: Mapping[int, float] | None = None,
+    exponential: bool = False,
 ) -> pl.Expr:
     r"""Normalised DCG (trec_eval ``ndcg``; with k, ``ndcg_cut_k``).
 
@@ -51,10 +59,17 @@ def ndcg(
     all the query's qrels grades sorted descending, cut at k. ``rel_level`` plays
     no part (as in trec_eval). A query whose IDCG is 0 scores 0.
 
+    ``gains`` maps grades to other gains (trec_eval ``ndcg.1=3,2=9``; grades not
+    listed keep their own value; gains may be 0 or negative) and
+    ``exponential=True`` uses :math:`g_i = 2^{grade} - 1` (Burges et al.), the
+    convention of most learning-to-rank libraries (``nDCG(gain=exp)@k``); the
+    ideal ranking uses the same gains.
+
     References
     ----------
     Järvelin and Kekäläinen, "Cumulated gain-based evaluation of IR techniques",
-    ACM TOIS 20(4), 2002.
+    ACM TOIS 20(4), 2002. Burges et al., "Learning to rank using gradient
+    descent", ICML 2005 (exponential gain).
 
     Examples
     --------
@@ -66,4 +81,8 @@ def ndcg(
     True
     """
     check_cutoff(k, "nDCG")
-    return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
+    if gains is None and not exponential:
+        return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
+    g = grade_gain(relevance, gains, exponential=exponential)
+    top = (g / _discount(col(rank))).filter(in_top(rank, k)).sum()
+    return safe_div(top, ideal_dcg(k, gain=g))

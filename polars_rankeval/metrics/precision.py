@@ -9,6 +9,7 @@ from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
     in_top,
+    normalizer,
     num_relevant,
     relevant_retrieved,
     safe_div,
@@ -69,6 +70,7 @@ def recall(
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
     n_rel: IntoExpr | None = None,
+    norm: str = "R",
 ) -> pl.Expr:
     r"""Recall at cutoff k (trec_eval ``recall_k``).
 
@@ -88,6 +90,11 @@ def recall(
         Minimum grade that counts as relevant.
     n_rel
         Per-query |R| column to use instead of counting relevant rows.
+    norm
+        ``"R"`` (default, trec_eval): divide by |R|. ``"min"``: divide by
+        min(k, |R|), so a perfect top k scores 1 even when |R| > k (the
+        convention of recommender-system libraries and nearest-neighbour recall;
+        ``AP(norm=min)@k``, ``R(norm=min)@k``).
 
     Examples
     --------
@@ -98,7 +105,7 @@ def recall(
     """
     check_cutoff(k, "R")
     hits = relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level)
-    return safe_div(hits, num_relevant(relevance, rel_level, n_rel))
+    return safe_div(hits, normalizer(k, num_relevant(relevance, rel_level, n_rel), norm))
 
 
 def r_precision(

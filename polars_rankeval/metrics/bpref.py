@@ -1,0 +1,166 @@
+"""Measures for incomplete judgments: bpref, inferred AP, judged-document counts."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+from polars_rankeval.metrics._common import (
+    check_cutoff,
+    col,
+    in_top,
+    judged,
+    judged_nonrelevant,
+    num_relevant,
+    relevant_retrieved,
+    retrieved,
+    safe_div,
+)
+
+INFAP_EPSILON = 0.00001
+"""trec_eval's smoothing constant in inferred AP."""
+
+
+def bpref(
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Binary preference (trec_eval ``bpref``).
+
+    .. math:: bpref = \frac{1}{|R|} \sum_{r \in R_{ret}}
+              \left(1 - \frac{\min(n_r, |R|)}{\min(|N|, |R|)}\right)
+
+    where :math:`R_{ret}` are the retrieved relevant documents, :math:`n_r` the
+    number of judged non-relevant documents retrieved above r (a term is 1 when
+    :math:`n_r = 0`), :math:`|N|` the number of judged non-relevant documents of
+    the query (grade 0 .. rel_level - 1) and :math:`|R|` the number of relevant
+    ones. Unjudged documents (no qrels row, or a negative grade) are skipped.
+
+    References
+    ----------
+    Buckley and Voorhees, "Retrieval evaluation with incomplete information",
+    SIGIR 2004.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> # ranks: rel, nonrel, unjudged, rel; one more nonrel not retrieved
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, 4, None],
+    ...                        "relevance": [1, 0, None, 1, 0]})
+    >>> judged.select(bpref()).item() == (1 + (1 - 1 / 2)) / 2
+    True
+    """
+    n = num_relevant(relevance, rel_level, n_rel)
+    nonrel = judged_nonrelevant(relevance, rel_level)
+    n_nonrel = nonrel.sum().cast(pl.Float64)
+    above = (nonrel & retrieved(rank)).cum_sum().cast(pl.Float64)
+    term = (
+        pl.when(above > 0)
+        .then(1.0 - pl.min_horizontal(above, n) / pl.min_horizontal(n_nonrel, n))
+        .otherwise(1.0)
+    )
+    return safe_div(term.filter(relevant_retrieved(rank, relevance, rel_level)).sum(), n)
+
+
+def inferred_ap(
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Inferred average precision (trec_eval ``infAP``).
+
+    .. math:: infAP = \frac{1}{|R|} \sum_{r \in R_{ret}} \left(\frac{1}{k} +
+              \frac{k-1}{k} \cdot \frac{|d_{k-1}|}{k-1} \cdot
+              \frac{|rel_{k-1}| + \epsilon}{|rel_{k-1}| + |nonrel_{k-1}| + 2\epsilon}\right)
+
+    where k is the rank of the relevant document r (the term is 1 at k = 1),
+    :math:`|d_{k-1}|` the pooled documents above it (judged or in the pool with a
+    negative grade), :math:`|rel_{k-1}|` and :math:`|nonrel_{k-1}|` the judged
+    relevant and non-relevant documents above it, and :math:`\epsilon = 10^{-5}`.
+    Documents outside the pool (no qrels row) count as non-relevant.
+
+    References
+    ----------
+    Yilmaz and Aslam, "Estimating average precision with incomplete and
+    imperfect judgments", CIKM 2006.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2], "relevance": [1, 1]})
+    >>> judged.select(inferred_ap()).item()  # complete judgments: AP
+    1.0
+    """
+    n = num_relevant(relevance, rel_level, n_rel)
+    ret = retrieved(rank)
+    hit = relevant_retrieved(rank, relevance, rel_level)
+    nonrel = judged_nonrelevant(relevance, rel_level) & ret
+    pooled_unjudged = (col(relevance) < 0).fill_null(False) & ret
+    rel_above = hit.cum_sum().cast(pl.Float64) - 1.0
+    nonrel_above = nonrel.cum_sum().cast(pl.Float64)
+    unjudged_above = pooled_unjudged.cum_sum().cast(pl.Float64)
+    j = col(rank).cast(pl.Float64) - 1.0
+    term = (
+        pl.when(j == 0)
+        .then(1.0)
+        .otherwise(
+            1.0 / (j + 1.0)
+            + (j / (j + 1.0))
+            * ((rel_above + nonrel_above + unjudged_above) / j)
+            * ((rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON))
+        )
+    )
+    return safe_div(term.filter(hit).sum(), n)
+
+
+def num_nonrel_judged_ret(
+    *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance", rel_level: int = 1
+) -> pl.Expr:
+    """Judged non-relevant documents retrieved (trec_eval ``num_nonrel_judged_ret``).
+
+    Grades 0 .. rel_level - 1; negative grades (pooled but unjudged) and
+    documents without a qrels row are not counted.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, -1, None, 0]})
+    >>> judged.select(num_nonrel_judged_ret()).item()
+    1.0
+    """
+    return (judged_nonrelevant(relevance, rel_level) & retrieved(rank)).sum().cast(pl.Float64)
+
+
+def judged_at(
+    k: int | None = None, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance"
+) -> pl.Expr:
+    r"""Fraction of the top k retrieved documents that are judged (``Judged@k``).
+
+    .. math:: Judged@k = \frac{|\{d : rank(d) \le k, d \text{ judged}\}|}{\min(k, |ret|)}
+
+    where a document is judged when it has a qrels row with a grade >= 0
+    (negative grades mean "pooled but unjudged", as in trec_eval) and
+    :math:`|ret|` is the number of retrieved documents; 0 when nothing was
+    retrieved. Not a trec_eval measure: it tells how far a score on an
+    incompletely judged collection can be trusted.
+
+    References
+    ----------
+    MacAvaney, Macdonald and Ounis, "Streamlining evaluation with ir-measures",
+    ECIR 2022 (``Judged@k``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, None, 2, 1]})
+    >>> judged.select(judged_at(2)).item()
+    0.5
+    """
+    check_cutoff(k, "Judged")
+    top = in_top(rank, k)
+    return safe_div((judged(relevance) & top).sum(), top.sum())

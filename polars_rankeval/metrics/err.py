@@ -1,0 +1,122 @@
+"""User-model measures beyond trec_eval: expected reciprocal rank, rank-biased precision."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+from polars_rankeval.metrics._common import (
+    check_cutoff,
+    check_probability,
+    col,
+    in_top,
+    judged,
+    relevant_retrieved,
+    retrieved,
+)
+
+
+def err(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    max_grade: int | None = None,
+) -> pl.Expr:
+    r"""Expected reciprocal rank at k (``ERR@k``).
+
+    .. math:: ERR@k = \sum_{i=1}^{k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j), \quad
+              R_i = \frac{2^{g_i} - 1}{2^{g_{max}}}
+
+    where :math:`g_i` is the grade at rank i (0 when unjudged or negative) and
+    :math:`g_{max}` is ``max_grade``, by default the highest grade in the
+    query's qrels. A cascade model: the user stops at rank i with probability
+    :math:`R_i`.
+
+    References
+    ----------
+    Chapelle, Metzler, Zhang and Grinspan, "Expected reciprocal rank for graded
+    relevance", CIKM 2009.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, None], "relevance": [1, 2, 2]})
+    >>> r1, r2 = 1 / 4, 3 / 4
+    >>> judged.select(err(2)).item() == r1 + (1 - r1) * r2 / 2
+    True
+    """
+    check_cutoff(k, "ERR")
+    g = col(relevance).cast(pl.Float64).clip(lower_bound=0.0).fill_null(0.0)
+    top = pl.lit(float(max_grade)) if max_grade is not None else g.max()
+    stop = pl.when(in_top(rank, k)).then((pl.lit(2.0).pow(g) - 1.0) / pl.lit(2.0).pow(top))
+    stop = stop.otherwise(0.0)
+    reach = (1.0 - stop).cum_prod().shift(1, fill_value=1.0)
+    value = (stop * reach / col(rank).cast(pl.Float64)).filter(in_top(rank, k)).sum()
+    return value.fill_nan(0.0).cast(pl.Float64)
+
+
+def rbp(
+    p: float = 0.8,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+) -> pl.Expr:
+    r"""Rank-biased precision (``RBP(p=...)``), binary relevance.
+
+    .. math:: RBP = (1 - p) \sum_{i} rel_i \, p^{i - 1}
+
+    where :math:`rel_i` is 1 when the document at rank i has grade >=
+    ``rel_level`` and p is the persistence (the chance the user reads on).
+    Unjudged documents count as non-relevant; :func:`rbp_residual` bounds what
+    they could add.
+
+    References
+    ----------
+    Moffat and Zobel, "Rank-biased precision for measurement of retrieval
+    effectiveness", ACM TOIS 27(1), 2008.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, 0, 1]})
+    >>> judged.select(rbp(0.5)).item() == 0.5 * (1 + 0.25)
+    True
+    """
+    check_probability(p, "persistence p", "RBP")
+    weight = pl.lit(p, pl.Float64).pow(col(rank).cast(pl.Float64) - 1.0)
+    value = weight.filter(relevant_retrieved(rank, relevance, rel_level)).sum()
+    return ((1.0 - p) * value).cast(pl.Float64)
+
+
+def rbp_residual(
+    p: float = 0.8, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance"
+) -> pl.Expr:
+    r"""The residual of RBP: the most that unjudged documents could add (``RBPResid``).
+
+    .. math:: RBP_{res} = (1 - p) \sum_{i \in U} p^{i - 1} + p^{n}
+
+    where U are the ranks of the unjudged retrieved documents (no qrels row, or
+    a negative grade) and n is the length of the ranking: the weight of the
+    unjudged documents plus that of every rank past the end. RBP lies in
+    :math:`[RBP, RBP + RBP_{res}]`.
+
+    References
+    ----------
+    Moffat and Zobel, "Rank-biased precision for measurement of retrieval
+    effectiveness", ACM TOIS 27(1), 2008.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, None, 0]})
+    >>> judged.select(rbp_residual(0.5)).item() == 0.5 * 0.5 + 0.5**3
+    True
+    """
+    check_probability(p, "persistence p", "RBP")
+    ret = retrieved(rank)
+    weight = pl.lit(p, pl.Float64).pow(col(rank).cast(pl.Float64) - 1.0)
+    unjudged = weight.filter(ret & ~judged(relevance)).sum()
+    tail = pl.lit(p, pl.Float64).pow(ret.sum().cast(pl.Float64))
+    return ((1.0 - p) * unjudged + tail).cast(pl.Float64)

@@ -1,0 +1,207 @@
+"""Graded gains, and trec_eval's experimental gain measures: G, binG, Rndcg, ndcg_rel.
+
+Gains follow trec_eval: a judged document's gain is its grade, unless a
+``gains`` mapping gives another value for that grade; documents without a qrels
+row and negative grades (pooled but unjudged) have gain 0. The ideal ranking
+holds every judged document of the query with a positive gain, sorted by gain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+from polars_rankeval.metrics._common import (
+    col,
+    num_relevant,
+    relevant_retrieved,
+    retrieved,
+    row_position,
+    safe_div,
+)
+
+Gains = Mapping[int, float]
+
+
+def grade_gain(
+    relevance: IntoExpr = "relevance", gains: Gains | None = None, *, exponential: bool = False
+) -> pl.Expr:
+    r"""Gain of each row from its grade g: g, ``gains[g]``, or :math:`2^g - 1`.
+
+    Unjudged rows (null grade) and negative grades get 0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"relevance": [None, -1, 0, 1, 2]})
+    >>> df.select(grade_gain(gains={1: 3.0})).to_series().to_list()
+    [0.0, 0.0, 0.0, 3.0, 2.0]
+    >>> df.select(grade_gain(exponential=True)).to_series().to_list()
+    [0.0, 0.0, 0.0, 1.0, 3.0]
+    """
+    g = col(relevance)
+    value = g.cast(pl.Float64)
+    if exponential:
+        if gains:
+            msg = "Give either custom gains or exponential gain, not both."
+            raise ValueError(msg)
+        value = pl.lit(2.0).pow(value) - 1.0
+    elif gains:
+        value = value.replace({float(k): float(v) for k, v in gains.items()})
+    return pl.when(g >= 0).then(value).otherwise(0.0)
+
+
+def discount(position: pl.Expr) -> pl.Expr:
+    """log2(position + 1), the standard DCG discount."""
+    return (position.cast(pl.Float64) + 1.0).log(2.0)
+
+
+def results_gain(rank: IntoExpr, gain: pl.Expr) -> pl.Expr:
+    """The gain of retrieved rows, 0 on judged rows that were not retrieved."""
+    return pl.when(retrieved(rank)).then(gain).otherwise(0.0)
+
+
+def ideal_gains(gain: pl.Expr) -> pl.Expr:
+    """Positive gains sorted descending, padded with 0 to the query's row count.
+
+    Row i (1-based) holds the gain of the i-th document of the ideal ranking.
+    """
+    return pl.when(gain > 0).then(gain).otherwise(0.0).sort(descending=True)
+
+
+def cumulative_dcg(rank: IntoExpr, gain: pl.Expr) -> pl.Expr:
+    """DCG of the top i documents, on row i (rows beyond the ranking repeat the total)."""
+    return (results_gain(rank, gain) / discount(row_position())).cum_sum()
+
+
+def cumulative_ideal_dcg(gain: pl.Expr) -> pl.Expr:
+    """Ideal DCG of the top i positions, on row i."""
+    return (ideal_gains(gain) / discount(row_position())).cum_sum()
+
+
+def g_measure(
+    *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance", gains: Gains | None = None
+) -> pl.Expr:
+    r"""Normalised gain G (trec_eval ``G``, experimental).
+
+    .. math:: G = \frac{1}{\sum_d g^*_d} \sum_{i : g_i \ne 0}
+              \frac{g_i}{\log_2(2 + C_i - S_i)}
+
+    where :math:`g_i` is the gain at rank i, :math:`S_i = \sum_{j \le i} g_j`,
+    :math:`C_i = \sum_{j \le i} \max(g^*_j, 1)` with :math:`g^*_j` the gain at
+    position j of the ideal ranking, and the normaliser sums all positive ideal
+    gains.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2], "relevance": [1, 1]})
+    >>> judged.select(g_measure()).item()  # ideal ranking
+    1.0
+    """
+    g = grade_gain(relevance, gains)
+    rg = results_gain(rank, g)
+    cost = pl.max_horizontal(ideal_gains(g), pl.lit(1.0)).cum_sum()
+    term = rg / (2.0 + cost - rg.cum_sum()).log(2.0)
+    total = term.filter(retrieved(rank) & (rg != 0)).sum()
+    return safe_div(total, ideal_gains(g).sum())
+
+
+def bin_g(
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Binary G (trec_eval ``binG``, experimental).
+
+    .. math:: binG = \frac{1}{|R|} \sum_{r \in R_{ret}} \frac{1}{\log_2(2 + n_r)}
+
+    where :math:`n_r` is the number of non-relevant (or unjudged) documents
+    retrieved above the relevant document r.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3], "relevance": [0, 1, 1]})
+    >>> import math
+    >>> abs(judged.select(bin_g()).item() - 2 / math.log2(3) / 2) < 1e-12
+    True
+    """
+    hit = relevant_retrieved(rank, relevance, rel_level)
+    above = col(rank).cast(pl.Float64) - hit.cum_sum().cast(pl.Float64)
+    total = (1.0 / (2.0 + above).log(2.0)).filter(hit).sum()
+    return safe_div(total, num_relevant(relevance, rel_level, n_rel))
+
+
+def ndcg_rel(
+    *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance", gains: Gains | None = None
+) -> pl.Expr:
+    r"""nDCG averaged over the relevant documents (trec_eval ``ndcg_rel``, experimental).
+
+    .. math:: nDCG_{rel} = \frac{1}{|R_g|} \left( \sum_{i : g_i > 0}
+              \frac{DCG@i}{IDCG@i} + (|R_g| - |R_g \cap ret|)
+              \frac{DCG}{IDCG} \right)
+
+    where :math:`R_g` are the judged documents with a positive gain, DCG@i and
+    IDCG@i the DCG of the ranking and of the ideal ranking at i, and DCG, IDCG
+    their totals; 0 when the sum is not positive.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2], "relevance": [1, 1]})
+    >>> judged.select(ndcg_rel()).item()
+    1.0
+    """
+    g = grade_gain(relevance, gains)
+    rg = results_gain(rank, g)
+    ratio = cumulative_dcg(rank, g) / cumulative_ideal_dcg(g)
+    n_pos = (g > 0).sum().cast(pl.Float64)
+    pos_ret = (rg > 0).sum().cast(pl.Float64)
+    final = cumulative_dcg(rank, g).last() / cumulative_ideal_dcg(g).last()
+    total = ratio.filter(rg > 0).sum() + (n_pos - pos_ret) * final
+    return pl.when(total > 0).then(total / n_pos).otherwise(0.0).cast(pl.Float64)
+
+
+def rndcg(
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+    gains: Gains | None = None,
+) -> pl.Expr:
+    r"""nDCG averaged at the R levels of the gain grades (trec_eval ``Rndcg``, experimental).
+
+    .. math:: Rndcg = \frac{1}{|T| + e} \left( \sum_{t \in T} \frac{DCG@t}{IDCG@t}
+              + e \cdot \frac{DCG}{IDCG} \right)
+
+    where T are the positions t at which the gain of the ideal ranking changes
+    between t and t + 1 (its last positive position included), and e = 1 when
+    the ranking is at least two documents longer than the positive part of the
+    ideal ranking (trec_eval's final point), else 0. 0 when the query has no
+    relevant document.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, 4], "relevance": [2, 1, 0, 0]})
+    >>> judged.select(rndcg()).item()  # ideal: ndcg is 1 at every point
+    1.0
+    """
+    g = grade_gain(relevance, gains)
+    ideal = ideal_gains(g)
+    change = (ideal > 0) & (ideal != ideal.shift(-1).fill_null(0.0))
+    ratio = cumulative_dcg(rank, g) / cumulative_ideal_dcg(g)
+    n_pos = (ideal > 0).sum()
+    n_ret = retrieved(rank).sum()
+    final = ((n_ret >= n_pos + 2) & (n_pos > 0)).cast(pl.Float64)
+    last = cumulative_dcg(rank, g).last() / cumulative_ideal_dcg(g).last()
+    total = ratio.filter(change).sum() + final * last.fill_nan(0.0)
+    count = change.sum().cast(pl.Float64) + final
+    has_rel = num_relevant(relevance, rel_level, n_rel) > 0
+    return pl.when(has_rel & (count > 0)).then(total / count).otherwise(0.0).cast(pl.Float64)

@@ -1,0 +1,243 @@
+"""Measures of the retrieved set (no order), relative precision, F1, utility."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+from polars_rankeval.metrics._common import (
+    check_cutoff,
+    in_top,
+    num_relevant,
+    relevant_retrieved,
+    retrieved,
+    safe_div,
+)
+
+
+def _counts(
+    rank: IntoExpr, relevance: IntoExpr, rel_level: int, n_rel: IntoExpr | None
+) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """(relevant retrieved, retrieved, |R|) as Float64 aggregations."""
+    hits = relevant_retrieved(rank, relevance, rel_level).sum().cast(pl.Float64)
+    ret = retrieved(rank).sum().cast(pl.Float64)
+    return hits, ret, num_relevant(relevance, rel_level, n_rel)
+
+
+def set_precision(
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Precision of the whole retrieved set (trec_eval ``set_P``).
+
+    .. math:: SetP = \frac{|R \cap ret|}{|ret|}
+
+    where :math:`ret` is the set of retrieved documents; 0 when it is empty.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> judged.select(set_precision()).item() == 1 / 3
+    True
+    """
+    hits, ret, _ = _counts(rank, relevance, rel_level, n_rel)
+    return safe_div(hits, ret)
+
+
+def set_recall(
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Recall of the whole retrieved set (trec_eval ``set_recall``).
+
+    .. math:: SetR = \frac{|R \cap ret|}{|R|}
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> judged.select(set_recall()).item()
+    0.5
+    """
+    hits, _, n = _counts(rank, relevance, rel_level, n_rel)
+    return safe_div(hits, n)
+
+
+def set_f(
+    beta: float = 1.0,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Weighted harmonic mean of set precision and set recall (trec_eval ``set_F``).
+
+    .. math:: SetF = \frac{(x + 1) \cdot P \cdot R}{x \cdot P + R}
+
+    where P and R are :func:`set_precision` and :func:`set_recall` and x is
+    ``beta``, trec_eval's parameter (the relative importance of recall; x = 1
+    gives F1). 0 when no relevant document is retrieved.
+
+    References
+    ----------
+    van Rijsbergen, "Information Retrieval", Butterworths, 1979 (the E measure).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> p, r = 1 / 3, 1 / 2
+    >>> abs(judged.select(set_f()).item() - 2 * p * r / (p + r)) < 1e-12
+    True
+    """
+    hits, ret, n = _counts(rank, relevance, rel_level, n_rel)
+    p, r = hits / ret, hits / n
+    return pl.when(hits > 0).then((beta + 1.0) * p * r / (beta * p + r)).otherwise(0.0)
+
+
+def set_ap(
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Unranked set AP: set precision times set recall (trec_eval ``set_map``).
+
+    .. math:: SetAP = \frac{|R \cap ret|^2}{|ret| \cdot |R|}
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> judged.select(set_ap()).item() == 1 / (3 * 2)
+    True
+    """
+    hits, ret, n = _counts(rank, relevance, rel_level, n_rel)
+    return safe_div(hits * hits, ret * n)
+
+
+def set_relative_precision(
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Set precision relative to the best possible (trec_eval ``set_relative_P``).
+
+    .. math:: SetRelP = \frac{|R \cap ret|}{\min(|ret|, |R|)}
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> judged.select(set_relative_precision()).item()
+    0.5
+    """
+    hits, ret, n = _counts(rank, relevance, rel_level, n_rel)
+    return safe_div(hits, pl.min_horizontal(ret, n))
+
+
+def relative_precision(
+    k: int,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Precision at k relative to the best possible (trec_eval ``relative_P_k``).
+
+    .. math:: RelP@k = \frac{|\{d \in R : rank(d) \le k\}|}{\min(k, |R|)}
+
+    Precision up to k = |R|, recall beyond. 0 when the query has no relevant
+    document.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> judged.select(relative_precision(1)).item(), judged.select(relative_precision(5)).item()
+    (1.0, 0.5)
+    """
+    check_cutoff(k, "RelP", allow_none=False)
+    hits = (relevant_retrieved(rank, relevance, rel_level) & in_top(rank, k)).sum()
+    n = num_relevant(relevance, rel_level, n_rel)
+    return safe_div(hits, pl.min_horizontal(n, pl.lit(float(k))))
+
+
+def f1(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""F1 at cutoff k: harmonic mean of P@k and R@k (``F1@k``; ranx ``f1@k``).
+
+    .. math:: F1@k = \frac{2 \cdot P@k \cdot R@k}{P@k + R@k}
+              = \frac{2 \, |\{d \in R : rank(d) \le k\}|}{k + |R|}
+
+    where P@k divides by k (as trec_eval's P@k) and R@k by |R|; 0 when no
+    relevant document is in the top k. Without k, the whole retrieved set
+    (then equal to trec_eval ``set_F``).
+
+    References
+    ----------
+    van Rijsbergen, "Information Retrieval", Butterworths, 1979, ch. 7.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> judged.select(f1(2)).item() == 2 * 1 / (2 + 2)
+    True
+    """
+    check_cutoff(k, "F1")
+    top = in_top(rank, k)
+    hits = (relevant_retrieved(rank, relevance, rel_level) & top).sum().cast(pl.Float64)
+    size = top.sum().cast(pl.Float64) if k is None else pl.lit(float(k))
+    return safe_div(2.0 * hits, size + num_relevant(relevance, rel_level, n_rel))
+
+
+def utility(
+    a: float = 1.0,
+    b: float = -1.0,
+    c: float = 0.0,
+    d: float = 0.0,
+    *,
+    n_docs: int = 0,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Set utility from the contingency table (trec_eval ``utility``).
+
+    .. math:: U = a \cdot |R \cap ret| + b \cdot |\bar R \cap ret|
+              + c \cdot |R \setminus ret| + d \cdot (N - |ret \cup R|)
+
+    where :math:`\bar R` are the retrieved documents that are not relevant and N
+    is ``n_docs``, the collection size (trec_eval ``-N``, default 0).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> judged.select(utility()).item()  # 1 relevant retrieved - 2 others
+    -1.0
+    """
+    hits, ret, n = _counts(rank, relevance, rel_level, n_rel)
+    return (a * hits + b * (ret - hits) + c * (n - hits) + d * (n_docs + hits - ret - n)).cast(
+        pl.Float64
+    )
