@@ -252,8 +252,19 @@ def mean_scores(
     *,
     system: str | None = "system",
     query: str = "query",
+    aggregate: str = "trec",
 ) -> FrameT:
-    """Mean of each measure over queries (per system): the trec_eval ``all`` line.
+    r"""Each measure over queries (per system): the trec_eval ``all`` line.
+
+    With ``aggregate="trec"`` (default) each measure is combined as trec_eval
+    does: the arithmetic mean of the per-query values, except the geometric
+    mean for ``GMAP`` and ``GMBpref`` (trec_eval ``gm_map``, ``gm_bpref``)
+
+    .. math:: GM = \exp\Big(\frac{1}{Q} \sum_q \ln \max(x_q, 10^{-5})\Big)
+
+    and the sum for the counts ``NumRet``, ``NumRel``, ``NumRelRet`` and
+    ``NumNonRelJudgedRet``. ``aggregate="mean"`` takes the arithmetic mean of
+    every column.
 
     Parameters
     ----------
@@ -261,6 +272,8 @@ def mean_scores(
         Output of :func:`evaluate`.
     measures
         Columns to average; default all but ``system`` and ``query``.
+    aggregate
+        ``"trec"`` or ``"mean"``, as above.
 
     Examples
     --------
@@ -275,13 +288,28 @@ def mean_scores(
     ╞═══════════╪══════╡
     │ 2         ┆ 0.75 │
     └───────────┴──────┘
+    >>> per_query = pl.DataFrame({"query": ["a", "b"], "GMAP": [0.25, 1.0]})
+    >>> mean_scores(per_query)["GMAP"].item()  # sqrt(0.25 * 1.0)
+    0.5
     """
+    from polars_rankeval.measures import MIN_GEO_MEAN, aggregate_kind
+
+    if aggregate not in ("trec", "mean"):
+        msg = f"aggregate must be 'trec' or 'mean'. Got {aggregate!r} instead."
+        raise ValueError(msg)
     names = per_query.lazy().collect_schema().names()
     system = system if system in names else None
     cols = (
         list(measures) if measures is not None else [c for c in names if c not in (system, query)]
     )
-    aggs = [pl.len().alias("n_queries"), *(pl.col(c).mean() for c in cols)]
+
+    def combine(c: str) -> pl.Expr:
+        kind = aggregate_kind(c) if aggregate == "trec" else "mean"
+        if kind == "gmean":
+            return pl.col(c).clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
+        return pl.col(c).sum().cast(pl.Float64) if kind == "sum" else pl.col(c).mean()
+
+    aggs = [pl.len().alias("n_queries"), *(combine(c) for c in cols)]
     if system is None:
         return per_query.select(aggs)
     return per_query.group_by(system).agg(aggs).sort(system)

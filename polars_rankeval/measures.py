@@ -7,9 +7,16 @@ dialects into a :class:`Measure`:
 
 * canonical (ir_measures style): ``AP``, ``AP@10``, ``P(rel=2)@5``, ``nDCG@10``;
 * trec_eval: ``map``, ``map_cut_10``, ``P_10``, ``recall_100``, ``recip_rank``,
-  ``ndcg_cut_10``, ``success_1``, ``num_ret``;
+  ``ndcg_cut_10``, ``success_1``, ``num_ret``, ``iprec_at_recall_0.50``,
+  ``Rprec_mult_0.20``, ``set_F``, ``bpref``, ... and the ``-m`` parameter forms
+  (``P.5,10``, ``ndcg.1=3,2=9``, ``11pt_avg..25,.5``), which
+  :func:`parse_measures` expands into several measures;
 * ranx: ``map@100``, ``precision@10``, ``recall@10``, ``ndcg@10``, ``mrr``,
-  ``hit_rate@5``, ``r-precision``.
+  ``hit_rate@5``, ``f1@10``, ``r-precision``, ``ndcg_burges@10``.
+
+Parameter values are numbers, bare words, grade:gain maps (``gains=1:3;2:9``)
+or lists of numbers (``levels=0.25;0.5``); ``;`` separates items because ``,``
+separates parameters.
 
 Names are parsed with regular expressions and literal conversion, never
 evaluated. ``parse(str(m)) == m`` for every measure, and output columns carry
@@ -48,6 +55,7 @@ class Param:
     name: str
     kind: type
     default: Any = None
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,7 @@ class MeasureFamily:
     cutoff_kind: type = int
     params: tuple[Param, ...] = ()
     summary: str = ""
+    aggregate: Literal["mean", "gmean", "sum"] = "mean"
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -100,6 +109,78 @@ class Measure:
         return self.family.build(self, ctx or Context()).alias(str(self))
 
 
+def _number_text(value: float) -> str:
+    """3.0 -> '3', 0.25 -> '0.25' (for map and list items)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+class GainMap(tuple):
+    """Grade -> gain pairs, sorted by grade; written ``1:3;2:9`` (trec_eval ``1=3,2=9``)."""
+
+    @classmethod
+    def of(cls, value: Any) -> GainMap:
+        if isinstance(value, GainMap):
+            return value
+        if isinstance(value, Mapping):
+            items = value.items()
+        elif isinstance(value, str):
+            items = []
+            for part in filter(None, value.replace(",", ";").split(";")):
+                grade, sep, gain = part.replace("=", ":").partition(":")
+                if not sep or not re.fullmatch(r"[+-]?\d+", grade.strip()):
+                    msg = f"Cannot read gains {value!r}: expected grade:gain items, e.g. 1:3;2:9."
+                    raise ValueError(msg)
+                items.append((grade, gain))
+        else:
+            msg = f"gains must be a grade:gain map such as 1:3;2:9. Got {value!r} instead."
+            raise ValueError(msg)
+        pairs = []
+        for grade, gain in items:
+            g = int(grade)
+            if g < 0:
+                msg = f"Gains are given for grades >= 0. Got grade {g} in {value!r}."
+                raise ValueError(msg)
+            try:
+                pairs.append((g, float(gain)))
+            except ValueError:
+                msg = f"Cannot read the gain {gain!r} of grade {g} in {value!r}."
+                raise ValueError(msg) from None
+        if len({g for g, _ in pairs}) != len(pairs):
+            msg = f"A grade is given two gains in {value!r}."
+            raise ValueError(msg)
+        return cls(sorted(pairs))
+
+    def __str__(self) -> str:
+        return ";".join(f"{g}:{_number_text(v)}" for g, v in self)
+
+
+class Levels(tuple):
+    """A list of numbers (e.g. recall levels); written ``0.25;0.5;0.75``."""
+
+    @classmethod
+    def of(cls, value: Any) -> Levels:
+        if isinstance(value, Levels):
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            parts: Iterable[Any] = [value]
+        elif isinstance(value, str):
+            parts = [x for x in value.replace(",", ";").split(";") if x.strip()]
+        else:
+            parts = list(value)
+        try:
+            levels = tuple(float(x) for x in parts)
+        except (TypeError, ValueError):
+            msg = f"Cannot read a list of numbers from {value!r} (e.g. 0.25;0.5;0.75)."
+            raise ValueError(msg) from None
+        if not levels:
+            msg = "The list of levels is empty."
+            raise ValueError(msg)
+        return cls(levels)
+
+    def __str__(self) -> str:
+        return ";".join(_number_text(v) for v in self)
+
+
 def _format_value(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
@@ -108,7 +189,13 @@ def _format_value(value: Any) -> str:
 
 # --------------------------------------------------------------------------- registry
 
+MIN_GEO_MEAN = 0.00001
+"""trec_eval's floor on per-query values before a geometric mean."""
 REL = Param("rel", int)
+NORM = Param("norm", str, "R", ("R", "min"))
+GAINS = Param("gains", GainMap)
+ROUNDING = Param("rounding", str, "v9", ("v9", "v10"))
+ELEVEN = Levels(m.iprec.ELEVEN_POINTS)
 REGISTRY: dict[str, MeasureFamily] = {}
 
 
@@ -126,98 +213,310 @@ def _with_n_rel(measure: Measure, ctx: Context) -> dict[str, Any]:
     return {**_cols(measure, ctx), "n_rel": ctx.n_rel}
 
 
-register(
-    MeasureFamily(
-        "P",
-        lambda x, c: m.precision(x.cutoff, **_cols(x, c)),
-        "required",
-        params=(REL,),
-        summary="precision at k",
-    )
+def _gains(measure: Measure) -> dict[int, float] | None:
+    gains = measure.get("gains")
+    return dict(gains) if gains else None
+
+
+def _family(
+    name: str,
+    build: Callable[[Measure, Context], pl.Expr],
+    cutoff: CutoffRule = "none",
+    *params: Param,
+    summary: str,
+    **kw: Any,
+) -> None:
+    register(MeasureFamily(name, build, cutoff, params=params, summary=summary, **kw))
+
+
+# trec_eval's measures (all_trec), in its order.
+_family(
+    "NumRet", lambda x, c: m.num_ret(rank=c.rank), summary="documents retrieved", aggregate="sum"
 )
-register(
-    MeasureFamily(
-        "R",
-        lambda x, c: m.recall(x.cutoff, **_with_n_rel(x, c)),
-        "optional",
-        params=(REL,),
-        summary="recall at k",
-    )
+_family(
+    "NumRel",
+    lambda x, c: m.num_rel(relevance=c.relevance, rel_level=x.rel_level(c), n_rel=c.n_rel),
+    "none",
+    REL,
+    summary="relevant documents, retrieved or not",
+    aggregate="sum",
 )
-register(
-    MeasureFamily(
-        "AP",
-        lambda x, c: m.average_precision(x.cutoff, **_with_n_rel(x, c)),
-        "optional",
-        params=(REL,),
-        summary="average precision (at k: |R| stays the denominator)",
-    )
+_family(
+    "NumRelRet",
+    lambda x, c: m.num_rel_ret(**_cols(x, c)),
+    "none",
+    REL,
+    summary="relevant documents retrieved",
+    aggregate="sum",
 )
-register(
-    MeasureFamily(
-        "RR",
-        lambda x, c: m.reciprocal_rank(x.cutoff, **_cols(x, c)),
-        "optional",
-        params=(REL,),
-        summary="reciprocal rank of the first relevant document",
-    )
+_family(
+    "AP",
+    lambda x, c: m.average_precision(x.cutoff, norm=x.get("norm", "R"), **_with_n_rel(x, c)),
+    "optional",
+    REL,
+    NORM,
+    summary="average precision (at k: |R| stays the denominator unless norm=min)",
 )
-register(
-    MeasureFamily(
-        "Rprec",
-        lambda x, c: m.r_precision(**_with_n_rel(x, c)),
-        params=(REL,),
-        summary="R-precision: precision at rank |R|",
-    )
+_family(
+    "GMAP",
+    lambda x, c: m.average_precision(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="AP per query, geometric mean over queries (floor 1e-5)",
+    aggregate="gmean",
 )
-register(
-    MeasureFamily(
-        "nDCG",
-        lambda x, c: m.ndcg(x.cutoff, rank=c.rank, relevance=c.relevance),
-        "optional",
-        summary="normalised DCG, linear gain, trec_eval ideal",
-    )
+_family(
+    "Rprec",
+    lambda x, c: (
+        m.r_precision(**_with_n_rel(x, c))
+        if x.get("mult") is None
+        else m.rprec_mult(x.get("mult"), **_with_n_rel(x, c))
+    ),
+    "none",
+    REL,
+    Param("mult", float),
+    summary="R-precision: precision at rank |R| (mult: at rank mult*|R|, Rprec_mult)",
 )
-register(
-    MeasureFamily(
-        "Success",
-        lambda x, c: m.success(x.cutoff, **_cols(x, c)),
-        "optional",
-        params=(REL,),
-        summary="1 if a relevant document is in the top k",
-    )
+_family(
+    "Bpref",
+    lambda x, c: m.bpref(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="binary preference",
 )
-register(
-    MeasureFamily("NumRet", lambda x, c: m.num_ret(rank=c.rank), summary="documents retrieved")
+_family(
+    "GMBpref",
+    lambda x, c: m.bpref(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="bpref per query, geometric mean over queries (floor 1e-5)",
+    aggregate="gmean",
 )
-register(
-    MeasureFamily(
-        "NumRel",
-        lambda x, c: m.num_rel(relevance=c.relevance, rel_level=x.rel_level(c), n_rel=c.n_rel),
-        params=(REL,),
-        summary="relevant documents, retrieved or not",
-    )
+_family(
+    "RR",
+    lambda x, c: m.reciprocal_rank(x.cutoff, **_cols(x, c)),
+    "optional",
+    REL,
+    summary="reciprocal rank of the first relevant document",
 )
-register(
-    MeasureFamily(
-        "NumRelRet",
-        lambda x, c: m.num_rel_ret(**_cols(x, c)),
-        params=(REL,),
-        summary="relevant documents retrieved",
-    )
+_family(
+    "IPrec",
+    lambda x, c: m.iprec_at_recall(x.cutoff, rounding=x.get("rounding", "v9"), **_with_n_rel(x, c)),
+    "required",
+    REL,
+    ROUNDING,
+    summary="interpolated precision at a recall level (trec_eval 9.x rounding; v10 optional)",
+    cutoff_kind=float,
+)
+_family(
+    "IPrecAvg",
+    lambda x, c: m.iprec_average(
+        x.get("levels", ELEVEN), rounding=x.get("rounding", "v9"), **_with_n_rel(x, c)
+    ),
+    "none",
+    REL,
+    ROUNDING,
+    Param("levels", Levels, ELEVEN),
+    summary="interpolated precision averaged over recall levels (11pt_avg)",
+)
+_family(
+    "P",
+    lambda x, c: m.precision(x.cutoff, **_cols(x, c)),
+    "required",
+    REL,
+    summary="precision at k",
+)
+_family(
+    "R",
+    lambda x, c: m.recall(x.cutoff, norm=x.get("norm", "R"), **_with_n_rel(x, c)),
+    "optional",
+    REL,
+    NORM,
+    summary="recall at k (norm=min: divided by min(k, |R|))",
+)
+_family(
+    "infAP",
+    lambda x, c: m.inferred_ap(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="inferred AP for sampled judgments",
+)
+_family(
+    "Utility",
+    lambda x, c: m.utility(
+        x.get("a", 1.0),
+        x.get("b", -1.0),
+        x.get("c", 0.0),
+        x.get("d", 0.0),
+        n_docs=x.get("n_docs", 0),
+        **_with_n_rel(x, c),
+    ),
+    "none",
+    REL,
+    Param("a", float, 1.0),
+    Param("b", float, -1.0),
+    Param("c", float, 0.0),
+    Param("d", float, 0.0),
+    Param("n_docs", int, 0),
+    summary="set utility a*rel_ret + b*nonrel_ret + c*rel_missed + d*nonrel_missed",
+)
+_family(
+    "binG",
+    lambda x, c: m.bin_g(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="binary G (trec_eval experimental)",
+)
+_family(
+    "G",
+    lambda x, c: m.g_measure(rank=c.rank, relevance=c.relevance, gains=_gains(x)),
+    "none",
+    GAINS,
+    summary="normalised gain G (trec_eval experimental)",
+)
+_family(
+    "nDCG",
+    lambda x, c: m.ndcg(
+        x.cutoff,
+        rank=c.rank,
+        relevance=c.relevance,
+        gains=_gains(x),
+        exponential=x.get("gain") == "exp",
+    ),
+    "optional",
+    GAINS,
+    Param("gain", str, "linear", ("linear", "exp")),
+    summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
+)
+_family(
+    "nDCGRel",
+    lambda x, c: m.ndcg_rel(rank=c.rank, relevance=c.relevance, gains=_gains(x)),
+    "none",
+    GAINS,
+    summary="nDCG averaged over the relevant documents (trec_eval ndcg_rel)",
+)
+_family(
+    "Rndcg",
+    lambda x, c: m.rndcg(gains=_gains(x), **_with_n_rel(x, c)),
+    "none",
+    REL,
+    GAINS,
+    summary="nDCG averaged at the R levels of the grades (trec_eval Rndcg)",
+)
+_family(
+    "RelP",
+    lambda x, c: m.relative_precision(x.cutoff, **_with_n_rel(x, c)),
+    "required",
+    REL,
+    summary="precision at k relative to min(k, |R|)",
+)
+_family(
+    "Success",
+    lambda x, c: m.success(x.cutoff, **_cols(x, c)),
+    "optional",
+    REL,
+    summary="1 if a relevant document is in the top k",
+)
+_family(
+    "SetP", lambda x, c: m.set_precision(**_with_n_rel(x, c)), "none", REL, summary="set precision"
+)
+_family(
+    "SetRelP",
+    lambda x, c: m.set_relative_precision(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="set precision relative to min(|ret|, |R|)",
+)
+_family("SetR", lambda x, c: m.set_recall(**_with_n_rel(x, c)), "none", REL, summary="set recall")
+_family(
+    "SetAP",
+    lambda x, c: m.set_ap(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="set precision times set recall (set_map)",
+)
+_family(
+    "SetF",
+    lambda x, c: m.set_f(x.get("beta", 1.0), **_with_n_rel(x, c)),
+    "none",
+    REL,
+    Param("beta", float, 1.0),
+    summary="weighted harmonic mean of set precision and recall",
+)
+_family(
+    "NumNonRelJudgedRet",
+    lambda x, c: m.num_nonrel_judged_ret(**_cols(x, c)),
+    "none",
+    REL,
+    summary="judged non-relevant documents retrieved",
+    aggregate="sum",
+)
+# Beyond trec_eval.
+_family(
+    "F1",
+    lambda x, c: m.f1(x.cutoff, **_with_n_rel(x, c)),
+    "optional",
+    REL,
+    summary="harmonic mean of P@k and R@k",
+)
+_family(
+    "ERR",
+    lambda x, c: m.err(x.cutoff, rank=c.rank, relevance=c.relevance, max_grade=x.get("max_grade")),
+    "optional",
+    Param("max_grade", int),
+    summary="expected reciprocal rank (Chapelle et al. 2009)",
+)
+_family(
+    "RBP",
+    lambda x, c: m.rbp(x.get("p", 0.8), **_cols(x, c)),
+    "none",
+    REL,
+    Param("p", float, 0.8),
+    summary="rank-biased precision (Moffat and Zobel 2008)",
+)
+_family(
+    "RBPResid",
+    lambda x, c: m.rbp_residual(x.get("p", 0.8), rank=c.rank, relevance=c.relevance),
+    "none",
+    Param("p", float, 0.8),
+    summary="the residual of RBP: weight of unjudged and unretrieved ranks",
+)
+_family(
+    "Judged",
+    lambda x, c: m.judged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
+    "optional",
+    summary="fraction of the top k that is judged",
+)
+_family(
+    "ExpectedP",
+    lambda x, c: m.expected_precision(x.cutoff, **_cols(x, c)),
+    "required",
+    REL,
+    summary="expected P@k under a random order of the retrieved documents",
+)
+_family(
+    "ExpectedAP",
+    lambda x, c: m.expected_ap(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="expected AP under a random order of the retrieved documents",
 )
 
 
 # --------------------------------------------------------------------------- aliases
 
-# Plain names from trec_eval, ranx and ir_measures -> canonical family (lower-cased keys).
+# Plain names from trec_eval, ranx and ir_measures -> a canonical measure text
+# (lower-cased keys; a value may preset parameters).
 ALIASES: dict[str, str] = {
     "map": "AP",
     "ap": "AP",
+    "gm_map": "GMAP",
+    "gmap": "GMAP",
     "recip_rank": "RR",
     "mrr": "RR",
     "rr": "RR",
     "ndcg": "nDCG",
+    "ndcg_burges": "nDCG(gain=exp)",
     "rprec": "Rprec",
     "r-precision": "Rprec",
     "r_precision": "Rprec",
@@ -230,25 +529,80 @@ ALIASES: dict[str, str] = {
     "num_ret": "NumRet",
     "num_rel": "NumRel",
     "num_rel_ret": "NumRelRet",
+    "num_nonrel_judged_ret": "NumNonRelJudgedRet",
+    "bpref": "Bpref",
+    "gm_bpref": "GMBpref",
+    "infap": "infAP",
+    "11pt_avg": "IPrecAvg",
+    "iprec": "IPrec",
+    "utility": "Utility",
+    "g": "G",
+    "bing": "binG",
+    "rndcg": "Rndcg",
+    "ndcg_rel": "nDCGRel",
+    "ndcgrel": "nDCGRel",
+    "relative_p": "RelP",
+    "relp": "RelP",
+    "set_p": "SetP",
+    "setp": "SetP",
+    "set_recall": "SetR",
+    "setr": "SetR",
+    "set_f": "SetF",
+    "setf": "SetF",
+    "set_map": "SetAP",
+    "setap": "SetAP",
+    "set_relative_p": "SetRelP",
+    "setrelp": "SetRelP",
+    "f1": "F1",
+    "err": "ERR",
+    "rbp": "RBP",
+    "judged": "Judged",
 }
 
-# trec_eval names that carry the cutoff after an underscore: map_cut_10, P_10, ...
-TREC_CUTOFF_ALIASES: dict[str, str] = {
-    "P": "P",
-    "recall": "R",
-    "map_cut": "AP",
-    "ndcg_cut": "nDCG",
-    "success": "Success",
+# trec_eval names that carry a value after an underscore: map_cut_10, P_10,
+# iprec_at_recall_0.50, Rprec_mult_0.20 -> (family, parameter set by the value;
+# None: the cutoff).
+TREC_CUTOFF_ALIASES: dict[str, tuple[str, str | None]] = {
+    "P": ("P", None),
+    "recall": ("R", None),
+    "map_cut": ("AP", None),
+    "ndcg_cut": ("nDCG", None),
+    "success": ("Success", None),
+    "relative_P": ("RelP", None),
+    "iprec_at_recall": ("IPrec", None),
+    "Rprec_mult": ("Rprec", "mult"),
 }
-_TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+)$")
+# trec_eval -m forms with parameters after a dot: how each expands.
+#   "cutoffs": one measure per value; "param:<name>": one measure per value of
+#   that parameter; "levels", "gains", "utility", "beta": one measure.
+TREC_DOTTED: dict[str, tuple[str, str]] = {
+    "P": ("P", "cutoffs"),
+    "recall": ("R", "cutoffs"),
+    "map_cut": ("AP", "cutoffs"),
+    "ndcg_cut": ("nDCG", "cutoffs"),
+    "success": ("Success", "cutoffs"),
+    "relative_P": ("RelP", "cutoffs"),
+    "iprec_at_recall": ("IPrec", "cutoffs"),
+    "Rprec_mult": ("Rprec", "param:mult"),
+    "11pt_avg": ("IPrecAvg", "levels"),
+    "set_F": ("SetF", "param:beta"),
+    "utility": ("Utility", "utility"),
+    "ndcg": ("nDCG", "gains"),
+    "G": ("G", "gains"),
+    "Rndcg": ("Rndcg", "gains"),
+    "ndcg_rel": ("nDCGRel", "gains"),
+}
+_TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+(?:\.\d*)?)$")
+_TREC_DOTTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)\.(?P<params>.*)$")
 _CANONICAL = re.compile(
     r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@]+))?$"
 )
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_STRUCTURED = re.compile(r"^[0-9eE.+\-:;= ]*[:;][0-9eE.+\-:;= ]*$")
 
 
 def _literal(text: str) -> Any:
-    """Parse a parameter value: int, float or bare word (never evaluated)."""
+    """Parse a parameter value: int, float, bare word, or map / list text (never evaluated)."""
     text = text.strip()
     if re.fullmatch(r"[+-]?\d+", text):
         return int(text)
@@ -256,12 +610,23 @@ def _literal(text: str) -> Any:
         return float(text)
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
         return text
-    msg = f"Cannot read parameter value {text!r}: expected a number or a bare word."
+    if _STRUCTURED.fullmatch(text):
+        return text  # a grade:gain map or a ;-list, read by the parameter's type
+    msg = (
+        f"Cannot read parameter value {text!r}: expected a number, a bare word, "
+        f"a grade:gain map (1:3;2:9) or a ;-separated list (0.25;0.5)."
+    )
     raise ValueError(msg)
 
 
 def _coerce(value: Any, kind: type, what: str) -> Any:
-    if kind is float and isinstance(value, int):
+    if kind in (GainMap, Levels):
+        try:
+            return kind.of(value)
+        except ValueError as err:
+            msg = f"{what}: {err}"
+            raise ValueError(msg) from None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if kind is int and isinstance(value, float) and value.is_integer():
         return int(value)
@@ -273,21 +638,50 @@ def _coerce(value: Any, kind: type, what: str) -> Any:
 
 def known_names() -> list[str]:
     """Every name the parser knows: canonical families, aliases, trec_eval prefixes."""
-    return sorted(set(REGISTRY) | set(ALIASES) | {f"{k}_10" for k in TREC_CUTOFF_ALIASES})
+    trec = {f"{k}_10" for k in TREC_CUTOFF_ALIASES} | {f"{k}.10" for k in TREC_DOTTED}
+    return sorted(set(REGISTRY) | set(ALIASES) | trec)
 
 
 def _unknown(name: str) -> ValueError:
-    close = difflib.get_close_matches(name, known_names(), n=5, cutoff=0.5)
-    close += [n for n in known_names() if n.lower() == name.lower() and n not in close]
-    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    base = re.split(r"[@(]", name)[0]
+    close = difflib.get_close_matches(base, known_names(), n=5, cutoff=0.5)
+    close += [x for x in difflib.get_close_matches(name, known_names(), n=5, cutoff=0.5)]
+    close = list(dict.fromkeys(close))
+    lowered = difflib.get_close_matches(
+        name.lower(), [n.lower() for n in known_names()], n=5, cutoff=0.6
+    )
+    close += [n for n in known_names() if n.lower() in lowered and n not in close]
+    hint = f" Did you mean: {', '.join(close[:8])}?" if close else ""
     return ValueError(f"Unknown measure {name!r}.{hint} Known measures: {', '.join(REGISTRY)}.")
 
 
-def _resolve_family(name: str) -> MeasureFamily | None:
+def _resolve_family(name: str) -> tuple[MeasureFamily, dict[str, Any]] | None:
+    """Canonical name or alias -> (family, preset parameters)."""
     if name in REGISTRY:
-        return REGISTRY[name]
+        return REGISTRY[name], {}
     alias = ALIASES.get(name.lower())
-    return REGISTRY[alias] if alias else None
+    if alias is None:
+        return None
+    match = _CANONICAL.match(alias)
+    if match is None:  # the table above is written in canonical form
+        raise _unknown(alias)
+    return REGISTRY[match["name"]], _read_params(match["params"], alias)
+
+
+def _read_params(text: str | None, whole: str) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            msg = f"Cannot read parameter {item!r} of {whole!r}: expected key=value."
+            raise ValueError(msg)
+        if key.strip() in params:
+            msg = f"Parameter {key.strip()!r} is given twice in {whole!r}."
+            raise ValueError(msg)
+        params[key.strip()] = _literal(value)
+    return params
 
 
 def _build(family: MeasureFamily, cutoff: Any, params: Mapping[str, Any], text: str) -> Measure:
@@ -296,7 +690,10 @@ def _build(family: MeasureFamily, cutoff: Any, params: Mapping[str, Any], text: 
             msg = f"Measure {family.name} takes no cutoff; got {text!r}."
             raise ValueError(msg)
         cutoff = _coerce(cutoff, family.cutoff_kind, f"The cutoff of {family.name}")
-        if cutoff < (1 if family.cutoff_kind is int else 0):
+        if family.cutoff_kind is float and not 0.0 <= cutoff <= 1.0:
+            msg = f"The level of {family.name} must be in [0, 1]. Got {cutoff!r} in {text!r}."
+            raise ValueError(msg)
+        if family.cutoff_kind is int and cutoff < 1:
             msg = f"The cutoff of {family.name} must be >= 1. Got {cutoff!r} in {text!r}."
             raise ValueError(msg)
     elif family.cutoff == "required":
@@ -306,9 +703,75 @@ def _build(family: MeasureFamily, cutoff: Any, params: Mapping[str, Any], text: 
     for key, value in sorted(params.items()):
         p = family.param(key)
         value = _coerce(value, p.kind, f"Parameter {key} of {family.name}")
+        if p.choices and value not in p.choices:
+            msg = (
+                f"Parameter {key} of {family.name} must be one of "
+                f"{', '.join(p.choices)}. Got {value!r} in {text!r}."
+            )
+            raise ValueError(msg)
+        if key == "rel" and value < 1:
+            msg = f"The relevance threshold rel must be >= 1. Got {value!r} in {text!r}."
+            raise ValueError(msg)
         if value != p.default:
             clean.append((key, value))
     return Measure(family, family.name, cutoff, tuple(clean))
+
+
+def _trec_values(text: str) -> list[str]:
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values:
+        msg = f"No parameter values after the dot in {text!r}."
+        raise ValueError(msg)
+    return values
+
+
+def _expand_trec(name: str, params: str, text: str) -> list[Measure]:
+    """A trec_eval ``-m name.params`` form -> the measures it stands for."""
+    family_name, how = TREC_DOTTED[name]
+    family = REGISTRY[family_name]
+    if not params.strip():
+        return [_build(family, None, {}, text)] if family.cutoff != "required" else []
+    if how == "cutoffs":
+        kind = family.cutoff_kind
+        # trec_eval reads integer cutoffs with atol: 23.4 -> 23
+        values = [kind(float(v)) if kind is float else int(float(v)) for v in _trec_values(params)]
+        return [_build(family, v, {}, text) for v in values]
+    if how.startswith("param:"):
+        key = how.partition(":")[2]
+        return [_build(family, None, {key: float(v)}, text) for v in _trec_values(params)]
+    if how == "levels":
+        return [_build(family, None, {"levels": Levels.of(params)}, text)]
+    if how == "gains":
+        return [_build(family, None, {"gains": GainMap.of(params)}, text)]
+    coefficients = [float(v) for v in _trec_values(params)]
+    if len(coefficients) != 4:
+        msg = f"utility takes 4 coefficients (a,b,c,d). Got {params!r} in {text!r}."
+        raise ValueError(msg)
+    return [_build(family, None, dict(zip("abcd", coefficients, strict=True)), text)]
+
+
+def _parse_all(text: str) -> list[Measure]:
+    match = _CANONICAL.match(text)
+    if match:
+        resolved = _resolve_family(match["name"])
+        if resolved is not None:
+            family, params = resolved
+            for key, value in _read_params(match["params"], text).items():
+                params[key] = value
+            cutoff = _literal(match["cutoff"]) if match["cutoff"] is not None else None
+            return [_build(family, cutoff, params, text)]
+    trec = _TREC_CUTOFF.match(text)
+    if trec and trec["name"] in TREC_CUTOFF_ALIASES:
+        family_name, key = TREC_CUTOFF_ALIASES[trec["name"]]
+        family = REGISTRY[family_name]
+        value = _literal(trec["cutoff"])
+        if key is not None:
+            return [_build(family, None, {key: value}, text)]
+        return [_build(family, value, {}, text)]
+    dotted = _TREC_DOTTED.match(text)
+    if dotted and dotted["name"] in TREC_DOTTED:
+        return _expand_trec(dotted["name"], dotted["params"], text)
+    raise _unknown(text)
 
 
 def parse(name: str | Measure) -> Measure:
@@ -317,7 +780,8 @@ def parse(name: str | Measure) -> Measure:
     Parameters
     ----------
     name
-        e.g. ``"AP@10"``, ``"map_cut_10"``, ``"ndcg@10"``, ``"P(rel=2)@5"``.
+        e.g. ``"AP@10"``, ``"map_cut_10"``, ``"ndcg@10"``, ``"P(rel=2)@5"``,
+        ``"iprec_at_recall_0.50"``, ``"ndcg.1=3,2=9"``.
 
     Returns
     -------
@@ -330,6 +794,10 @@ def parse(name: str | Measure) -> Measure:
     ('AP@10', 'nDCG@10', 'RR')
     >>> str(parse("P(rel=2)@5"))
     'P(rel=2)@5'
+    >>> str(parse("iprec_at_recall_0.50")), str(parse("Rprec_mult_0.20"))
+    ('IPrec@0.5', 'Rprec(mult=0.2)')
+    >>> str(parse("ndcg.1=3,2=9")), str(parse("ndcg_burges@10"))
+    ('nDCG(gains=1:3;2:9)', 'nDCG(gain=exp)@10')
     >>> parse("P@0")
     Traceback (most recent call last):
     ...
@@ -341,39 +809,56 @@ def parse(name: str | Measure) -> Measure:
         msg = f"A measure must be a name (str) or a Measure. Got {type(name).__name__}: {name!r}."
         raise TypeError(msg)
     text = name.strip()
-    match = _CANONICAL.match(text)
-    if match:
-        family = _resolve_family(match["name"])
-        if family is not None:
-            params = {}
-            if match["params"]:
-                for item in match["params"].split(","):
-                    key, sep, value = item.partition("=")
-                    if not sep or not key.strip():
-                        msg = f"Cannot read parameter {item!r} of {text!r}: expected key=value."
-                        raise ValueError(msg)
-                    params[key.strip()] = _literal(value)
-            cutoff = _literal(match["cutoff"]) if match["cutoff"] is not None else None
-            return _build(family, cutoff, params, text)
-    trec = _TREC_CUTOFF.match(text)
-    if trec and trec["name"] in TREC_CUTOFF_ALIASES:
-        family = REGISTRY[TREC_CUTOFF_ALIASES[trec["name"]]]
-        return _build(family, int(trec["cutoff"]), {}, text)
-    raise _unknown(text)
+    found = _parse_all(text)
+    if len(found) != 1:
+        msg = (
+            f"{text!r} stands for {len(found)} measures "
+            f"({', '.join(map(str, found)) or 'none'}); use parse_measures for it."
+        )
+        raise ValueError(msg)
+    return found[0]
 
 
 def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
     """Parse many names; duplicates (in any dialect) are kept once, in first order.
 
+    A trec_eval ``-m`` form with several values (``P.5,10``) gives one measure
+    per value.
+
     Examples
     --------
     >>> [str(x) for x in parse_measures(["map", "AP", "P_10", "precision@10", "RR"])]
     ['AP', 'P@10', 'RR']
+    >>> [str(x) for x in parse_measures("P.5,10")]
+    ['P@5', 'P@10']
     """
     if isinstance(measures, str | Measure):
         measures = [measures]
-    parsed = [parse(x) for x in measures]
+    parsed: list[Measure] = []
+    for x in measures:
+        if isinstance(x, str):
+            parsed += _parse_all(x.strip())
+        else:
+            parsed.append(parse(x))
     if not parsed:
         msg = "No measures given: pass at least one, e.g. measures=['AP', 'nDCG@10']."
         raise ValueError(msg)
     return list(dict.fromkeys(parsed))
+
+
+def aggregate_kind(name: str) -> Literal["mean", "gmean", "sum"]:
+    """How the ``all`` line combines a measure's per-query values (mean by default).
+
+    Geometric mean for GMAP and GMBpref (trec_eval ``gm_map``, ``gm_bpref``), sum
+    for the counts (``NumRet``, ``NumRel``, ``NumRelRet``, ``NumNonRelJudgedRet``),
+    as trec_eval reports them; a name that is not a measure gets the mean.
+
+    Examples
+    --------
+    >>> aggregate_kind("GMAP"), aggregate_kind("NumRet"), aggregate_kind("AP@10")
+    ('gmean', 'sum', 'mean')
+    """
+    try:
+        return parse(name).family.aggregate
+    except ValueError:
+        return "mean"
