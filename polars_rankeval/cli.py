@@ -12,10 +12,10 @@ holds several tags), so systems stay apart.
 ``--format trec`` prints trec_eval's lines, ``measure<TAB>query<TAB>value``
 with the measure name left-aligned in 22 characters and four decimals, then a
 ``runid`` line and one ``all`` line per measure holding the mean over queries
-(the sum for the count measures ``NumRet``, ``NumRel`` and ``NumRelRet``, which
-are printed as integers, as trec_eval does). The measure is printed as the user
-typed it: ``-m map`` prints ``map`` lines, ``-m AP`` prints ``AP`` lines. The
-other formats use canonical names as column headers.
+(combined as trec_eval does: the geometric mean for ``GMAP``, the sum for the
+count measures such as ``NumRet``, which are printed as integers). The measure
+is printed as the user typed it: ``-m map`` prints ``map`` lines, ``-m AP``
+prints ``AP`` lines. The other formats use canonical names as column headers.
 
 Errors are printed as one line on stderr, ``polars-rankeval: error: ...``, with
 exit status 1 (2 for a malformed command line); notes, such as run queries that
@@ -33,14 +33,13 @@ from pathlib import Path
 
 import polars as pl
 
-from polars_rankeval.evaluate import evaluate
+from polars_rankeval.evaluate import evaluate, mean_scores
 from polars_rankeval.io import read_trec_qrels, read_trec_run
-from polars_rankeval.measures import Measure, parse
+from polars_rankeval.measures import Measure, aggregate_kind, parse
 
 PROG = "polars-rankeval"
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "R@1000")
 FORMATS = ("trec", "table", "csv", "json", "markdown")
-COUNT_MEASURES = frozenset({"NumRet", "NumRel", "NumRelRet"})
 _TABLE_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 
 
@@ -134,30 +133,33 @@ def trec_lines(
 ) -> list[str]:
     """trec_eval's output lines for per-query results of one or more systems.
 
+    The ``all`` line combines the queries as trec_eval does
+    (:func:`polars_rankeval.mean_scores`): the mean, the geometric mean for
+    ``GMAP``, the sum for the counts, which are printed as integers.
+
     Examples
     --------
     >>> import polars as pl
     >>> pq = pl.DataFrame({"system": ["s", "s"], "query": ["1", "2"], "AP": [0.5, 0.25]})
     >>> print("\\n".join(trec_lines(pq, {parse("map"): "map"}, show_queries=True)))
-    map                   	1	0.5000
-    map                   	2	0.2500
-    runid                 	all	s
-    map                   	all	0.3750
+    map                   \t1\t0.5000
+    map                   \t2\t0.2500
+    runid                 \tall\ts
+    map                   \tall\t0.3750
     """
+    cols = {str(m): label for m, label in measures.items()}
+    counts = {c for c in cols if aggregate_kind(c) == "sum"}
     lines = []
     for (system,), block in per_query.group_by("system", maintain_order=True):
         if show_queries:
             for row in block.iter_rows(named=True):
-                for measure, label in measures.items():
-                    count = measure.name in COUNT_MEASURES
-                    value = _trec_value(row[str(measure)], count=count)
+                for col, label in cols.items():
+                    value = _trec_value(row[col], count=col in counts)
                     lines.append(f"{label:<22}\t{row['query']}\t{value}")
         lines.append(f"{'runid':<22}\tall\t{system}")
-        for measure, label in measures.items():
-            col = pl.col(str(measure))
-            count = measure.name in COUNT_MEASURES
-            total = block.select(col.sum() if count else col.mean()).item()
-            lines.append(f"{label:<22}\tall\t{_trec_value(total, count=count)}")
+        totals = mean_scores(block, list(cols), system=None).row(0, named=True)
+        for col, label in cols.items():
+            lines.append(f"{label:<22}\tall\t{_trec_value(totals[col], count=col in counts)}")
     return lines
 
 
