@@ -595,7 +595,7 @@ TREC_DOTTED: dict[str, tuple[str, str]] = {
 _TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+(?:\.\d*)?)$")
 _TREC_DOTTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)\.(?P<params>.*)$")
 _CANONICAL = re.compile(
-    r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@]+))?$"
+    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_\-]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@]+))?$"
 )
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _STRUCTURED = re.compile(r"^[0-9eE.+\-:;= ]*[:;][0-9eE.+\-:;= ]*$")

@@ -16,6 +16,20 @@ TREC_NAMES = {
     "NumRet": "num_ret",
     "NumRel": "num_rel",
     "NumRelRet": "num_rel_ret",
+    "Bpref": "bpref",
+    "infAP": "infAP",
+    "G": "G",
+    "binG": "binG",
+    "Rndcg": "Rndcg",
+    "nDCGRel": "ndcg_rel",
+    "Utility": "utility",
+    "NumNonRelJudgedRet": "num_nonrel_judged_ret",
+    "SetP": "set_P",
+    "SetR": "set_recall",
+    "SetF": "set_F",
+    "SetAP": "set_map",
+    "SetRelP": "set_relative_P",
+    "IPrecAvg": "11pt_avg",
 }
 TREC_CUTOFF_NAMES = {
     "AP": "map_cut",
@@ -23,6 +37,7 @@ TREC_CUTOFF_NAMES = {
     "R": "recall",
     "nDCG": "ndcg_cut",
     "Success": "success",
+    "RelP": "relative_P",
 }
 
 
@@ -125,3 +140,33 @@ def mismatches(
             if abs(got[q][m] - reference[q][m]) > tol:
                 bad.append((q, m, got[q][m], reference[q][m]))
     return bad
+
+
+# The whole all_trec set of trec_eval at its default parameters (what `-m all_trec` prints).
+ALL_TREC_REQUEST = {
+    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility",
+    "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
+    "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+    "num_nonrel_judged_ret",
+}  # fmt: skip
+GEOMETRIC = {"gm_map", "gm_bpref"}
+"""pytrec_eval reports these per query as log(max(value, 1e-5)); the library, the value."""
+
+
+def pytrec_all_trec(
+    run: pl.DataFrame, qrels: pl.DataFrame, rel_level: int = 1, request: set[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """Per-query values of every trec_eval measure, keyed by trec_eval output name."""
+    import pytrec_eval
+
+    qrels_d: dict[str, dict[str, int]] = {}
+    for q, d, g in qrels.select("query", "doc", "relevance").iter_rows():
+        qrels_d.setdefault(str(q), {})[str(d)] = int(g)
+    run_d: dict[str, dict[str, float]] = {}
+    for q, d, s in run.select("query", "doc", "score").iter_rows():
+        run_d.setdefault(str(q), {})[str(d)] = float(s)
+    ev = pytrec_eval.RelevanceEvaluator(
+        qrels_d, request or ALL_TREC_REQUEST, relevance_level=rel_level
+    )
+    return ev.evaluate(run_d)

@@ -163,7 +163,7 @@ def ndcg_rel(
     n_pos = (g > 0).sum().cast(pl.Float64)
     pos_ret = (rg > 0).sum().cast(pl.Float64)
     final = cumulative_dcg(rank, g).last() / cumulative_ideal_dcg(g).last()
-    total = ratio.filter(rg > 0).sum() + (n_pos - pos_ret) * final
+    total = (ratio.filter(rg > 0).sum() + (n_pos - pos_ret) * final).fill_nan(0.0)
     return pl.when(total > 0).then(total / n_pos).otherwise(0.0).cast(pl.Float64)
 
 
