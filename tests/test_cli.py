@@ -1,0 +1,217 @@
+"""The command line, run as a real subprocess: ``python -m polars_rankeval ...``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as pr
+from polars_rankeval.cli import main
+from polars_rankeval.io import read_trec_qrels, read_trec_run
+
+ROOT = Path(__file__).parents[1]
+DATA = ROOT / ".." / "shared" / "data" / "trec_eval-9.0.4"
+SAMPLE = ROOT / "examples" / "data"
+QRELS, BM25, DENSE = SAMPLE / "sample.qrels", SAMPLE / "bm25.run", SAMPLE / "dense.run"
+needs_trec_data = pytest.mark.skipif(
+    not (DATA / "out.test.aq").is_file(),
+    reason=f"trec_eval 9.0.4 test data not found at {DATA.resolve()} (CI copies it to ../shared)",
+)
+# Our canonical names -> trec_eval's names in out.test.aq.
+TREC_NAMES = {"AP": "map", "P@10": "P_10", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank",
+              "R@100": "recall_100"}  # fmt: skip
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """Run the command as a real subprocess (each costs an interpreter start: keep few)."""
+    cmd = [sys.executable, "-m", "polars_rankeval", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_main(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """The same command line, in process (``cli.main``), for the many output checks."""
+
+    def call(*args: str | Path) -> Result:
+        code = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return Result(code, out.out, out.err)
+
+    return call
+
+
+def trec_table(text: str) -> dict[tuple[str, str], str]:
+    """``measure<TAB>query<TAB>value`` lines -> {(measure, query): value}."""
+    out = {}
+    for line in text.splitlines():
+        measure, query, value = line.split("\t")
+        out[measure.strip(), query] = value
+    return out
+
+
+@needs_trec_data
+def test_eval_trec_format_equals_trec_eval() -> None:
+    args = [a for name in TREC_NAMES for a in ("-m", name)]
+    res = cli("eval", DATA / "qrels.test", DATA / "results.test", "--per-query", "--format",
+              "trec", *args)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    ours = trec_table(res.stdout)
+    expected = trec_table((DATA / "out.test.aq").read_text())
+    for canonical, trec in TREC_NAMES.items():
+        for query in ("301", "302", "303", "all"):
+            assert ours[canonical, query] == expected[trec, query], (canonical, query)
+    assert ours["runid", "all"] == "STANDARD"
+    all_lines = [x for x in res.stdout.splitlines() if x.split("\t")[1] == "all"]
+    assert [x.split("\t")[0].strip() for x in all_lines] == ["runid", *TREC_NAMES]
+    assert len(res.stdout.splitlines()) == 3 * 5 + 1 + 5
+
+
+@needs_trec_data
+def test_eval_prints_trec_eval_names_as_typed_byte_for_byte() -> None:
+    names = ["map", "P_10", "ndcg_cut_10", "recip_rank", "recall_100", "num_rel_ret", "bpref"]
+    res = cli("eval", DATA / "qrels.test", DATA / "results.test", "-q",
+              *[a for n in names for a in ("-m", n)])  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    expected = {
+        line
+        for line in (DATA / "out.test.aq").read_text().splitlines()
+        if line.split("\t")[0].strip() in names
+    }
+    assert set(res.stdout.splitlines()) - {f"{'runid':<22}\tall\tSTANDARD"} == expected
+
+
+def test_bad_run_line_is_one_line_error(tmp_path: Path) -> None:
+    run = tmp_path / "bad.run"
+    run.write_text("401 Q0 DOC-401-0013 1 2.5 mine\n401 Q0 DOC-401-0052 2 1.5\n")
+    res = cli("eval", QRELS, run, "-m", "AP")
+    assert res.returncode == 1
+    assert res.stdout == ""
+    assert res.stderr == (
+        f"polars-rankeval: error: {run}, line 2: expected 6 fields (qid Q0 docno rank score "
+        "tag), found 5: '401 Q0 DOC-401-0052 2 1.5'\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["eval", QRELS, "/nonexistent/x.run"], "No such file"),
+        (["eval", QRELS, BM25, "-m", "MAPP"], "Unknown measure 'MAPP'"),
+        (["compare", QRELS, BM25, "-m", "AP"], "compare needs at least two runs"),
+    ],
+    ids=["missing-file", "unknown-measure", "compare-one-run"],
+)
+def test_errors_are_one_line(
+    args: list[str | Path], needle: str, run_main: Callable[..., Result]
+) -> None:
+    res = run_main(*args)
+    assert res.returncode == 1
+    assert len(res.stderr.splitlines()) == 1, res.stderr
+    assert res.stderr.startswith("polars-rankeval: error: ")
+    assert needle in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", str(QRELS), str(BM25), "--format", "yaml"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'yaml'" in capsys.readouterr().err
+
+
+def _expected_per_query(measures: list[str]) -> pl.DataFrame:
+    run = pl.concat([read_trec_run(BM25), read_trec_run(DENSE)])
+    return pr.evaluate(run, read_trec_qrels(QRELS), measures)
+
+
+def test_several_runs_in_one_call_trec_format() -> None:
+    res = cli("eval", QRELS, BM25, DENSE, "-m", "AP", "-m", "ndcg_cut_10", "-q")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    runids = [x.split("\t")[2] for x in lines if x.startswith("runid")]
+    assert runids == ["bm25", "dense"]
+    expected = _expected_per_query(["AP", "nDCG@10"])
+    dense = lines[lines.index(f"{'runid':<22}\tall\tbm25") + 3 :]
+    got = trec_table("\n".join(x for x in dense if not x.startswith("runid")))
+    row = expected.filter(system="dense", query="407").row(0, named=True)
+    assert got["AP", "407"] == f"{row['AP']:.4f}"
+    assert got["ndcg_cut_10", "407"] == f"{row['nDCG@10']:.4f}"
+    mean = expected.filter(system="dense")["AP"].mean()
+    assert got["AP", "all"] == f"{mean:.4f}"
+
+
+def test_format_csv_is_full_precision_per_query(run_main: Callable[..., Result]) -> None:
+    res = run_main("eval", QRELS, BM25, DENSE, "-m", "AP", "-m", "P@5", "-q", "--format", "csv")
+    assert res.returncode == 0, res.stderr
+    got = pl.read_csv(res.stdout.encode(), schema_overrides={"query": pl.String})
+    assert_frame_equal(got, _expected_per_query(["AP", "P@5"]))
+
+
+def test_format_json_means(run_main: Callable[..., Result]) -> None:
+    res = run_main("eval", QRELS, BM25, DENSE, "-m", "AP", "-m", "RR", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)
+    expected = pr.mean_scores(_expected_per_query(["AP", "RR"]))
+    assert [r["system"] for r in rows] == ["bm25", "dense"]
+    assert [r["n_queries"] for r in rows] == [25, 25]
+    assert [r["AP"] for r in rows] == pytest.approx(expected["AP"].to_list(), abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "header"),
+    [("table", "│ system ┆ n_queries ┆ AP "), ("markdown", "| system | n_queries | AP ")],
+)
+def test_format_table_and_markdown(fmt: str, header: str, run_main: Callable[..., Result]) -> None:
+    res = run_main("eval", QRELS, BM25, DENSE, "-m", "AP", "--format", fmt)
+    assert res.returncode == 0, res.stderr
+    assert header in res.stdout
+    mean = _expected_per_query(["AP"]).filter(system="bm25")["AP"].mean()
+    assert f"{mean:.4f}" in res.stdout
+
+
+def test_compare_csv_matches_python(run_main: Callable[..., Result]) -> None:
+    res = run_main("compare", QRELS, BM25, DENSE, "-m", "AP", "-m", "P@10", "--test", "wilcoxon",
+              "--correction", "holm", "--format", "csv")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    got = pl.read_csv(res.stdout.encode())
+    per_query = _expected_per_query(["AP", "P@10"])
+    expected = pr.compare(per_query, ["AP", "P@10"], test="wilcoxon", correction="holm")
+    assert got["measure"].to_list() == ["AP", "P@10"]
+    assert got["p_adjusted"].to_list() == pytest.approx(expected["p_adjusted"].to_list())
+    assert got["system_a"].to_list() == ["bm25", "bm25"]
+
+
+def test_same_tag_in_two_files_names_runs_by_file(
+    tmp_path: Path, run_main: Callable[..., Result]
+) -> None:
+    copy = tmp_path / "copy.run"
+    copy.write_bytes(BM25.read_bytes())
+    res = run_main("eval", QRELS, BM25, copy, "-m", "AP", "--format", "csv")
+    assert res.returncode == 0, res.stderr
+    got = pl.read_csv(res.stdout.encode())
+    assert got["system"].to_list() == sorted([str(BM25), str(copy)])
+    assert got["AP"][0] == pytest.approx(got["AP"][1], rel=1e-12)
+
+
+def test_curve_writes_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("polars_rankeval.curves")
+    out = tmp_path / "pr.png"
+    res = cli("curve", QRELS, BM25, DENSE, "-o", out)
+    assert res.returncode == 0, res.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
