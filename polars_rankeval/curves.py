@@ -1,0 +1,176 @@
+"""Precision-recall curves as plottable frames.
+
+:func:`precision_recall_curve` returns long frames ``[system], [query], recall,
+precision``: either trec_eval's interpolated precision at evenly spaced recall
+levels (the standard 11-point curve) or the raw point of every relevant document
+retrieved. A plotting helper only has to draw ``precision`` against ``recall``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval._typing import FrameT, Missing
+from polars_rankeval.metrics._common import num_relevant, relevant_retrieved
+from polars_rankeval.metrics.iprec import Rounding, iprec_at_recall
+from polars_rankeval.ranking import judge
+
+
+def recall_levels(points: int) -> list[float]:
+    """``points`` evenly spaced recall levels from 0 to 1 (11: 0.0, 0.1, ..., 1.0).
+
+    Examples
+    --------
+    >>> recall_levels(5)
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    if isinstance(points, bool) or not isinstance(points, int) or points < 2:
+        msg = f"points must be an int >= 2 (or None for raw points). Got {points!r} instead."
+        raise ValueError(msg)
+    return [i / (points - 1) for i in range(points)]
+
+
+def precision_recall_curve(
+    run: FrameT,
+    qrels: FrameT | None = None,
+    *,
+    points: int | None = 11,
+    per_query: bool = True,
+    rel_level: int = 1,
+    rounding: Rounding = "v9",
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    rank: str = "rank",
+    system: str | None = "system",
+    depth: int | None = None,
+    missing: Missing = "drop",
+) -> FrameT:
+    r"""Precision-recall points per query (or averaged per system), ready to plot.
+
+    Parameters
+    ----------
+    run
+        A run (``query, doc, score``, optionally ``system``) to be judged with
+        ``qrels``, or, when ``qrels`` is None, a judged table as
+        :func:`polars_rankeval.judge` returns (``[system], query, rank,
+        relevance`` with retrieved rows first, in rank order).
+    qrels
+        ``query, doc, relevance``; None when ``run`` is already judged.
+    points
+        An int n >= 2: interpolated precision (trec_eval ``iprec_at_recall``,
+        :math:`\max_{i \ge rank_c} P@i`) at n evenly spaced recall levels from
+        0 to 1; 11 gives the standard 11-point curve. None: the raw point
+        (R@rank, P@rank) of every relevant document retrieved.
+    per_query
+        True: one curve per query. False: the mean of the interpolated curves
+        over the queries of each system (needs ``points``), the curve TREC
+        reports; its ``precision`` at each level equals the mean of
+        ``IPrec@level``.
+    rel_level
+        Minimum grade that counts as relevant.
+    rounding
+        How a recall level becomes a number of relevant documents: ``"v9"``
+        (trec_eval 9.x, default) or ``"v10"``.
+    query, doc, score, relevance, rank, system
+        Column names (``system`` is used when present).
+    depth, missing
+        As in :func:`polars_rankeval.evaluate` (trec_eval ``-M`` and ``-c``).
+
+    Returns
+    -------
+    DataFrame or LazyFrame (as ``run``)
+        ``[system], [query], recall, precision`` (Float64), sorted; ``query`` is
+        absent when ``per_query=False``. Queries with no qrels row are left out,
+        as in :func:`polars_rankeval.evaluate`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> run = pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "d"],
+    ...                     "score": [4.0, 3.0, 2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["q", "q"], "doc": ["b", "d"], "relevance": [1, 1]})
+    >>> precision_recall_curve(run, qrels, points=None)
+    shape: (2, 3)
+    ┌───────┬────────┬───────────┐
+    │ query ┆ recall ┆ precision │
+    │ ---   ┆ ---    ┆ ---       │
+    │ str   ┆ f64    ┆ f64       │
+    ╞═══════╪════════╪═══════════╡
+    │ q     ┆ 0.5    ┆ 0.5       │
+    │ q     ┆ 1.0    ┆ 0.5       │
+    └───────┴────────┴───────────┘
+    >>> precision_recall_curve(run, qrels, points=3)["precision"].to_list()
+    [0.5, 0.5, 0.5]
+    """
+    if qrels is None:
+        judged = run.lazy()
+    else:
+        judged = judge(
+            run.lazy(),
+            qrels.lazy(),
+            query=query,
+            doc=doc,
+            score=score,
+            relevance=relevance,
+            rank=rank,
+            system=system,
+            depth=depth,
+            missing=missing,
+        )
+    names = judged.collect_schema().names()
+    keys = [system, query] if system is not None and system in names else [query]
+    scored = pl.col(relevance).is_not_null().any().over(keys)
+    if missing != "zero":
+        scored = scored & pl.col(rank).is_not_null().any().over(keys)
+    judged = judged.filter(scored)
+    if points is None:
+        if not per_query:
+            msg = "per_query=False averages interpolated curves: give points (e.g. 11)."
+            raise ValueError(msg)
+        curve = _raw_points(judged, keys, rank, relevance, rel_level)
+    else:
+        curve = _interpolated(
+            judged, keys, recall_levels(points), rank, relevance, rel_level, rounding
+        )
+        if not per_query:
+            group = [*keys[:-1], "recall"]
+            curve = curve.group_by(group).agg(pl.col("precision").mean()).sort(group)
+    return curve.collect() if isinstance(run, pl.DataFrame) else curve
+
+
+def _raw_points(
+    judged: pl.LazyFrame, keys: list[str], rank: str, relevance: str, rel_level: int
+) -> pl.LazyFrame:
+    hit = relevant_retrieved(rank, relevance, rel_level)
+    found = hit.cum_sum().over(keys).cast(pl.Float64)
+    n_rel = num_relevant(relevance, rel_level, None).over(keys)
+    return (
+        judged.with_columns(
+            __hit=hit, recall=found / n_rel, precision=found / pl.col(rank).cast(pl.Float64)
+        )
+        .filter(pl.col("__hit"))
+        .select(*keys, "recall", "precision")
+        .sort([*keys, "recall"])
+    )
+
+
+def _interpolated(
+    judged: pl.LazyFrame,
+    keys: list[str],
+    levels: list[float],
+    rank: str,
+    relevance: str,
+    rel_level: int,
+    rounding: Rounding,
+) -> pl.LazyFrame:
+    kw = {"rank": rank, "relevance": relevance, "rel_level": rel_level, "rounding": rounding}
+    exprs = [iprec_at_recall(x, **kw).alias(repr(x)) for x in levels]
+    return (
+        judged.group_by(keys)
+        .agg(exprs)
+        .unpivot(index=keys, variable_name="recall", value_name="precision")
+        .with_columns(pl.col("recall").cast(pl.Float64))
+        .sort([*keys, "recall"])
+    )
