@@ -25,3 +25,8 @@ __all__ = [
     "parse_measures",
     "rank_run",
 ]
+
+from polars_rankeval import curves  # noqa: E402
+from polars_rankeval.curves import precision_recall_curve  # noqa: E402
+
+__all__ += ["curves", "precision_recall_curve"]
