@@ -26,7 +26,7 @@ __all__ = [
     "rank_run",
 ]
 
-from polars_rankeval import curves  # noqa: E402
-from polars_rankeval.curves import precision_recall_curve  # noqa: E402
+from polars_rankeval import curves
+from polars_rankeval.curves import precision_recall_curve
 
 __all__ += ["curves", "precision_recall_curve"]
