@@ -235,13 +235,9 @@ def cmd_curve(args: argparse.Namespace) -> str:
     from polars_rankeval.plots import plot_pr_curves
 
     run, qrels = load_inputs(args.qrels, args.runs)
+    points = None if args.raw else args.points
     path = plot_pr_curves(
-        run,
-        qrels,
-        args.output,
-        interpolated=not args.raw,
-        rel_level=args.level,
-        title=args.title,
+        run, qrels, args.output, points=points, rel_level=args.level, title=args.title
     )
     return f"wrote {path}\n"
 
@@ -329,7 +325,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p_curve, runs="+")
     p_curve.add_argument("-o", "--output", required=True, help="the PNG file to write")
     p_curve.add_argument(
-        "--raw", action="store_true", help="raw (uninterpolated) curves instead of 11 points"
+        "--points", type=int, default=11, help="interpolated recall levels (default 11)"
+    )
+    p_curve.add_argument(
+        "--raw", action="store_true", help="raw per-query curves instead of interpolated means"
     )
     p_curve.add_argument("--title", default=None)
     p_curve.set_defaults(handler=cmd_curve, depth=None)

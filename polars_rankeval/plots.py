@@ -10,7 +10,8 @@ function called without it raises an ImportError that says what to install.
   ``query`` column).
 * :func:`plot_pr_curves` computes the curves of a run with
   :func:`polars_rankeval.curves.precision_recall_curve` and draws them:
-  11-point interpolated curves by default, or raw ones.
+  11-point interpolated curves by default (``points=11``), or raw ones
+  (``points=None``).
 * :func:`plot_query_differences` draws, for one measure, the per-query
   difference between two systems as sorted bars: where one system wins, where
   it loses, and by how much.
@@ -142,7 +143,7 @@ def plot_pr_curves(
     qrels: FrameT,
     path: str | Path,
     *,
-    interpolated: bool = True,
+    points: int | None = 11,
     rel_level: int = 1,
     title: str | None = None,
 ) -> Path:
@@ -155,11 +156,12 @@ def plot_pr_curves(
         curve per system.
     path
         The PNG file to write.
-    interpolated
-        True (default): trec_eval's 11-point interpolated curve, the mean over
-        queries of interpolated precision at recall 0.0, 0.1, ..., 1.0.
-        False: the raw curves, as :func:`polars_rankeval.curves.precision_recall_curve`
-        returns them.
+    points
+        11 (default): trec_eval's 11-point interpolated curve, one line per
+        system: the mean over queries of interpolated precision at recall 0.0,
+        0.1, ..., 1.0 (any n >= 2 gives n levels). None: the raw curves, one
+        faint line per query, colored by system: the (recall, precision) point
+        of every relevant document retrieved.
     rel_level
         Minimum grade that counts as relevant.
     title
@@ -169,11 +171,30 @@ def plot_pr_curves(
     -------
     Path
         The file written.
+
+    See Also
+    --------
+    polars_rankeval.curves.precision_recall_curve : the points, as a frame.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, polars as pl
+    >>> from polars_rankeval.plots import plot_pr_curves
+    >>> run = pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "d"],
+    ...                     "score": [4.0, 3.0, 2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["q", "q"], "doc": ["b", "d"], "relevance": [1, 1]})
+    >>> plot_pr_curves(run, qrels, pathlib.Path(tempfile.mkdtemp()) / "pr.png").name
+    'pr.png'
     """
     from polars_rankeval.curves import precision_recall_curve
 
-    curves = precision_recall_curve(run, qrels, interpolated=interpolated, rel_level=rel_level)
-    default = "11-point interpolated precision-recall" if interpolated else "Precision-recall"
+    curves = precision_recall_curve(
+        run, qrels, points=points, per_query=points is None, rel_level=rel_level
+    )
+    if points is None:
+        default = "Precision-recall (raw, per query)"
+    else:
+        default = f"{points}-point interpolated precision-recall (mean over queries)"
     return plot_precision_recall(curves, path, title=title or default)
 
 
