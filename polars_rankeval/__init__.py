@@ -30,3 +30,13 @@ from polars_rankeval import curves
 from polars_rankeval.curves import precision_recall_curve
 
 __all__ += ["curves", "precision_recall_curve"]
+
+from polars_rankeval.io import (
+    read_trec_qrels,
+    read_trec_run,
+    scan_trec_qrels,
+    scan_trec_run,
+    write_trec_run,
+)
+
+__all__ += ["read_trec_qrels", "read_trec_run", "scan_trec_qrels", "scan_trec_run", "write_trec_run"]
