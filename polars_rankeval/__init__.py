@@ -28,9 +28,6 @@ __all__ = [
 
 from polars_rankeval import curves
 from polars_rankeval.curves import precision_recall_curve
-
-__all__ += ["curves", "precision_recall_curve"]
-
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -39,4 +36,11 @@ from polars_rankeval.io import (
     write_trec_run,
 )
 
-__all__ += ["read_trec_qrels", "read_trec_run", "scan_trec_qrels", "scan_trec_run", "write_trec_run"]
+__all__ += ["curves", "precision_recall_curve"]
+__all__ += [
+    "read_trec_qrels",
+    "read_trec_run",
+    "scan_trec_qrels",
+    "scan_trec_run",
+    "write_trec_run",
+]
