@@ -10,7 +10,7 @@ import polars as pl
 from polars_rankeval._typing import FrameT, Missing, Order
 from polars_rankeval.measures import Context, Measure, parse_measures
 from polars_rankeval.ranking import judged_rows, run_keys
-from polars_rankeval.validation import prepare_inputs
+from polars_rankeval.validation import check_columns, check_grade_dtype, prepare_inputs
 
 _HAS_QRELS = "__has_qrels"
 _HAS_RUN = "__has_run"
@@ -193,6 +193,81 @@ def evaluate(
     if not per_query:
         scored = mean_scores(scored, [str(x) for x in parsed], system=system)
     return scored.collect() if isinstance(run, pl.DataFrame) else scored
+
+
+def evaluate_judged(
+    judged: FrameT,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str = "query",
+    rank: str = "rank",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    n_rel: str | None = None,
+    rel_level: int = 1,
+    presorted: bool = False,
+) -> FrameT:
+    r"""Score a table that already carries relevance and order: no qrels needed.
+
+    The shape of logged impressions and clicks, or of a judged table built
+    elsewhere: one row per shown item with its ``rank`` (1 = top) and its
+    ``relevance`` (an integer grade, or a Boolean ``relevant`` flag). Rows with a
+    null rank are items known to be relevant (or judged) but not shown; they
+    count toward |R| and the ideal DCG only.
+
+    |R| for a query is taken from the per-query column ``n_rel`` when given
+    (its first value in the query), else it is the number of rows with grade
+    >= ``rel_level``, shown or not. The ideal ranking for nDCG is built from the
+    grades present in the table. Every query in the table is scored.
+
+    Parameters
+    ----------
+    judged
+        ``[system], query, rank, relevance`` (+ ``n_rel``). Lazy in, lazy out.
+    measures
+        Measure names in any dialect, or :class:`Measure` objects.
+    query, rank, relevance, system, n_rel
+        Column names; ``system`` is used when present.
+    rel_level
+        Minimum grade that counts as relevant.
+    presorted
+        True when the rows of each query are already in rank order (no sort).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as pr
+    >>> clicks = pl.DataFrame({"query": ["u1"] * 4 + ["u2"] * 2,
+    ...                        "rank": [1, 2, 3, 4, 1, 2],
+    ...                        "clicked": [False, True, False, True, True, False]})
+    >>> pr.evaluate_judged(clicks, ["AP", "RR", "P@2"], relevance="clicked")
+    shape: (2, 4)
+    ┌───────┬─────┬─────┬─────┐
+    │ query ┆ AP  ┆ RR  ┆ P@2 │
+    │ ---   ┆ --- ┆ --- ┆ --- │
+    │ str   ┆ f64 ┆ f64 ┆ f64 │
+    ╞═══════╪═════╪═════╪═════╡
+    │ u1    ┆ 0.5 ┆ 0.5 ┆ 0.5 │
+    │ u2    ┆ 1.0 ┆ 1.0 ┆ 0.5 │
+    └───────┴─────┴─────┴─────┘
+    """
+    parsed = parse_measures(measures)
+    schema = judged.lazy().collect_schema()
+    system = system if system is not None and system in schema else None
+    keys = run_keys(query, system)
+    check_columns(schema, [*keys, rank, relevance, *([n_rel] if n_rel else [])], "judged")
+    check_grade_dtype(schema, relevance)
+    lf = judged.lazy().select(
+        *keys,
+        pl.col(rank).cast(pl.UInt32),
+        pl.col(relevance).cast(pl.Int64),
+        *([pl.col(n_rel)] if n_rel else []),
+    )
+    if not presorted:
+        lf = lf.sort([*keys, rank], nulls_last=True)
+    ctx = Context(rank=rank, relevance=relevance, rel_level=rel_level, n_rel=n_rel)
+    out = lf.group_by(keys).agg(x.expr(ctx) for x in parsed).sort(keys)
+    return out.collect() if isinstance(judged, pl.DataFrame) else out
 
 
 def coverage(
