@@ -41,7 +41,7 @@ Correction: TypeAlias = Literal["none", "bonferroni", "holm"]
 Progress: TypeAlias = Callable[[int, int], None]
 Arrays: TypeAlias = dict[str, np.ndarray]
 
-RESAMPLE_BLOCK = 256
+RESAMPLE_BLOCK = 512
 """Resamples drawn per block (one matrix product each); fixed, so results do not
 depend on how many comparisons share the work."""
 
