@@ -219,7 +219,7 @@ _FIELD = st.text(alphabet=st.sampled_from("0123456789.-+eEnaiQx \t"), min_size=0
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.binary(max_size=200))
 @example(data=b"\x1f\x8b\x08\x00garbage")
@@ -239,7 +239,7 @@ def test_fuzz_bytes_parse_or_clear_error(tmp_path: Path, data: bytes) -> None:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(lines=st.lists(st.lists(_FIELD, min_size=0, max_size=8), max_size=6))
 def test_fuzz_lines_parse_or_name_the_line(tmp_path: Path, lines: list[list[str]]) -> None:
