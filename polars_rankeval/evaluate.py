@@ -81,6 +81,7 @@ def evaluate(
     missing: Missing = "drop",
     duplicates: str = "error",
     per_query: bool = True,
+    validate: bool | None = None,
 ) -> FrameT:
     r"""Score a run against qrels: one row per scored query, one column per measure.
 
@@ -119,6 +120,11 @@ def evaluate(
     per_query
         True (default): per-query values. False: the mean over queries per
         system and measure, with the number of queries in ``n_queries``.
+    validate
+        Check the data (null ids, NaN scores, non-integer grades, duplicate
+        rows) before any work. Default: True for a DataFrame run, False for a
+        LazyFrame (its schema is always checked; the data only on request, so a
+        large lazy scan is not read twice).
 
     Returns
     -------
@@ -161,6 +167,7 @@ def evaluate(
         system=system,
         order=order,
         duplicates=duplicates,
+        validate=validate,
     )
     if missing == "error":
         _require_all_queries(run, qrels, query)
@@ -255,7 +262,8 @@ def evaluate_judged(
     schema = judged.lazy().collect_schema()
     system = system if system is not None and system in schema else None
     keys = run_keys(query, system)
-    check_columns(schema, [*keys, rank, relevance, *([n_rel] if n_rel else [])], "judged")
+    required = {"query": query, "rank": rank, "relevance": relevance}
+    check_columns(schema, required | ({"n_rel": n_rel} if n_rel else {}), "judged")
     check_grade_dtype(schema, relevance)
     lf = judged.lazy().select(
         *keys,

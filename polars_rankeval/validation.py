@@ -2,31 +2,61 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Order
 
 
-def check_columns(schema: pl.Schema, required: Sequence[str], table: str) -> None:
-    """Raise if any required column is missing from ``schema``.
+def check_columns(schema: pl.Schema, required: Mapping[str, str], table: str) -> None:
+    """Raise if a required column is missing; ``required`` maps keyword -> column name.
 
     Examples
     --------
-    >>> check_columns(pl.Schema({"query": pl.String}), ["query", "doc"], "run")
+    >>> check_columns(pl.Schema({"qid": pl.String}), {"query": "query"}, "run")
     Traceback (most recent call last):
     ...
-    ValueError: run is missing column 'doc' (it has: 'query'). Pass the column name ...
+    ValueError: run is missing column 'query' (it has: 'qid'). If it is named otherwise, ...
     """
-    for name in required:
+    for keyword, name in required.items():
         if name not in schema:
-            have = ", ".join(repr(c) for c in schema.names())
+            have = ", ".join(repr(c) for c in schema.names()) or "no columns"
             msg = (
                 f"{table} is missing column {name!r} (it has: {have}). "
-                f'Pass the column name as a keyword, e.g. doc="docno".'
+                f'If it is named otherwise, pass {keyword}="<name>".'
             )
             raise ValueError(msg)
+
+
+def check_id_dtypes(run_schema: pl.Schema, qrels_schema: pl.Schema, ids: Sequence[str]) -> None:
+    """Raise when run and qrels ids cannot be matched safely.
+
+    Equal dtypes match as they are; integers and strings (or categoricals) are
+    compared as strings, which is exact. Floating-point ids are refused: 1.0 and
+    "1" would not match, and silently losing judgments is worse than an error.
+    """
+    for name in ids:
+        a, b = run_schema[name], qrels_schema[name]
+        if a == b:
+            continue
+        if a.is_float() or b.is_float():
+            msg = (
+                f"Column {name!r} is {a} in the run and {b} in qrels; floating-point ids "
+                f"cannot be matched safely. Cast both to pl.String or pl.Int64 first."
+            )
+            raise TypeError(msg)
+        for dtype in (a, b):
+            if not (
+                dtype.is_integer()
+                or dtype in (pl.String, pl.Categorical)
+                or isinstance(dtype, pl.Enum | pl.Categorical)
+            ):
+                msg = (
+                    f"Column {name!r} is {a} in the run and {b} in qrels; ids must be "
+                    f"integers or strings. Cast both to pl.String first."
+                )
+                raise TypeError(msg)
 
 
 def check_score_dtype(schema: pl.Schema, score: str) -> None:
@@ -72,6 +102,57 @@ def check_duplicates(
         raise ValueError(msg)
 
 
+def _first_row(frame: pl.LazyFrame, condition: pl.Expr) -> tuple[int, dict] | None:
+    """(0-based row index, row) of the first row where ``condition`` holds, or None."""
+    hit = frame.with_row_index("__row").filter(condition).head(1).collect()
+    if hit.height == 0:
+        return None
+    row = hit.row(0, named=True)
+    return row.pop("__row"), row
+
+
+def _raise_at(frame: pl.LazyFrame, condition: pl.Expr, table: str, problem: str) -> None:
+    found = _first_row(frame, condition)
+    if found is not None:
+        index, row = found
+        msg = f"{table} row {index} (0-based) {problem}: {row}."
+        raise ValueError(msg)
+
+
+def check_run_values(
+    run: pl.LazyFrame, *, ids: Sequence[str], score: str | None, rank: str | None
+) -> None:
+    """Null ids, NaN or null scores, null ranks: raise naming the first bad row."""
+    for name in ids:
+        _raise_at(run, pl.col(name).is_null(), "run", f"has a null {name!r}")
+    if score is not None:
+        _raise_at(run, pl.col(score).is_null(), "run", f"has a null score {score!r}")
+        if run.collect_schema()[score].is_float():
+            _raise_at(
+                run,
+                pl.col(score).is_nan(),
+                "run",
+                f"has a NaN score {score!r} (NaN cannot be ranked; infinite scores are fine)",
+            )
+    if rank is not None:
+        _raise_at(run, pl.col(rank).is_null(), "run", f"has a null rank {rank!r}")
+
+
+def check_qrels_values(qrels: pl.LazyFrame, *, ids: Sequence[str], relevance: str) -> None:
+    """Null ids or grades, grades that are not integers: raise naming the first bad row."""
+    for name in ids:
+        _raise_at(qrels, pl.col(name).is_null(), "qrels", f"has a null {name!r}")
+    _raise_at(qrels, pl.col(relevance).is_null(), "qrels", f"has a null grade {relevance!r}")
+    if qrels.collect_schema()[relevance].is_float():
+        grade = pl.col(relevance)
+        _raise_at(
+            qrels,
+            grade.is_nan() | (grade != grade.round(0)) | grade.is_infinite(),
+            "qrels",
+            f"has a grade {relevance!r} that is not an integer",
+        )
+
+
 def prepare_inputs(
     run: FrameT,
     qrels: FrameT,
@@ -84,12 +165,16 @@ def prepare_inputs(
     system: str | None,
     order: Order,
     duplicates: str,
+    validate: bool | None = None,
 ) -> str | None:
     """Validate run and qrels before any work; return the system column in use (or None).
 
-    Columns, dtypes and options are checked on the schemas (free for a
-    LazyFrame); duplicate (query, doc) rows are checked when the run is a
-    DataFrame, since that needs a pass over the data.
+    Columns, dtypes, id compatibility and options are checked on the schemas
+    (free, also for a LazyFrame). The data checks (null ids, NaN scores, grades
+    that are not integers, duplicate (query, doc) rows) need a pass over the
+    data: they run when ``validate`` is True, which is the default for a
+    DataFrame run; for a LazyFrame they run only when asked (``validate=True``),
+    so a lazy plan over a large Parquet dataset is not scanned twice.
     """
     if order not in ("score", "rank", "presorted"):
         msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
@@ -97,17 +182,32 @@ def prepare_inputs(
     if duplicates not in ("error", "keep_best"):
         msg = f"duplicates must be 'error' or 'keep_best'. Got {duplicates!r} instead."
         raise ValueError(msg)
+    for name, frame in (("run", run), ("qrels", qrels)):
+        if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
+            msg = f"{name} must be a polars DataFrame or LazyFrame. Got {type(frame).__name__}."
+            raise TypeError(msg)
     run_schema = run.lazy().collect_schema()
     qrels_schema = qrels.lazy().collect_schema()
     system = system if system is not None and system in run_schema else None
-    needed = [query, doc, *{"score": [score], "rank": [rank], "presorted": []}[order]]
+    needed = {"query": query, "doc": doc}
+    needed |= {"score": {"score": score}, "rank": {"rank": rank}, "presorted": {}}[order]
     check_columns(run_schema, needed, "run")
-    check_columns(qrels_schema, [query, doc, relevance], "qrels")
+    check_columns(qrels_schema, {"query": query, "doc": doc, "relevance": relevance}, "qrels")
     if order == "score":
         check_score_dtype(run_schema, score)
     check_grade_dtype(qrels_schema, relevance)
-    if isinstance(run, pl.DataFrame):
-        keys = [query, doc] if system is None else [system, query, doc]
-        check_duplicates(run.lazy(), keys, "run", keep_best=duplicates, score=score)
+    check_id_dtypes(run_schema, qrels_schema, [query, doc])
+    if validate is None:
+        validate = isinstance(run, pl.DataFrame)
+    if validate:
+        ids = [query, doc] if system is None else [system, query, doc]
+        check_run_values(
+            run.lazy(),
+            ids=ids,
+            score=score if order == "score" else None,
+            rank=rank if order == "rank" else None,
+        )
+        check_qrels_values(qrels.lazy(), ids=[query, doc], relevance=relevance)
+        check_duplicates(run.lazy(), ids, "run", keep_best=duplicates, score=score)
         check_duplicates(qrels.lazy(), [query, doc], "qrels")
     return system
