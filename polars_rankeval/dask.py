@@ -44,7 +44,7 @@ Source: TypeAlias = (
 BUCKET_SEED = 0x5EED_0F_0E7A1
 """Seed of the query hash; fixed so every process computes the same buckets."""
 
-_OPTIONS = frozenset(
+EVALUATE_OPTIONS = frozenset(
     {
         "query",
         "doc",
@@ -60,6 +60,7 @@ _OPTIONS = frozenset(
         "per_query",
     }
 )
+"""Keyword options of :func:`polars_rankeval.evaluate` that the engines pass through."""
 
 
 def query_bucket(query: str, n_buckets: int) -> pl.Expr:
@@ -196,12 +197,21 @@ def _add_absent_systems(
     return pl.concat([scores, extra])
 
 
-def _resolve_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(options) - _OPTIONS)
+def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Reject keyword options that :func:`polars_rankeval.evaluate` does not take.
+
+    Examples
+    --------
+    >>> check_options({"rel_levle": 2})
+    Traceback (most recent call last):
+    ...
+    TypeError: Unknown option(s) 'rel_levle'. Options are those of polars_rankeval.evaluate: ...
+    """
+    unknown = sorted(set(options) - EVALUATE_OPTIONS)
     if unknown:
         msg = (
             f"Unknown option(s) {', '.join(map(repr, unknown))}. "
-            f"Options are those of polars_rankeval.evaluate: {', '.join(sorted(_OPTIONS))}."
+            f"Options are those of polars_rankeval.evaluate: {', '.join(sorted(EVALUATE_OPTIONS))}."
         )
         raise TypeError(msg)
     return dict(options)
@@ -457,7 +467,7 @@ def evaluate(
     ...              client=client)  # doctest: +SKIP
     """
     _import_dask()
-    options = _resolve_options(evaluate_options)
+    options = check_options(evaluate_options)
     names = [str(m) for m in parse_measures(measures)]
     run_in, qrels_in = _as_lazy(run, "run"), _as_lazy(qrels, "qrels")
     # Validates columns, dtypes and options on the schemas, before any task.

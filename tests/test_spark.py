@@ -1,0 +1,160 @@
+"""polars_rankeval.spark on a real local[2] session: the same per-query values as pr.evaluate."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import warnings
+from pathlib import Path
+
+import polars as pl
+import pytest
+from corpus import mismatches, pytrec_reference, random_corpus
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as pr
+
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.skipif(
+        shutil.which("java") is None,
+        reason="Spark needs Java 17+ on PATH (CI installs openjdk-17-jre-headless)",
+    ),
+]
+pyspark = pytest.importorskip(
+    "pyspark", reason="pyspark is not installed (pip install polars-rankeval[spark])"
+)
+prs = pytest.importorskip("polars_rankeval.spark")
+
+MEASURES = ["AP", "nDCG@10", "P@10", "RR", "R@100"]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    before = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # executors run this venv's Python
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("polars_rankeval-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.memory", "1g")
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+    if before is None:
+        os.environ.pop("PYSPARK_PYTHON", None)
+    else:
+        os.environ["PYSPARK_PYTHON"] = before
+
+
+def to_spark(spark, frame: pl.DataFrame):
+    return spark.createDataFrame(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
+
+
+def collect(sdf, keys: list[str]) -> pl.DataFrame:
+    return pl.from_arrow(sdf.toArrow()).sort(keys)
+
+
+def evaluate_quietly(run, qrels, measures, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        return pr.evaluate(run, qrels, measures, **options)
+
+
+def write_parts(frame: pl.DataFrame, directory: Path, n_files: int) -> str:
+    """Write rows round-robin into n_files Parquet files: queries span files."""
+    directory.mkdir()
+    parts = frame.with_row_index("_i").with_columns(pl.col("_i") % n_files)
+    for (i,), part in parts.partition_by("_i", as_dict=True, include_key=False).items():
+        part.write_parquet(directory / f"part-{i}.parquet")
+    return str(directory)
+
+
+@pytest.mark.parametrize(("systems", "num_buckets"), [(1, 3), (3, None)])
+def test_parquet_files_equal_in_process(spark, tmp_path, systems, num_buckets):
+    run, qrels = random_corpus(23 + systems, n_queries=60, systems=systems)
+    run_sdf = spark.read.parquet(write_parts(run, tmp_path / "run", 3))
+    qrels_sdf = spark.read.parquet(write_parts(qrels, tmp_path / "qrels", 2))
+    keys = ["query"] if systems == 1 else ["system", "query"]
+    got = collect(prs.evaluate(run_sdf, qrels_sdf, MEASURES, num_buckets=num_buckets), keys)
+    expected = evaluate_quietly(run, qrels, MEASURES)
+    assert got.height > 40 * systems
+    assert_frame_equal(got, expected, check_exact=True)
+    if systems == 1:
+        assert mismatches(got, pytrec_reference(run, qrels, MEASURES), MEASURES) == []
+
+
+def test_integer_query_ids_and_renamed_columns(spark):
+    run, qrels = random_corpus(5, n_queries=40)
+    run = run.filter(pl.col("query").str.contains("^[0-9]+$")).with_columns(
+        pl.col("query").cast(pl.Int64)
+    )
+    run = run.rename({"query": "qid", "doc": "docno", "score": "sim"})
+    qrels = qrels.rename({"query": "qid", "doc": "docno", "relevance": "rel"})
+    options = {"query": "qid", "doc": "docno", "score": "sim", "relevance": "rel"}
+    sdf = prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), MEASURES, **options)
+    expected = evaluate_quietly(run, qrels, MEASURES, **options)
+    assert expected.height > 0
+    assert_frame_equal(collect(sdf, ["qid"]), expected, check_exact=True)
+
+
+def test_missing_zero_scores_systems_absent_from_a_bucket(spark):
+    """sys2 retrieves for one query only: most buckets hold no sys2 row at all."""
+    run, qrels = random_corpus(13, n_queries=40, systems=2)
+    lone = run.filter(pl.col("system") == "sys1").filter(pl.col("query") == pl.first("query"))
+    run = pl.concat([run, lone.with_columns(system=pl.lit("sys2"))])
+    measures = [*MEASURES, "NumRel"]
+    options = {"missing": "zero", "rel_level": 2, "depth": 20}
+    sdf = prs.evaluate(
+        to_spark(spark, run), to_spark(spark, qrels), measures, num_buckets=5, **options
+    )
+    got = collect(sdf, ["system", "query"])
+    assert got.filter(system="sys2").height == qrels["query"].n_unique()
+    assert_frame_equal(got, evaluate_quietly(run, qrels, measures, **options), check_exact=True)
+
+
+def test_means_are_over_queries(spark):
+    run, qrels = random_corpus(17, n_queries=45, systems=2)
+    sdf = prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), MEASURES, per_query=False)
+    got = collect(sdf, ["system"]).with_columns(pl.col("n_queries").cast(pl.UInt32))
+    expected = evaluate_quietly(run, qrels, MEASURES, per_query=False)
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_duplicates_fail_the_job_with_the_in_process_message(spark):
+    run = pl.DataFrame({"query": ["a", "a"], "doc": ["x", "x"], "score": [1.0, 2.0]})
+    qrels = pl.DataFrame({"query": ["a"], "doc": ["x"], "relevance": [1]})
+    sdf = prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["AP"])
+    with pytest.raises(Exception, match="duplicate rows"):
+        sdf.collect()
+
+
+def test_bad_inputs_fail_before_any_job(spark):
+    run, qrels = random_corpus(1, n_queries=5)
+    run_sdf, qrels_sdf = to_spark(spark, run), to_spark(spark, qrels)
+    with pytest.raises(ValueError, match="presorted"):
+        prs.evaluate(run_sdf, qrels_sdf, ["AP"], order="presorted")
+    with pytest.raises(ValueError, match="missing column 'docno'"):
+        prs.evaluate(run_sdf, qrels_sdf, ["AP"], doc="docno")
+    with pytest.raises(TypeError, match="Unknown option"):
+        prs.evaluate(run_sdf, qrels_sdf, ["AP"], rel_levle=2)
+    with pytest.raises(ValueError, match="num_buckets"):
+        prs.evaluate(run_sdf, qrels_sdf, ["AP"], num_buckets=0)
+    with pytest.raises(ValueError, match="Unknown measure"):
+        prs.evaluate(run_sdf, qrels_sdf, ["APP"])
+
+
+def test_clear_import_error_without_pyspark(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    with pytest.raises(ImportError, match=r"pip install polars-rankeval\[spark\]"):
+        prs.evaluate(None, None, ["AP"])
