@@ -102,55 +102,56 @@ def check_duplicates(
         raise ValueError(msg)
 
 
-def _first_row(frame: pl.LazyFrame, condition: pl.Expr) -> tuple[int, dict] | None:
-    """(0-based row index, row) of the first row where ``condition`` holds, or None."""
-    hit = frame.with_row_index("__row").filter(condition).head(1).collect()
-    if hit.height == 0:
-        return None
-    row = hit.row(0, named=True)
-    return row.pop("__row"), row
-
-
-def _raise_at(frame: pl.LazyFrame, condition: pl.Expr, table: str, problem: str) -> None:
-    found = _first_row(frame, condition)
-    if found is not None:
-        index, row = found
-        msg = f"{table} row {index} (0-based) {problem}: {row}."
-        raise ValueError(msg)
+def _raise_first(frame: pl.LazyFrame, problems: Sequence[tuple[pl.Expr, str]], table: str) -> None:
+    """One pass counts every problem; only on failure find the first offending row."""
+    if not problems:
+        return
+    counts = (
+        frame.select(cond.sum().alias(str(i)) for i, (cond, _) in enumerate(problems))
+        .collect()
+        .row(0)
+    )
+    for (condition, problem), count in zip(problems, counts, strict=True):
+        if count:
+            hit = frame.with_row_index("__row").filter(condition).head(1).collect()
+            row = hit.row(0, named=True)
+            index = row.pop("__row")
+            msg = f"{table} row {index} (0-based) {problem} ({count} such rows): {row}."
+            raise ValueError(msg)
 
 
 def check_run_values(
     run: pl.LazyFrame, *, ids: Sequence[str], score: str | None, rank: str | None
 ) -> None:
     """Null ids, NaN or null scores, null ranks: raise naming the first bad row."""
-    for name in ids:
-        _raise_at(run, pl.col(name).is_null(), "run", f"has a null {name!r}")
+    problems = [(pl.col(name).is_null(), f"has a null {name!r}") for name in ids]
     if score is not None:
-        _raise_at(run, pl.col(score).is_null(), "run", f"has a null score {score!r}")
+        problems.append((pl.col(score).is_null(), f"has a null score {score!r}"))
         if run.collect_schema()[score].is_float():
-            _raise_at(
-                run,
-                pl.col(score).is_nan(),
-                "run",
-                f"has a NaN score {score!r} (NaN cannot be ranked; infinite scores are fine)",
+            problems.append(
+                (
+                    pl.col(score).is_nan(),
+                    f"has a NaN score {score!r} (NaN cannot be ranked; infinite scores are fine)",
+                )
             )
     if rank is not None:
-        _raise_at(run, pl.col(rank).is_null(), "run", f"has a null rank {rank!r}")
+        problems.append((pl.col(rank).is_null(), f"has a null rank {rank!r}"))
+    _raise_first(run, problems, "run")
 
 
 def check_qrels_values(qrels: pl.LazyFrame, *, ids: Sequence[str], relevance: str) -> None:
     """Null ids or grades, grades that are not integers: raise naming the first bad row."""
-    for name in ids:
-        _raise_at(qrels, pl.col(name).is_null(), "qrels", f"has a null {name!r}")
-    _raise_at(qrels, pl.col(relevance).is_null(), "qrels", f"has a null grade {relevance!r}")
+    problems = [(pl.col(name).is_null(), f"has a null {name!r}") for name in ids]
+    problems.append((pl.col(relevance).is_null(), f"has a null grade {relevance!r}"))
     if qrels.collect_schema()[relevance].is_float():
         grade = pl.col(relevance)
-        _raise_at(
-            qrels,
-            grade.is_nan() | (grade != grade.round(0)) | grade.is_infinite(),
-            "qrels",
-            f"has a grade {relevance!r} that is not an integer",
+        problems.append(
+            (
+                (grade.is_nan() | grade.is_infinite() | (grade != grade.round(0))).fill_null(False),
+                f"has a grade {relevance!r} that is not an integer",
+            )
         )
+    _raise_first(qrels, problems, "qrels")
 
 
 def prepare_inputs(
