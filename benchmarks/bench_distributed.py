@@ -135,6 +135,7 @@ def on_spark(run_glob: str, qrels_path: str, buckets: int) -> tuple[Callable, Ca
     import polars_rankeval.spark as prs
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     spark = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")

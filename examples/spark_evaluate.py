@@ -29,10 +29,12 @@ MEASURES = ["AP", "nDCG@10", "P@10", "RR", "R@100"]
 def local_session() -> SparkSession:
     """A two-core Spark on this machine only: no UI, bound to the loopback interface."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers use this Python
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     return (
         SparkSession.builder.master("local[2]")
         .appName("polars_rankeval-example")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "4")

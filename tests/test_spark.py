@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import warnings
@@ -34,27 +33,24 @@ MEASURES = ["AP", "nDCG@10", "P@10", "RR", "R@100"]
 def spark():
     from pyspark.sql import SparkSession
 
-    before = os.environ.get("PYSPARK_PYTHON")
-    os.environ["PYSPARK_PYTHON"] = sys.executable  # executors run this venv's Python
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("polars_rankeval-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.memory", "1g")
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-    if before is None:
-        os.environ.pop("PYSPARK_PYTHON", None)
-    else:
-        os.environ["PYSPARK_PYTHON"] = before
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PYSPARK_PYTHON", sys.executable)  # executors run this venv's Python
+        env.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # stay on the loopback interface
+        session = (
+            SparkSession.builder.master("local[2]")
+            .appName("polars_rankeval-tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.driver.memory", "1g")
+            .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+            .config("spark.sql.shuffle.partitions", "4")
+            .getOrCreate()
+        )
+        session.sparkContext.setLogLevel("ERROR")
+        yield session
+        session.stop()
 
 
 def to_spark(spark, frame: pl.DataFrame):
