@@ -141,7 +141,9 @@ def evaluate(
     on the executors, later). Count them with an anti join:
     ``run_sdf.select("query").distinct().join(qrels_sdf, "query", "left_anti").count()``.
     Duplicate (query, doc) rows raise in the executor, which fails the job with
-    the same message as in-process.
+    the same message as in-process. With ``missing="zero"`` and a system
+    column, the distinct systems are collected to the driver when this function
+    is called (one small job), so that every bucket scores every system.
 
     Examples
     --------
