@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing, Order
@@ -26,6 +27,136 @@ from polars_rankeval.validation import prepare_inputs
 def run_keys(query: str, system: str | None) -> list[str]:
     """Columns that identify one ranking: ``[system, query]`` or ``[query]``."""
     return [query] if system is None else [system, query]
+
+
+_RID = "__rid"
+_SYS = "__sys"
+_KEY = "__key"
+_VALUE = "__value"
+_POS = "__pos"
+_TIED = "__tied"
+_TOP_KEY = 0xFFFF_FFFE  # the largest high word a retrieved row's key can take
+
+
+def _descending_high_word(values: pl.Series) -> pl.Series:
+    """High 32 bits of a key that sorts float64 values descending.
+
+    The float's bits, mapped so that unsigned integer order is float order
+    (negative floats inverted, positive ones get the sign bit), then inverted
+    for descending order. Keeping only the high word is monotone: two values
+    with different words are in the right order, and values that share a word
+    (true ties, or floats closer than about 1e-6 relative) are put in exact
+    order afterwards, by value then doc id. -0.0 is taken as 0.0.
+    """
+    x = values.cast(pl.Float64).fill_null(float("-inf")).to_numpy() + 0.0
+    bits = x.view(np.uint64)
+    ascending = np.where(bits >> np.uint64(63), ~bits, bits | np.uint64(1 << 63))
+    high = (~ascending >> np.uint64(32)).astype(np.uint32)
+    return pl.Series(values.name, np.minimum(high, np.uint32(_TOP_KEY)), dtype=pl.UInt32)
+
+
+def _code(column: str, categories: pl.Categories) -> pl.Expr:
+    """A UInt32 code per distinct id (hashing, no sort); any id dtype."""
+    return pl.col(column).cast(pl.String).cast(pl.Categorical(categories)).to_physical()
+
+
+def _order_value(order: Order, score: str, rank: str) -> pl.Expr:
+    """The value that orders a ranking, higher first: the score, or minus the rank."""
+    if order == "score":
+        return pl.col(score).cast(pl.Float64)
+    return -pl.col(rank).cast(pl.Float64)
+
+
+def _sort_key() -> pl.Expr:
+    """u64 sort key: ranking code in the high word, descending value in the low word."""
+    high = pl.col(_VALUE).map_batches(
+        _descending_high_word, return_dtype=pl.UInt32, is_elementwise=True
+    )
+    return pl.col(_RID).cast(pl.UInt64) * (1 << 32) + high.cast(pl.UInt64)
+
+
+def _same_as(offset: int, with_system: bool) -> pl.Expr:
+    """Row has the same sort key (and system) as the row ``offset`` away."""
+    same = pl.col(_KEY) == pl.col(_KEY).shift(offset)
+    if with_system:
+        same &= pl.col(_SYS) == pl.col(_SYS).shift(offset)
+    return same.fill_null(False)
+
+
+def _in_trec_order(rows: pl.LazyFrame, *, doc: str, with_system: bool) -> pl.LazyFrame:
+    """Sort rows into trec_eval order (ranking, value desc, doc id desc as strings).
+
+    One sort on a single u64 key does almost all the work; only rows whose key
+    ties with a neighbour's (equal values, mostly) are sorted again, among
+    themselves, by value and by doc id compared as strings, and put back into
+    the same positions. The result carries a ``_POS`` column 0..n-1.
+    """
+    ordered = rows.with_columns(_sort_key().alias(_KEY)).sort(_KEY)
+    if with_system:
+        ordered = ordered.sort(_SYS, maintain_order=True)
+    tied = _same_as(1, with_system) | _same_as(-1, with_system)
+    ordered = ordered.with_row_index(_POS).with_columns(tied.alias(_TIED)).cache()
+    plain = ordered.filter(~pl.col(_TIED)).drop(_TIED)
+    ties = ordered.filter(pl.col(_TIED)).drop(_TIED)
+    by = [*([_SYS] if with_system else []), _KEY, _VALUE, pl.col(doc).cast(pl.String)]
+    resolved = pl.concat(
+        [
+            ties.select(_POS),
+            ties.drop(_POS).sort(by, descending=[False] * (len(by) - 2) + [True, True]),
+        ],
+        how="horizontal",
+    )
+    return plain.merge_sorted(resolved, key=_POS)
+
+
+def _number_rows(ordered: pl.LazyFrame, rank: str, with_system: bool) -> pl.LazyFrame:
+    """rank = 1 + position - position of the ranking's first row (rows in order)."""
+    first = (pl.col(_RID) != pl.col(_RID).shift(1)).fill_null(True)
+    if with_system:
+        first |= (pl.col(_SYS) != pl.col(_SYS).shift(1)).fill_null(True)
+    start = pl.when(first).then(pl.col(_POS)).forward_fill()
+    return ordered.with_columns((pl.col(_POS) - start + 1).cast(pl.UInt32).alias(rank))
+
+
+def _ranked_rows(
+    rows: pl.LazyFrame,
+    *,
+    query: str,
+    doc: str,
+    score: str,
+    rank: str,
+    system: str | None,
+    order: Order,
+    depth: int | None,
+) -> pl.LazyFrame:
+    """Rows of a run (any extra columns carried along) in trec_eval order, with ``rank``.
+
+    Rankings come in no particular order; within a ranking rows are in rank
+    order. Internal columns are dropped.
+    """
+    keys = run_keys(query, system)
+    if order == "presorted":
+        ranked = rows.with_columns(
+            pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(keys).alias(rank)
+        )
+    else:
+        if order not in ("score", "rank"):
+            msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
+            raise ValueError(msg)
+        codes = [
+            _code(query, pl.Categories.random()).alias(_RID),
+            _order_value(order, score, rank).alias(_VALUE),
+        ]
+        if system is not None:
+            codes.append(_code(system, pl.Categories.random()).alias(_SYS))
+        coded = rows.with_columns(codes)
+        ordered = _in_trec_order(coded, doc=doc, with_system=system is not None)
+        ranked = _number_rows(ordered, rank, system is not None).drop(
+            _RID, _KEY, _VALUE, _POS, *([_SYS] if system is not None else []), strict=False
+        )
+    if depth is not None:
+        ranked = ranked.filter(pl.col(rank) <= depth)
+    return ranked
 
 
 def rank_run(
@@ -58,7 +189,14 @@ def rank_run(
     Returns
     -------
     pl.LazyFrame
-        ``[system], query, doc, rank`` sorted by ranking then rank.
+        ``[system], query, doc, rank``: rankings in no particular order, each
+        one's rows in rank order.
+
+    Notes
+    -----
+    The rows are sorted once, on a single 64-bit key (the ranking's code and
+    the high half of the score's bits); only rows whose key ties with a
+    neighbour's are then sorted by score and doc id, among themselves.
 
     Examples
     --------
@@ -78,20 +216,12 @@ def rank_run(
     └───────┴─────┴──────┘
     """
     keys = run_keys(query, system)
-    doc_key = pl.col(doc).cast(pl.String)
-    if order == "score":
-        run = run.sort([*keys, score, doc_key], descending=[False] * len(keys) + [True, True])
-    elif order == "rank":
-        run = run.sort([*keys, rank, doc_key], descending=[False] * len(keys) + [False, True])
-    elif order != "presorted":
-        msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
-        raise ValueError(msg)
-    ranked = run.select(
-        *keys, doc, (pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(keys)).alias(rank)
+    extra = {"score": [score], "rank": [rank], "presorted": []}.get(order, [])
+    rows = run.select(*keys, doc, *extra)
+    ranked = _ranked_rows(
+        rows, query=query, doc=doc, score=score, rank=rank, system=system, order=order, depth=depth
     )
-    if depth is not None:
-        ranked = ranked.filter(pl.col(rank) <= depth)
-    return ranked
+    return ranked.select(*keys, doc, rank)
 
 
 def _align_ids(
@@ -214,7 +344,13 @@ def judged_rows(
     missing: Missing,
     duplicates: str,
 ) -> pl.LazyFrame:
-    """The lazy plan behind :func:`judge`, on inputs already validated."""
+    """The lazy plan behind :func:`judge`, on inputs already validated.
+
+    One left join of the run with qrels, then one sort (see :func:`rank_run`)
+    that carries the grades along; the judged documents each ranking missed
+    are found by an anti join against the retrieved *judged* rows only.
+    Retrieved rows come first within a ranking, in rank order.
+    """
     keys = run_keys(query, system)
     extra = {"score": [score], "rank": [rank], "presorted": []}[order]
     run_lf = run.select(*keys, doc, *extra)
@@ -223,8 +359,10 @@ def judged_rows(
     if duplicates == "keep_best" and order == "score":
         run_lf = run_lf.sort(score, descending=True).unique([*keys, doc], keep="first")
 
-    ranked = rank_run(
-        run_lf,
+    keep = "left" if order == "presorted" else "none"
+    joined = run_lf.join(qrels_lf, on=[query, doc], how="left", maintain_order=keep)
+    retrieved = _ranked_rows(
+        joined,
         query=query,
         doc=doc,
         score=score,
@@ -232,9 +370,8 @@ def judged_rows(
         system=system,
         order=order,
         depth=depth,
-    )
-    retrieved = ranked.join(qrels_lf, on=[query, doc], how="left", maintain_order="left")
-    rankings = ranked.select(keys).unique()
+    ).select(*keys, doc, rank, relevance)
+    rankings = retrieved.filter(pl.col(rank) == 1).select(keys)
     if missing == "zero":
         qrels_queries = qrels_lf.select(query).unique()
         rankings = (
@@ -242,9 +379,10 @@ def judged_rows(
             if system is None
             else rankings.select(system).unique().join(qrels_queries, how="cross")
         )
+    found = retrieved.filter(pl.col(relevance).is_not_null()).select(*keys, doc)
     unretrieved = (
         rankings.join(qrels_lf, on=query)
-        .join(ranked.select(*keys, doc), on=[*keys, doc], how="anti")
+        .join(found, on=[*keys, doc], how="anti")
         .select(*keys, doc, pl.lit(None, pl.UInt32).alias(rank), relevance)
     )
     return pl.concat([retrieved, unretrieved])
