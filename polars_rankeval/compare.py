@@ -274,7 +274,13 @@ def _run_test(
             **options,
         )
     return bootstrap_matrix(
-        a, b, n_resamples=n_resamples, seed=seed, alternative=alternative, **options
+        a,
+        b,
+        n_resamples=n_resamples,
+        seed=seed,
+        alternative=alternative,
+        progress=progress,
+        **options,
     )
 
 

@@ -262,7 +262,9 @@ def randomization_matrix(
     }
 
 
-def bootstrap_means(x: np.ndarray, *, n_resamples: int, seed: int | None) -> np.ndarray:
+def bootstrap_means(
+    x: np.ndarray, *, n_resamples: int, seed: int | None, progress: Progress | None = None
+) -> np.ndarray:
     """Means of ``n_resamples`` bootstrap resamples of the rows: shape ``(R, m)``."""
     x = _as_matrix(x)
     out = np.empty((n_resamples, x.shape[1]))
@@ -270,6 +272,8 @@ def bootstrap_means(x: np.ndarray, *, n_resamples: int, seed: int | None) -> np.
     for counts in count_blocks(x.shape[0], n_resamples, seed):
         out[start : start + counts.shape[0]] = counts @ x / x.shape[0]
         start += counts.shape[0]
+        if progress is not None:
+            progress(start, n_resamples)
     return out
 
 
@@ -281,6 +285,7 @@ def bootstrap_matrix(
     seed: int | None = 0,
     alternative: Alternative = "two-sided",
     level: float = 0.95,
+    progress: Progress | None = None,
 ) -> Arrays:
     r"""Paired bootstrap test per column, with a percentile interval of the mean difference.
 
@@ -302,7 +307,7 @@ def bootstrap_matrix(
     if n == 0:
         return {**_empty_test(m), "ci_low": np.full(m, np.nan), "ci_high": np.full(m, np.nan)}
     mean = d.mean(axis=0)
-    null = bootstrap_means(d - mean, n_resamples=n_resamples, seed=seed)
+    null = bootstrap_means(d - mean, n_resamples=n_resamples, seed=seed, progress=progress)
     tol = TIE_TOLERANCE * np.abs(d).sum(axis=0) / n
     hits = _as_extreme(null, mean, tol, alternative).sum(axis=0)
     tail = (1.0 - level) / 2.0

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
+import pty
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -284,3 +288,27 @@ def test_summarize_without_system_column():
     out = pr.summarize(pq)
     assert out.columns[0] == "measure"
     assert out.row(0, named=True)["stderr"] == pytest.approx(0.2 / math.sqrt(3))
+
+
+PROGRESS_SCRIPT = """
+import polars as pl, polars_rankeval as pr
+pq = pl.DataFrame({"system": ["a"] * 6 + ["b"] * 6, "query": list("uvwxyz") * 2,
+                   "AP": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.2, 0.2, 0.5, 0.3, 0.9, 0.7]})
+pr.compare(pq, baseline="a", test="randomization", n_resamples=1000)
+"""
+
+
+def test_progress_only_on_a_terminal(per_query, capfd):
+    pr.compare(per_query, "AP", baseline="sys0", test="randomization", n_resamples=600)
+    assert capfd.readouterr().err == ""  # stderr is captured here: not a terminal
+    leader, follower = pty.openpty()
+    try:
+        subprocess.run(
+            [sys.executable, "-c", PROGRESS_SCRIPT], stderr=follower, check=True, timeout=120
+        )
+        text = os.read(leader, 4096).decode()
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert "randomization test, comparisons 1-1 of 1, resamples: 512/1000" in text
+    assert "resamples: 1000/1000" in text
