@@ -62,7 +62,7 @@ def run_frame(
 
     The score falls with the position j in the query's progression (the
     positions that qrels judge relevant most often), plus noise scaled by
-    ``1 / skill``; rounded to 2 decimals so that ties are common.
+    ``1 / skill``; rounded to 3 decimals so that ties are common.
     """
     qidx = np.repeat(np.arange(len(lengths)), lengths)
     offsets = np.cumsum(lengths) - lengths
@@ -86,7 +86,7 @@ def qrels_frame(
     pooled = rng.random((n_queries, POOL_DEPTH)) < 0.7
     qi, j = np.nonzero(pooled)
     qu = np.repeat(np.arange(n_queries), UNRETRIEVED_JUDGED)
-    ju = depth + np.tile(np.arange(UNRETRIEVED_JUDGED), n_queries) * 7
+    ju = max(depth, POOL_DEPTH) + np.tile(np.arange(UNRETRIEVED_JUDGED), n_queries) * 7
     qi, j = np.concatenate([qi, qu]), np.concatenate([j, ju])
     p_rel = np.where(j < depth, 0.6 * np.exp(-j / 80.0), 0.15)
     u = rng.random(len(j))
@@ -145,16 +145,16 @@ def write_trec_run(run: pl.DataFrame, path: str, tag: str = "bench") -> None:
     ranked = run.sort(["query", "score"], descending=[False, True])
     ranked.select(
         "query",
-        pl.lit("Q0"),
+        pl.lit("Q0").alias("q0"),
         "doc",
         pl.int_range(1, pl.len() + 1).over("query").alias("rank"),
         "score",
-        pl.lit(tag),
+        pl.lit(tag).alias("tag"),
     ).write_csv(path, separator=" ", include_header=False)
 
 
 def write_trec_qrels(qrels: pl.DataFrame, path: str) -> None:
     """Write qrels as a TREC file: ``query 0 doc relevance``."""
-    qrels.select("query", pl.lit("0"), "doc", "relevance").write_csv(
+    qrels.select("query", pl.lit("0").alias("iter"), "doc", "relevance").write_csv(
         path, separator=" ", include_header=False
     )
