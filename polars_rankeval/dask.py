@@ -105,6 +105,27 @@ class PieceResult:
     """Qrels queries (``query``) absent from the whole run."""
 
 
+def needed_columns(options: Mapping[str, Any], system: str | None) -> tuple[list[str], list[str]]:
+    """The run and qrels columns that :func:`polars_rankeval.evaluate` reads.
+
+    Selecting them before a piece is read or shuffled keeps other columns
+    (run tags, text, features) off the wire.
+
+    Examples
+    --------
+    >>> needed_columns({"order": "rank", "doc": "docno"}, "system")
+    (['system', 'query', 'docno', 'rank'], ['query', 'docno', 'relevance'])
+    """
+    query, doc = options.get("query", "query"), options.get("doc", "doc")
+    order = options.get("order", "score")
+    ordering = {
+        "score": [options.get("score", "score")],
+        "rank": [options.get("rank", "rank")],
+    }
+    run = [*run_keys(query, system), doc, *ordering.get(order, [])]
+    return run, [query, doc, options.get("relevance", "relevance")]
+
+
 def _as_string_ids(frame: pl.DataFrame, query: str) -> pl.DataFrame:
     return frame.with_columns(pl.col(query).cast(pl.String))
 
@@ -475,6 +496,8 @@ def evaluate(
     query = options.get("query", "query")
     system = options.get("system", "system")
     system = system if system is not None and system in run_in.collect_schema() else None
+    run_cols, qrels_cols = needed_columns(options, system)
+    run_in, qrels_in = run_in.select(run_cols), qrels_in.select(qrels_cols)
     systems = None
     if options.get("missing") == "zero" and system is not None:
         systems = run_in.lazy().select(system).unique().collect()

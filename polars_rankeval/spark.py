@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval.dask import check_options, evaluate_piece
+from polars_rankeval.dask import check_options, evaluate_piece, needed_columns
 from polars_rankeval.evaluate import evaluate as evaluate_in_process
 from polars_rankeval.measures import Measure, parse_measures
 
@@ -89,7 +89,10 @@ def _means(scores: SparkDataFrame, names: Sequence[str], system: str | None) -> 
     """Mean over queries per system, with ``n_queries``: the trec_eval ``all`` line."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    aggs = [F.count(F.lit(1)).alias("n_queries"), *(F.avg(F.col(f"`{c}`")).alias(c) for c in names)]
+    aggs = [
+        F.count(F.lit(1)).alias("n_queries"),
+        *(F.avg(F.col(f"`{c}`")).alias(c) for c in names),
+    ]
     if system is None:
         return scores.agg(*aggs)
     return scores.groupBy(system).agg(*aggs)
@@ -185,7 +188,10 @@ def evaluate(
     if n < 1:
         msg = f"num_buckets must be an int >= 1. Got {n!r} instead."
         raise ValueError(msg)
-    bucket = F.pmod(F.hash(F.col(query).cast("string")), F.lit(n)).alias(BUCKET)
+    run_cols, qrels_cols = needed_columns(options, system)
+    run_sdf = run_sdf.select(*(F.col(f"`{c}`") for c in run_cols))
+    qrels_sdf = qrels_sdf.select(*(F.col(f"`{c}`") for c in qrels_cols))
+    bucket = F.pmod(F.hash(F.col(f"`{query}`").cast("string")), F.lit(n)).alias(BUCKET)
     scorer = partial(
         score_bucket,
         measures=names,

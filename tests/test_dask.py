@@ -179,3 +179,18 @@ def test_clear_import_error_without_dask(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(ImportError, match=r"pip install polars-rankeval\[dask\]"):
         prd.evaluate(*random_corpus(1, n_queries=3), ["AP"])
+
+
+def test_rank_order_with_extra_columns(client, tmp_path):
+    """order='rank' reads the run's rank column; unused columns are not read."""
+    run, qrels = random_corpus(29, n_queries=30, systems=2)
+    run = run.with_columns(
+        rank=pl.int_range(1, pl.len() + 1).shuffle(seed=1).over("system", "query"),
+        tag=pl.lit("unused"),
+    )
+    run_glob = write_parts(run, tmp_path / "run", 2)
+    expected = evaluate_quietly(run, qrels, MEASURES, order="rank")
+    with pytest.warns(pr.UnscoredQueriesWarning):
+        got = prd.evaluate(run_glob, qrels, MEASURES, client=client, order="rank")
+    assert_frame_equal(got, expected, check_exact=True)
+    assert not got.equals(evaluate_quietly(run, qrels, MEASURES))  # rank order mattered
