@@ -102,6 +102,12 @@ def test_integer_query_ids_and_renamed_columns(spark):
     expected = evaluate_quietly(run, qrels, MEASURES, **options)
     assert expected.height > 0
     assert_frame_equal(collect(sdf, ["qid"]), expected, check_exact=True)
+    means = prs.evaluate(
+        to_spark(spark, run), to_spark(spark, qrels), MEASURES, per_query=False, **options
+    )
+    got_means = pl.from_arrow(means.toArrow()).with_columns(pl.col("n_queries").cast(pl.UInt32))
+    expected_means = evaluate_quietly(run, qrels, MEASURES, per_query=False, **options)
+    assert_frame_equal(got_means, expected_means, check_exact=False, rel_tol=1e-12)
 
 
 def test_missing_zero_scores_systems_absent_from_a_bucket(spark):
