@@ -33,7 +33,6 @@ _RID = "__rid"
 _SYS = "__sys"
 _KEY = "__key"
 _VALUE = "__value"
-_POS = "__pos"
 _TIED = "__tied"
 _TOP_KEY = 0xFFFF_FFFE  # the largest high word a retrieved row's key can take
 
@@ -83,39 +82,54 @@ def _same_as(offset: int, with_system: bool) -> pl.Expr:
     return same.fill_null(False)
 
 
-def _in_trec_order(rows: pl.LazyFrame, *, doc: str, with_system: bool) -> pl.LazyFrame:
-    """Sort rows into trec_eval order (ranking, value desc, doc id desc as strings).
+def _group_starts(with_system: bool) -> pl.Expr:
+    """Row starts a run of equal sort keys (a tie group, or a lone row)."""
+    return ~_same_as(1, with_system)
 
-    One sort on a single u64 key does almost all the work; only rows whose key
-    ties with a neighbour's (equal values, mostly) are sorted again, among
-    themselves, by value and by doc id compared as strings, and put back into
-    the same positions. The result carries a ``_POS`` column 0..n-1.
+
+def _ranking_starts(with_system: bool) -> pl.Expr:
+    """Row is the first of its ranking (rows sorted by key)."""
+    first = (pl.col(_RID) != pl.col(_RID).shift(1)).fill_null(True)
+    if with_system:
+        first |= (pl.col(_SYS) != pl.col(_SYS).shift(1)).fill_null(True)
+    return first
+
+
+def _offset_since(start: pl.Expr) -> pl.Expr:
+    """0, 1, 2, ... counted from the last row where ``start`` holds."""
+    index = pl.int_range(pl.len(), dtype=pl.UInt32)
+    return index - pl.when(start).then(index).forward_fill()
+
+
+def _trec_ranks(rows: pl.LazyFrame, *, doc: str, rank: str, with_system: bool) -> pl.LazyFrame:
+    """Every row with its trec_eval ``rank``; rows come out in no particular order.
+
+    One sort on a single u64 key does almost all the work: a row whose key
+    differs from both neighbours' gets its rank from its position. Rows whose
+    key ties with a neighbour's (equal scores, mostly) are sorted again, among
+    themselves, by value and by doc id compared as strings; each gets the rank
+    of its group's first position plus its place in that order.
     """
     ordered = rows.with_columns(_sort_key().alias(_KEY)).sort(_KEY)
     if with_system:
         ordered = ordered.sort(_SYS, maintain_order=True)
-    tied = _same_as(1, with_system) | _same_as(-1, with_system)
-    ordered = ordered.with_row_index(_POS).with_columns(tied.alias(_TIED)).cache()
-    plain = ordered.filter(~pl.col(_TIED)).drop(_TIED)
-    ties = ordered.filter(pl.col(_TIED)).drop(_TIED)
-    by = [*([_SYS] if with_system else []), _KEY, _VALUE, pl.col(doc).cast(pl.String)]
-    resolved = pl.concat(
-        [
-            ties.select(_POS),
-            ties.drop(_POS).sort(by, descending=[False] * (len(by) - 2) + [True, True]),
-        ],
-        how="horizontal",
+    position_rank = _offset_since(_ranking_starts(with_system)) + 1
+    ordered = (
+        ordered.with_columns(
+            (_same_as(1, with_system) | _same_as(-1, with_system)).alias(_TIED),
+            position_rank.alias(rank),
+        )
+        .with_columns(pl.when(_group_starts(with_system)).then(pl.col(rank)).forward_fill())
+        .cache()
     )
-    return plain.merge_sorted(resolved, key=_POS)
-
-
-def _number_rows(ordered: pl.LazyFrame, rank: str, with_system: bool) -> pl.LazyFrame:
-    """rank = 1 + position - position of the ranking's first row (rows in order)."""
-    first = (pl.col(_RID) != pl.col(_RID).shift(1)).fill_null(True)
-    if with_system:
-        first |= (pl.col(_SYS) != pl.col(_SYS).shift(1)).fill_null(True)
-    start = pl.when(first).then(pl.col(_POS)).forward_fill()
-    return ordered.with_columns((pl.col(_POS) - start + 1).cast(pl.UInt32).alias(rank))
+    plain = ordered.filter(~pl.col(_TIED))
+    by = [*([_SYS] if with_system else []), _KEY, _VALUE, pl.col(doc).cast(pl.String)]
+    ties = (
+        ordered.filter(pl.col(_TIED))
+        .sort(by, descending=[False] * (len(by) - 2) + [True, True])
+        .with_columns(pl.col(rank) + _offset_since(_group_starts(with_system)))
+    )
+    return pl.concat([plain, ties]).drop(_TIED, _KEY)
 
 
 def _ranked_rows(
@@ -128,35 +142,51 @@ def _ranked_rows(
     system: str | None,
     order: Order,
     depth: int | None,
+    in_order: bool = True,
 ) -> pl.LazyFrame:
-    """Rows of a run (any extra columns carried along) in trec_eval order, with ``rank``.
+    """Rows of a run (any extra columns carried along) with their trec_eval ``rank``.
 
-    Rankings come in no particular order; within a ranking rows are in rank
-    order. Internal columns are dropped.
+    With ``in_order`` the rows come sorted by ranking then rank (rankings in no
+    particular order) and internal columns are dropped; without it they come
+    in no particular order, so that a filter placed later (e.g. keeping only
+    judged rows) runs before the final sort instead of after it.
     """
     keys = run_keys(query, system)
     if order == "presorted":
         ranked = rows.with_columns(
             pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(keys).alias(rank)
         )
-    else:
-        if order not in ("score", "rank"):
-            msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
-            raise ValueError(msg)
-        codes = [
-            _code(query, pl.Categories.random()).alias(_RID),
-            _order_value(order, score, rank).alias(_VALUE),
-        ]
-        if system is not None:
-            codes.append(_code(system, pl.Categories.random()).alias(_SYS))
-        coded = rows.with_columns(codes)
-        ordered = _in_trec_order(coded, doc=doc, with_system=system is not None)
-        ranked = _number_rows(ordered, rank, system is not None).drop(
-            _RID, _KEY, _VALUE, _POS, *([_SYS] if system is not None else []), strict=False
-        )
+        return ranked if depth is None else ranked.filter(pl.col(rank) <= depth)
+    if order not in ("score", "rank"):
+        msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
+        raise ValueError(msg)
+    with_system = system is not None
+    codes = [
+        _code(query, pl.Categories.random()).alias(_RID),
+        _order_value(order, score, rank).alias(_VALUE),
+        *([_code(system, pl.Categories.random()).alias(_SYS)] if with_system else []),
+    ]
+    ranked = _trec_ranks(rows.with_columns(codes), doc=doc, rank=rank, with_system=with_system)
     if depth is not None:
         ranked = ranked.filter(pl.col(rank) <= depth)
-    return ranked
+    return _in_rank_order(ranked, rank=rank, system=system) if in_order else ranked
+
+
+def _in_rank_order(ranked: pl.LazyFrame, *, rank: str, system: str | None) -> pl.LazyFrame:
+    """Sort rows from ``_ranked_rows(..., in_order=False)`` by ranking then rank.
+
+    Drops the internal columns; one u64 sort key (ranking code, rank), then a
+    stable sort by system code when there are systems. Rows without a ranking
+    code (none come from the run) are left out by the caller.
+    """
+    names = ranked.collect_schema().names()
+    if _RID not in names:  # presorted: already in order
+        return ranked
+    key = pl.col(_RID).cast(pl.UInt64) * (1 << 32) + pl.col(rank).cast(pl.UInt64)
+    ordered = ranked.sort(key)
+    if system is not None:
+        ordered = ordered.sort(_SYS, maintain_order=True)
+    return ordered.drop(_RID, _VALUE, *([_SYS] if system is not None else []))
 
 
 def rank_run(
@@ -361,7 +391,7 @@ def judged_rows(
 
     keep = "left" if order == "presorted" else "none"
     joined = run_lf.join(qrels_lf, on=[query, doc], how="left", maintain_order=keep)
-    retrieved = _ranked_rows(
+    ranked = _ranked_rows(
         joined,
         query=query,
         doc=doc,
@@ -370,8 +400,10 @@ def judged_rows(
         system=system,
         order=order,
         depth=depth,
-    ).select(*keys, doc, rank, relevance)
-    rankings = retrieved.filter(pl.col(rank) == 1).select(keys)
+        in_order=False,
+    )
+    retrieved = _in_rank_order(ranked, rank=rank, system=system).select(*keys, doc, rank, relevance)
+    rankings = ranked.filter(pl.col(rank) == 1).select(keys)
     if missing == "zero":
         qrels_queries = qrels_lf.select(query).unique()
         rankings = (
@@ -379,7 +411,7 @@ def judged_rows(
             if system is None
             else rankings.select(system).unique().join(qrels_queries, how="cross")
         )
-    found = retrieved.filter(pl.col(relevance).is_not_null()).select(*keys, doc)
+    found = ranked.filter(pl.col(relevance).is_not_null()).select(*keys, doc)
     unretrieved = (
         rankings.join(qrels_lf, on=query)
         .join(found, on=[*keys, doc], how="anti")
