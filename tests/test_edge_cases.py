@@ -169,3 +169,15 @@ def test_row_order_and_monotone_transform_invariance(case, seed, scale, shift):
         score=pl.col("score") * scale + shift
     )
     assert pr.evaluate(moved, qrels, ALL).row(0, named=True) == pytest.approx(expected)
+
+
+def test_query_whose_retrieved_documents_are_all_unjudged_is_scored():
+    run = pl.DataFrame(
+        {"query": ["q1", "q1", "q2"], "doc": ["a", "b", "c"], "score": [1.0, 2.0, 1.0]}
+    )
+    qrels = pl.DataFrame({"query": ["q1", "q2"], "doc": ["z", "c"], "relevance": [1, 1]})
+    for measures in (["AP", "P@5"], ["AP", "NumRet", "NumRel"]):
+        out = pr.evaluate(run, qrels, measures)
+        assert out["query"].to_list() == ["q1", "q2"]  # q1 scored, as trec_eval does
+        assert out.row(0, named=True)["AP"] == 0.0
+    assert pr.evaluate(run, qrels, ["NumRet", "NumRel"]).row(0) == ("q1", 2.0, 1.0)
