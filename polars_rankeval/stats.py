@@ -31,7 +31,6 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import polars as pl
-from scipy import stats as sps
 
 from polars_rankeval._typing import IntoExpr
 
@@ -137,6 +136,8 @@ def ttest_matrix(a: np.ndarray, b: np.ndarray, *, alternative: Alternative = "tw
     """Paired t-test per column: ``scipy.stats.ttest_rel(a, b, axis=0)`` plus summaries."""
     check_alternative(alternative)
     a, b = _as_matrix(a), _as_matrix(b)
+    from scipy import stats as sps  # imported on use: it is slow to import
+
     res = sps.ttest_rel(a, b, axis=0, alternative=alternative)
     return {
         "statistic": np.atleast_1d(np.asarray(res.statistic, dtype=np.float64)),
@@ -157,6 +158,8 @@ def wilcoxon_matrix(
     """Wilcoxon signed-rank test per column: ``scipy.stats.wilcoxon`` on each column."""
     check_alternative(alternative)
     a, b = _as_matrix(a), _as_matrix(b)
+    from scipy import stats as sps
+
     stat = np.empty(a.shape[1])
     pval = np.empty(a.shape[1])
     for j in range(a.shape[1]):  # one call per column: scipy's 'auto' decides per sample
@@ -357,6 +360,8 @@ def interval_matrix(
         means = bootstrap_means(x, n_resamples=n_resamples, seed=seed)
         low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
     else:
+        from scipy import stats as sps
+
         dist = sps.norm() if interval == "normal" else sps.t(n - 1)
         half = dist.ppf(1.0 - tail) * stderr
         low, high = mean - half, mean + half
