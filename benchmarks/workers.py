@@ -42,7 +42,15 @@ IRM_MEASURES = ["AP", "AP@10", "P@5", "P@10", "R@10", "R@100", "RR", "nDCG", "nD
 
 
 def peak_rss_bytes() -> int:
-    """Peak resident set size of this process so far (Linux reports KiB)."""
+    """Peak resident set size of this process so far: ``VmHWM`` of /proc/self/status.
+
+    Not ``ru_maxrss``: on Linux that keeps the parent's peak from before
+    ``exec``, so a child of a big driver process would report the driver's peak.
+    """
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -211,7 +219,7 @@ def ceiling_stream(run_path: str, qrels_path: str) -> pl.DataFrame:
             scan.filter(pl.col("system") == name)
             .join(qrels, on=["query", "doc"], how="left")
             .sort(["query", "score", "doc"], descending=[False, True, True])
-            .select(pl.len())
+            .select(pl.col("doc").gather_every(100_000))  # depends on the order: no shortcut
             .collect(engine="streaming")
         )
     return pl.DataFrame()
@@ -258,8 +266,31 @@ def _timed(call: Callable[[], Any], repeats: int, budget: float) -> list[float]:
     return times
 
 
+def check_against_trec_eval(path: Path, sample: int) -> str:
+    """Compare our per-query values with pytrec_eval's on (a sample of) the queries."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from corpus import mismatches, pytrec_reference
+
+    run = pl.read_parquet(path / "run.parquet")
+    qrels = pl.read_parquet(path / "qrels.parquet")
+    ours = ours_frames(run, qrels)
+    queries = run["query"].unique().sort()
+    if queries.len() > sample:
+        queries = queries.sample(sample, seed=0)
+    chosen = pl.col("query").is_in(queries.implode())
+    reference = pytrec_reference(run.filter(chosen), qrels.filter(chosen), MEASURES)
+    bad = mismatches(ours.filter(chosen), reference, MEASURES)
+    return f"{len(bad)} mismatches (1e-9) over {len(reference)} queries x {len(MEASURES)} measures"
+
+
 def main(tool: str, workload: str, data_dir: str, repeats: int, budget: float) -> dict:
-    """Run one (tool, workload) on the inputs in ``data_dir``; return the measurements."""
+    """Run one (tool, workload) on the inputs in ``data_dir``; return the measurements.
+
+    Workload ``check`` compares values with trec_eval instead (``repeats`` is
+    then the number of queries to check).
+    """
+    if workload == "check":
+        return {"check": check_against_trec_eval(Path(data_dir), repeats)}
     _warm_up(tool, workload)
     base = Path(data_dir)
     baseline = current_rss_bytes()
