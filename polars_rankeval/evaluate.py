@@ -9,8 +9,8 @@ import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing, Order
 from polars_rankeval.measures import Context, Measure, parse_measures
-from polars_rankeval.ranking import judged_rows, run_keys
-from polars_rankeval.validation import check_columns, check_grade_dtype, prepare_inputs
+from polars_rankeval.ranking import run_keys, validated_judged_rows
+from polars_rankeval.validation import check_columns, check_grade_dtype
 
 _HAS_QRELS = "__has_qrels"
 _HAS_RUN = "__has_run"
@@ -178,24 +178,9 @@ def evaluate(
     if missing not in ("drop", "zero", "error"):
         msg = f"missing must be 'drop', 'zero' or 'error'. Got {missing!r} instead."
         raise ValueError(msg)
-    system = prepare_inputs(
+    system, judged = validated_judged_rows(
         run,
         qrels,
-        query=query,
-        doc=doc,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        system=system,
-        order=order,
-        duplicates=duplicates,
-        validate=validate,
-    )
-    if missing == "error":
-        _require_all_queries(run, qrels, query)
-    judged = judged_rows(
-        run.lazy(),
-        qrels.lazy(),
         query=query,
         doc=doc,
         score=score,
@@ -206,7 +191,10 @@ def evaluate(
         depth=depth,
         missing=missing,
         duplicates=duplicates,
+        validate=validate,
     )
+    if missing == "error":  # after validation; the plan above has done no work yet
+        _require_all_queries(run, qrels, query)
     keys = run_keys(query, system)
     ctx = Context(rank=rank, relevance=relevance, rel_level=rel_level)
     agg = _aggregate(judged, parsed, keys, ctx)

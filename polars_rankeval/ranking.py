@@ -16,6 +16,7 @@ precondition the metric expressions rely on (for cumulative sums).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -280,6 +281,7 @@ def judge(
     depth: int | None = None,
     missing: Missing = "drop",
     duplicates: str = "error",
+    validate: bool | None = None,
 ) -> FrameT:
     """Join a run with its qrels into the judged table the metrics read.
 
@@ -303,6 +305,9 @@ def judge(
     duplicates
         ``"error"`` (default) or ``"keep_best"`` (keep the best-scored run row of
         a duplicated (query, doc)).
+    validate
+        Check the data before any work (default: for a DataFrame run); see
+        :func:`polars_rankeval.validation.prepare_inputs`.
 
     Returns
     -------
@@ -330,21 +335,9 @@ def judge(
     │ q     ┆ z   ┆ null ┆ 2         │
     └───────┴─────┴──────┴───────────┘
     """
-    system = prepare_inputs(
+    _, judged = validated_judged_rows(
         run,
         qrels,
-        query=query,
-        doc=doc,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        system=system,
-        order=order,
-        duplicates=duplicates,
-    )
-    judged = judged_rows(
-        run.lazy(),
-        qrels.lazy(),
         query=query,
         doc=doc,
         score=score,
@@ -355,8 +348,29 @@ def judge(
         depth=depth,
         missing=missing,
         duplicates=duplicates,
+        validate=validate,
     )
     return judged.collect() if isinstance(run, pl.DataFrame) else judged
+
+
+def validated_judged_rows(
+    run: FrameT,
+    qrels: FrameT,
+    *,
+    system: str | None,
+    validate: bool | None,
+    **options: Any,
+) -> tuple[str | None, pl.LazyFrame]:
+    """Validate the inputs, then plan the judged rows: (system column in use, plan).
+
+    ``options`` are the column names and ``order``, ``depth``, ``missing``,
+    ``duplicates`` of :func:`judged_rows`.
+    """
+    check = {k: options[k] for k in ("query", "doc", "score", "relevance", "rank", "order")}
+    system = prepare_inputs(
+        run, qrels, system=system, duplicates=options["duplicates"], validate=validate, **check
+    )
+    return system, judged_rows(run.lazy(), qrels.lazy(), system=system, **options)
 
 
 def judged_rows(
