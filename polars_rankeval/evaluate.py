@@ -20,18 +20,6 @@ class UnscoredQueriesWarning(UserWarning):
     """Some queries were left out of the evaluation; the message says which and why."""
 
 
-# Measure families whose value depends only on the judged rows of a ranking (their
-# ranks and grades) and on |R|: unjudged retrieved rows add nothing to them.
-_JUDGED_ONLY = frozenset({"P", "R", "AP", "RR", "Rprec", "Success", "NumRel", "NumRelRet"})
-
-
-def _judged_only(measure: Measure) -> bool:
-    """True when unjudged retrieved documents cannot change the measure's value."""
-    if measure.name == "nDCG":
-        return measure.get("gains") is None
-    return measure.name in _JUDGED_ONLY
-
-
 def _aggregate(
     judged: pl.LazyFrame, measures: list[Measure], keys: list[str], ctx: Context
 ) -> pl.LazyFrame:
@@ -44,7 +32,7 @@ def _aggregate(
     rows only (typically a tenth of a run). Ranks are already numbered, so the
     values are unchanged.
     """
-    if all(_judged_only(x) for x in measures):
+    if all(x.family.judged_only for x in measures):
         judged = judged.filter(pl.col(ctx.relevance).is_not_null() | (pl.col(ctx.rank) == 1))
     return judged.group_by(keys).agg(
         *(x.expr(ctx) for x in measures),

@@ -69,6 +69,10 @@ class MeasureFamily:
     params: tuple[Param, ...] = ()
     summary: str = ""
     aggregate: Literal["mean", "gmean", "sum"] = "mean"
+    judged_only: bool = False
+    """True when unjudged retrieved documents cannot change the value (only the
+    judged rows' ranks and grades, and |R|, matter): ``evaluate`` then drops the
+    unjudged rows before aggregating, which is much cheaper."""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -240,6 +244,7 @@ _family(
     REL,
     summary="relevant documents, retrieved or not",
     aggregate="sum",
+    judged_only=True,
 )
 _family(
     "NumRelRet",
@@ -248,6 +253,7 @@ _family(
     REL,
     summary="relevant documents retrieved",
     aggregate="sum",
+    judged_only=True,
 )
 _family(
     "AP",
@@ -256,6 +262,7 @@ _family(
     REL,
     NORM,
     summary="average precision (at k: |R| stays the denominator unless norm=min)",
+    judged_only=True,
 )
 _family(
     "GMAP",
@@ -264,6 +271,7 @@ _family(
     REL,
     summary="AP per query, geometric mean over queries (floor 1e-5)",
     aggregate="gmean",
+    judged_only=True,
 )
 _family(
     "Rprec",
@@ -276,6 +284,7 @@ _family(
     REL,
     Param("mult", float),
     summary="R-precision: precision at rank |R| (mult: at rank mult*|R|, Rprec_mult)",
+    judged_only=True,
 )
 _family(
     "Bpref",
@@ -298,6 +307,7 @@ _family(
     "optional",
     REL,
     summary="reciprocal rank of the first relevant document",
+    judged_only=True,
 )
 _family(
     "IPrec",
@@ -325,6 +335,7 @@ _family(
     "required",
     REL,
     summary="precision at k",
+    judged_only=True,
 )
 _family(
     "R",
@@ -333,6 +344,7 @@ _family(
     REL,
     NORM,
     summary="recall at k (norm=min: divided by min(k, |R|))",
+    judged_only=True,
 )
 _family(
     "infAP",
@@ -387,6 +399,7 @@ _family(
     GAINS,
     Param("gain", str, "linear", ("linear", "exp")),
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
+    judged_only=True,
 )
 _family(
     "nDCGRel",
@@ -416,6 +429,7 @@ _family(
     "optional",
     REL,
     summary="1 if a relevant document is in the top k",
+    judged_only=True,
 )
 _family(
     "SetP", lambda x, c: m.set_precision(**_with_n_rel(x, c)), "none", REL, summary="set precision"

@@ -131,3 +131,39 @@ def test_values_are_bounded():
     out = scored(run, qrels, CORE)
     values = out.select(CORE).to_numpy()
     assert np.all((values >= 0) & (values <= 1))
+
+
+JUDGED_ONLY_SAMPLES = [
+    "AP",
+    "AP@5",
+    "AP(norm=min)@5",
+    "GMAP",
+    "P@3",
+    "R@5",
+    "R(norm=min)@5",
+    "RR",
+    "RR@3",
+    "Rprec",
+    "Rprec(mult=0.4)",
+    "Success@2",
+    "NumRel",
+    "NumRelRet",
+    "nDCG",
+    "nDCG@5",
+    "nDCG(gain=exp)@5",
+    "nDCG(gains=1:3;2:9)",
+    "P(rel=2)@5",
+]
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_judged_only_shortcut_changes_no_value(seed):
+    """Families marked judged_only are aggregated without unjudged rows; adding NumRet
+    (which needs every row) forces the full path: both must agree exactly."""
+    run, qrels = random_corpus(seed, n_queries=30, systems=2)
+    families = {pr.parse(m).family.name for m in JUDGED_ONLY_SAMPLES}
+    marked = {name for name, f in pr.measures.REGISTRY.items() if f.judged_only}
+    assert families == marked, "every judged_only family needs a sample here"
+    short = scored(run, qrels, JUDGED_ONLY_SAMPLES)
+    full = scored(run, qrels, [*JUDGED_ONLY_SAMPLES, "NumRet"]).drop("NumRet")
+    assert_frame_equal(short, full, check_exact=True)
