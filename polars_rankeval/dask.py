@@ -181,9 +181,7 @@ def evaluate_piece(
     system = system if system is not None and system in run.columns else None
     missing = opts.get("missing", "drop")
     scored_opts = {**opts, "missing": "drop" if missing == "error" else missing}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnscoredQueriesWarning)  # counted and reported below
-        scores = evaluate_in_process(run, qrels, measures, **scored_opts)
+    scores = _score_quietly(run, qrels, measures, scored_opts)
     if missing == "zero" and system is not None and systems is not None:
         scores = _add_absent_systems(scores, run, qrels, measures, systems, system, scored_opts)
     run_q = _as_string_ids(run.select(run_keys(query, system)).unique(), query)
@@ -195,6 +193,17 @@ def evaluate_piece(
         no_qrels=run_q.join(qrels_q, on=query, how="anti"),
         not_in_run=qrels_q.join(run_q.select(query), on=query, how="anti"),
     )
+
+
+def _score_quietly(
+    run: pl.DataFrame, qrels: pl.DataFrame, measures: Sequence[str], options: Mapping[str, Any]
+) -> pl.DataFrame:
+    """``evaluate`` with the same checks but no warning: unscored queries are counted
+    and reported once, on the driver. Lazy inputs do not warn, so no
+    ``warnings.catch_warnings`` is needed (it is not thread-safe, and pieces may run
+    in threads next to a caller's ``pytest.warns`` or its own filters)."""
+    opts = {"validate": True, **options}
+    return evaluate_in_process(run.lazy(), qrels.lazy(), measures, **opts).collect()
 
 
 def _add_absent_systems(
@@ -211,7 +220,7 @@ def _add_absent_systems(
     if absent.is_empty() or qrels.is_empty():
         return scores
     empty_run = run.clear().drop(system)
-    empty_scores = evaluate_in_process(empty_run, qrels, measures, **{**options, "system": None})
+    empty_scores = _score_quietly(empty_run, qrels, measures, {**options, "system": None})
     extra = absent.join(empty_scores, how="cross").select(
         pl.col(name).cast(dtype) for name, dtype in scores.schema.items()
     )
