@@ -21,15 +21,18 @@ the driver and scattered to the workers.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import polars as pl
 
-from polars_rankeval.evaluate import UnscoredQueriesWarning, mean_scores
 from polars_rankeval.evaluate import evaluate as evaluate_in_process
+from polars_rankeval.evaluate import (
+    mean_scores,
+    raise_absent_queries,
+    warn_unscored_queries,
+)
 from polars_rankeval.measures import Measure, parse_measures
 from polars_rankeval.ranking import run_keys
 
@@ -399,25 +402,11 @@ def _run_tasks(
 def _report(pieces: Sequence[PieceResult], options: Mapping[str, Any]) -> None:
     """Warn about unscored run queries; raise under missing='error'."""
     no_qrels = pl.concat([p.no_qrels for p in pieces])
-    if no_qrels.height:
-        query = options.get("query", "query")
-        shown = ", ".join(no_qrels[query].unique(maintain_order=True).head(5).to_list())
-        msg = (
-            f"{no_qrels.height} run queries have no qrels and were not scored "
-            f"({shown}{', ...' if no_qrels.height > 5 else ''}), as trec_eval does. "
-            f"pr.coverage(run, qrels) lists them."
-        )
-        warnings.warn(msg, UnscoredQueriesWarning, stacklevel=3)
+    query = options.get("query", "query")
+    warn_unscored_queries(no_qrels[query])
     not_in_run = pl.concat([p.not_in_run for p in pieces])
-    if options.get("missing") == "error" and not_in_run.height:
-        absent = not_in_run.sort(not_in_run.columns[0]).to_series()
-        shown = ", ".join(absent.head(10).to_list())
-        msg = (
-            f"{absent.len()} qrels queries are not in the run ({shown}"
-            f"{', ...' if absent.len() > 10 else ''}). Pass missing='drop' to leave them out "
-            f"or missing='zero' to score them as empty rankings (trec_eval -c)."
-        )
-        raise ValueError(msg)
+    if options.get("missing") == "error":
+        raise_absent_queries(not_in_run.sort(not_in_run.columns[0]).to_series())
 
 
 def _check_counts(pieces: Sequence[PieceResult], run_rows: int, qrels_rows: int) -> None:

@@ -41,19 +41,10 @@ def _aggregate(
     )
 
 
-def _require_all_queries(run: FrameT, qrels: FrameT, query: str) -> None:
-    """missing='error': every qrels query must be in the run."""
-    run_q = run.lazy().select(pl.col(query).cast(pl.String)).unique()
-    absent = (
-        qrels.lazy()
-        .select(pl.col(query).cast(pl.String))
-        .unique()
-        .join(run_q, on=query, how="anti")
-        .sort(query)
-        .collect()[query]
-    )
+def raise_absent_queries(absent: pl.Series) -> None:
+    """missing='error': raise naming the qrels queries absent from the run (if any)."""
     if absent.len():
-        shown = ", ".join(absent.head(10).to_list())
+        shown = ", ".join(str(q) for q in absent.head(10).to_list())
         msg = (
             f"{absent.len()} qrels queries are not in the run ({shown}"
             f"{', ...' if absent.len() > 10 else ''}). Pass missing='drop' to leave them out "
@@ -62,16 +53,33 @@ def _require_all_queries(run: FrameT, qrels: FrameT, query: str) -> None:
         raise ValueError(msg)
 
 
-def _warn_unscored(agg: pl.DataFrame, keys: list[str]) -> None:
-    no_qrels = agg.filter(~pl.col(_HAS_QRELS))
-    if no_qrels.height:
-        shown = ", ".join(str(q) for q in no_qrels[keys[-1]].head(5).to_list())
+def warn_unscored_queries(no_qrels: pl.Series) -> None:
+    """Warn naming the run queries (one entry per ranking) that have no qrels, if any."""
+    if no_qrels.len():
+        shown = ", ".join(str(q) for q in no_qrels.unique(maintain_order=True).head(5).to_list())
         msg = (
-            f"{no_qrels.height} run queries have no qrels and were not scored "
-            f"({shown}{', ...' if no_qrels.height > 5 else ''}), as trec_eval does. "
+            f"{no_qrels.len()} run queries have no qrels and were not scored "
+            f"({shown}{', ...' if no_qrels.len() > 5 else ''}), as trec_eval does. "
             f"pr.coverage(run, qrels) lists them."
         )
-        warnings.warn(msg, UnscoredQueriesWarning, stacklevel=3)
+        warnings.warn(msg, UnscoredQueriesWarning, stacklevel=4)
+
+
+def _require_all_queries(run: FrameT, qrels: FrameT, query: str) -> None:
+    """missing='error': every qrels query must be in the run."""
+    run_q = run.lazy().select(pl.col(query).cast(pl.String)).unique()
+    raise_absent_queries(
+        qrels.lazy()
+        .select(pl.col(query).cast(pl.String))
+        .unique()
+        .join(run_q, on=query, how="anti")
+        .sort(query)
+        .collect()[query]
+    )
+
+
+def _warn_unscored(agg: pl.DataFrame, keys: list[str]) -> None:
+    warn_unscored_queries(agg.filter(~pl.col(_HAS_QRELS))[keys[-1]])
 
 
 def evaluate(
