@@ -8,11 +8,17 @@ from collections.abc import Iterable
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing, Order
+from polars_rankeval.judged_rows import HAS_QRELS, RANKING
 from polars_rankeval.measures import Context, Measure, parse_measures
-from polars_rankeval.ranking import run_keys, validated_judged_rows
+from polars_rankeval.ranking import (
+    judged_only_table,
+    judged_rows,
+    run_keys,
+    takes_judged_only_path,
+    validate_inputs,
+)
 from polars_rankeval.validation import check_columns, check_grade_dtype
 
-_HAS_QRELS = "__has_qrels"
 _HAS_RUN = "__has_run"
 
 
@@ -25,20 +31,43 @@ def _aggregate(
 ) -> pl.LazyFrame:
     """group_by(ranking).agg(every measure), plus the flags that decide what is scored.
 
-    When every measure reads only judged rows (P, R, AP, RR, Rprec, nDCG, ...),
+    When every measure has a ``min_grade`` (P, R, AP, RR, Rprec, nDCG, ...),
     the unjudged retrieved rows are dropped first, keeping each ranking's top
     row so that the ranking still shows as retrieved: the aggregation, whose
     per-group expressions cost far more than a filter, then runs on the judged
     rows only (typically a tenth of a run). Ranks are already numbered, so the
     values are unchanged.
     """
-    if all(x.family.judged_only for x in measures):
+    if _min_grade(measures, ctx) is not None:
         judged = judged.filter(pl.col(ctx.relevance).is_not_null() | (pl.col(ctx.rank) == 1))
     return judged.group_by(keys).agg(
         *(x.expr(ctx) for x in measures),
-        pl.col(ctx.relevance).is_not_null().any().alias(_HAS_QRELS),
-        pl.col(ctx.rank).is_not_null().any().alias(_HAS_RUN),
+        pl.col(ctx.relevance).is_not_null().any().alias(HAS_QRELS),
+        _has_run(ctx),
     )
+
+
+def _aggregate_judged_only(
+    rows: pl.DataFrame,
+    rankings: pl.DataFrame,
+    measures: list[Measure],
+    keys: list[str],
+    ctx: Context,
+) -> pl.LazyFrame:
+    """The same from :func:`polars_rankeval.judged_rows.judged_only_rows`' output."""
+    per_ranking = rows.lazy().group_by(RANKING).agg(*(x.expr(ctx) for x in measures), _has_run(ctx))
+    columns = [*keys, *(str(x) for x in measures), HAS_QRELS, _HAS_RUN]
+    return per_ranking.join(rankings.lazy(), on=RANKING).select(columns)
+
+
+def _has_run(ctx: Context) -> pl.Expr:
+    return pl.col(ctx.rank).is_not_null().any().alias(_HAS_RUN)
+
+
+def _min_grade(measures: list[Measure], ctx: Context) -> int | None:
+    """The lowest grade any of the measures reads; None if one reads every row."""
+    grades = [x.min_grade(ctx) for x in measures]
+    return None if any(g is None for g in grades) else min(grades)  # type: ignore[type-var]
 
 
 def raise_absent_queries(absent: pl.Series) -> None:
@@ -79,7 +108,7 @@ def _require_all_queries(run: FrameT, qrels: FrameT, query: str) -> None:
 
 
 def _warn_unscored(agg: pl.DataFrame, keys: list[str]) -> None:
-    warn_unscored_queries(agg.filter(~pl.col(_HAS_QRELS))[keys[-1]])
+    warn_unscored_queries(agg.filter(~pl.col(HAS_QRELS))[keys[-1]])
 
 
 def evaluate(
@@ -174,33 +203,39 @@ def evaluate(
     if missing not in ("drop", "zero", "error"):
         msg = f"missing must be 'drop', 'zero' or 'error'. Got {missing!r} instead."
         raise ValueError(msg)
-    system, judged = validated_judged_rows(
-        run,
-        qrels,
-        query=query,
-        doc=doc,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        system=system,
-        order=order,
-        depth=depth,
-        missing=missing,
-        duplicates=duplicates,
-        validate=validate,
+    options = {"query": query, "doc": doc, "score": score, "relevance": relevance, "rank": rank}
+    options |= {"order": order, "depth": depth, "missing": missing, "duplicates": duplicates}
+    ctx = Context(rank=rank, relevance=relevance, rel_level=rel_level)
+    min_grade = _min_grade(parsed, ctx)
+    judged_only = takes_judged_only_path(run, min_grade, order, duplicates)
+    if validate is None:
+        validate = isinstance(run, pl.DataFrame)
+    system = validate_inputs(  # the judged-only path checks duplicate rows on its hashes
+        run, qrels, system=system, validate=validate, duplicate_rows=not judged_only, **options
     )
-    if missing == "error":  # after validation; the plan above has done no work yet
+    if missing == "error":  # after validation, before any work
         _require_all_queries(run, qrels, query)
     keys = run_keys(query, system)
-    ctx = Context(rank=rank, relevance=relevance, rel_level=rel_level)
-    agg = _aggregate(judged, parsed, keys, ctx)
+    if judged_only:
+        rows, rankings = judged_only_table(
+            run,
+            qrels,
+            min_grade=min_grade,  # type: ignore[arg-type]
+            check_duplicates=validate,
+            system=system,
+            **options,
+        )
+        agg = _aggregate_judged_only(rows, rankings, parsed, keys, ctx)
+    else:
+        judged = judged_rows(run.lazy(), qrels.lazy(), system=system, **options)
+        agg = _aggregate(judged, parsed, keys, ctx)
     if isinstance(run, pl.DataFrame):
         collected = agg.collect()
         _warn_unscored(collected, keys)
         agg = collected.lazy()
     scored = (
-        agg.filter(pl.col(_HAS_QRELS) & (pl.col(_HAS_RUN) | (missing == "zero")))
-        .drop(_HAS_QRELS, _HAS_RUN)
+        agg.filter(pl.col(HAS_QRELS) & (pl.col(_HAS_RUN) | (missing == "zero")))
+        .drop(HAS_QRELS, _HAS_RUN)
         .sort(keys)
     )
     if not per_query:

@@ -69,10 +69,11 @@ class MeasureFamily:
     params: tuple[Param, ...] = ()
     summary: str = ""
     aggregate: Literal["mean", "gmean", "sum"] = "mean"
-    judged_only: bool = False
-    """True when unjudged retrieved documents cannot change the value (only the
-    judged rows' ranks and grades, and |R|, matter): ``evaluate`` then drops the
-    unjudged rows before aggregating, which is much cheaper."""
+    min_grade: Callable[[Measure, Context], int] | None = None
+    """The lowest grade whose rows can change the value, or None when the
+    measure reads every row. Unjudged rows and rows of lower grades are
+    invisible to such a measure (only |R| and the ranks and grades of the rows
+    it reads matter), so ``evaluate`` may leave them out before aggregating."""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -107,6 +108,10 @@ class Measure:
     def rel_level(self, ctx: Context) -> int:
         """The relevance threshold: the measure's ``rel`` parameter, else the context's."""
         return self.get("rel", ctx.rel_level)
+
+    def min_grade(self, ctx: Context) -> int | None:
+        """The lowest grade whose rows the measure reads (None: it reads every row)."""
+        return None if self.family.min_grade is None else self.family.min_grade(self, ctx)
 
     def expr(self, ctx: Context | None = None) -> pl.Expr:
         """The aggregation expression, aliased to the canonical name."""
@@ -222,6 +227,16 @@ def _gains(measure: Measure) -> dict[int, float] | None:
     return dict(gains) if gains else None
 
 
+def _reads_relevant(measure: Measure, ctx: Context) -> int:
+    """min_grade of a measure that reads only relevant rows: its relevance level."""
+    return measure.rel_level(ctx)
+
+
+def _reads_positive_gains(measure: Measure) -> int:
+    """min_grade of nDCG: grades below 1 have gain 0 unless ``gains`` gives grade 0 one."""
+    return 0 if (_gains(measure) or {}).get(0, 0.0) != 0 else 1
+
+
 def _family(
     name: str,
     build: Callable[[Measure, Context], pl.Expr],
@@ -244,7 +259,7 @@ _family(
     REL,
     summary="relevant documents, retrieved or not",
     aggregate="sum",
-    judged_only=True,
+    min_grade=_reads_relevant,
 )
 _family(
     "NumRelRet",
@@ -253,7 +268,7 @@ _family(
     REL,
     summary="relevant documents retrieved",
     aggregate="sum",
-    judged_only=True,
+    min_grade=_reads_relevant,
 )
 _family(
     "AP",
@@ -262,7 +277,7 @@ _family(
     REL,
     NORM,
     summary="average precision (at k: |R| stays the denominator unless norm=min)",
-    judged_only=True,
+    min_grade=_reads_relevant,
 )
 _family(
     "GMAP",
@@ -271,7 +286,7 @@ _family(
     REL,
     summary="AP per query, geometric mean over queries (floor 1e-5)",
     aggregate="gmean",
-    judged_only=True,
+    min_grade=_reads_relevant,
 )
 _family(
     "Rprec",
@@ -284,7 +299,7 @@ _family(
     REL,
     Param("mult", float),
     summary="R-precision: precision at rank |R| (mult: at rank mult*|R|, Rprec_mult)",
-    judged_only=True,
+    min_grade=_reads_relevant,
 )
 _family(
     "Bpref",
@@ -307,7 +322,7 @@ _family(
     "optional",
     REL,
     summary="reciprocal rank of the first relevant document",
-    judged_only=True,
+    min_grade=_reads_relevant,
 )
 _family(
     "IPrec",
@@ -335,7 +350,7 @@ _family(
     "required",
     REL,
     summary="precision at k",
-    judged_only=True,
+    min_grade=_reads_relevant,
 )
 _family(
     "R",
@@ -344,7 +359,7 @@ _family(
     REL,
     NORM,
     summary="recall at k (norm=min: divided by min(k, |R|))",
-    judged_only=True,
+    min_grade=_reads_relevant,
 )
 _family(
     "infAP",
@@ -399,7 +414,7 @@ _family(
     GAINS,
     Param("gain", str, "linear", ("linear", "exp")),
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
-    judged_only=True,
+    min_grade=lambda x, c: _reads_positive_gains(x),
 )
 _family(
     "nDCGRel",
@@ -429,7 +444,7 @@ _family(
     "optional",
     REL,
     summary="1 if a relevant document is in the top k",
-    judged_only=True,
+    min_grade=_reads_relevant,
 )
 _family(
     "SetP", lambda x, c: m.set_precision(**_with_n_rel(x, c)), "none", REL, summary="set precision"

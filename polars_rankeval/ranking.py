@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing, Order
+from polars_rankeval.judged_rows import MAX_ROWS, judged_only_rows
 from polars_rankeval.validation import prepare_inputs
 
 
@@ -366,11 +367,79 @@ def validated_judged_rows(
     ``options`` are the column names and ``order``, ``depth``, ``missing``,
     ``duplicates`` of :func:`judged_rows`.
     """
-    check = {k: options[k] for k in ("query", "doc", "score", "relevance", "rank", "order")}
-    system = prepare_inputs(
-        run, qrels, system=system, duplicates=options["duplicates"], validate=validate, **check
-    )
+    system = validate_inputs(run, qrels, system=system, validate=validate, **options)
     return system, judged_rows(run.lazy(), qrels.lazy(), system=system, **options)
+
+
+def validate_inputs(
+    run: FrameT,
+    qrels: FrameT,
+    *,
+    system: str | None,
+    validate: bool | None,
+    duplicate_rows: bool = True,
+    **options: Any,
+) -> str | None:
+    """:func:`polars_rankeval.validation.prepare_inputs` with :func:`judged_rows`' options."""
+    check = {k: options[k] for k in ("query", "doc", "score", "relevance", "rank", "order")}
+    return prepare_inputs(
+        run,
+        qrels,
+        system=system,
+        duplicates=options["duplicates"],
+        validate=validate,
+        duplicate_rows=duplicate_rows,
+        **check,
+    )
+
+
+def takes_judged_only_path(
+    run: FrameT, min_grade: int | None, order: Order, duplicates: str
+) -> bool:
+    """Whether evaluate scores through :func:`judged_only_table`.
+
+    It does for a DataFrame run (of at most :data:`MAX_ROWS` rows, not
+    presorted, duplicates refused) when every measure has a ``min_grade``.
+    """
+    return (
+        min_grade is not None
+        and isinstance(run, pl.DataFrame)
+        and 0 < run.height <= MAX_ROWS
+        and order != "presorted"
+        and duplicates == "error"
+    )
+
+
+def judged_only_table(
+    run: pl.DataFrame,
+    qrels: FrameT,
+    *,
+    min_grade: int,
+    check_duplicates: bool,
+    system: str | None,
+    **options: Any,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`polars_rankeval.judged_rows.judged_only_rows` on validated inputs.
+
+    Takes the columns it needs and aligns the id dtypes of run and qrels first;
+    ``options`` are those of :func:`judged_rows`.
+    """
+    query, doc, score, rank = (options[k] for k in ("query", "doc", "score", "rank"))
+    value = score if options["order"] == "score" else rank
+    run_lf, qrels_lf = _align_ids(
+        run.lazy().select(*run_keys(query, system), doc, value),
+        qrels.lazy().select(query, doc, options["relevance"]),
+        [query, doc],
+    )
+    names = ("query", "doc", "score", "relevance", "rank", "order", "depth", "missing")
+    return judged_only_rows(
+        run_lf.collect(),
+        qrels_lf.collect(),
+        system=system,
+        min_grade=min_grade,
+        check_duplicates=check_duplicates,
+        **{k: options[k] for k in names},
+    )
 
 
 def judged_rows(

@@ -78,6 +78,14 @@ def check_grade_dtype(schema: pl.Schema, relevance: str) -> None:
         raise TypeError(msg)
 
 
+def key_hash(keys: Sequence[str]) -> pl.Expr:
+    """A 64-bit hash of the row's ``keys``: equal keys, equal hashes."""
+    hashed = pl.col(keys[0]).hash(seed=0)
+    for i, key in enumerate(keys[1:], start=1):
+        hashed = hashed ^ pl.col(key).hash(seed=i)
+    return hashed
+
+
 def _all_distinct_by_hash(frame: pl.LazyFrame, keys: Sequence[str]) -> bool:
     """True when the rows' key hashes are all distinct, so the keys are too.
 
@@ -85,10 +93,7 @@ def _all_distinct_by_hash(frame: pl.LazyFrame, keys: Sequence[str]) -> bool:
     collision proves nothing and the caller falls back to the exact check. One
     hash and one n_unique of a u64 column cost a fraction of a group_by on strings.
     """
-    hashed = pl.col(keys[0]).hash(seed=0)
-    for i, key in enumerate(keys[1:], start=1):
-        hashed = hashed ^ pl.col(key).hash(seed=i)
-    return bool(frame.select(hashed.n_unique() == pl.len()).collect().item())
+    return bool(frame.select(key_hash(keys).n_unique() == pl.len()).collect().item())
 
 
 def check_duplicates(
@@ -97,9 +102,12 @@ def check_duplicates(
     table: str,
     *,
     keep_best: str = "error",
-    score: str | None = None,
+    hashes: pl.Series | None = None,
 ) -> None:
     """Raise if ``keys`` are not unique in ``frame`` (unless ``keep_best``).
+
+    ``hashes``, the rows' :func:`key_hash` of ``keys`` in any key order, saves
+    hashing again when the caller has them.
 
     Examples
     --------
@@ -109,7 +117,11 @@ def check_duplicates(
     ...
     ValueError: run has duplicate rows for (query='q', doc='a') (2 rows). trec_eval ...
     """
-    if keep_best == "keep_best" or _all_distinct_by_hash(frame, keys):
+    if keep_best == "keep_best":
+        return
+    if hashes is not None and hashes.n_unique() == hashes.len():
+        return
+    if hashes is None and _all_distinct_by_hash(frame, keys):
         return
     dup = frame.group_by(keys).agg(pl.len().alias("_n")).filter(pl.col("_n") > 1).head(3).collect()
     if dup.height:
@@ -189,6 +201,7 @@ def prepare_inputs(
     order: Order,
     duplicates: str,
     validate: bool | None = None,
+    duplicate_rows: bool = True,
 ) -> str | None:
     """Validate run and qrels before any work; return the system column in use (or None).
 
@@ -198,6 +211,8 @@ def prepare_inputs(
     data: they run when ``validate`` is True, which is the default for a
     DataFrame run; for a LazyFrame they run only when asked (``validate=True``),
     so a lazy plan over a large Parquet dataset is not scanned twice.
+    ``duplicate_rows=False`` leaves the duplicate check to a caller that
+    hashes the ids anyway (:mod:`polars_rankeval.judged_rows`).
     """
     if order not in ("score", "rank", "presorted"):
         msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
@@ -231,6 +246,7 @@ def prepare_inputs(
             rank=rank if order == "rank" else None,
         )
         check_qrels_values(qrels.lazy(), ids=[query, doc], relevance=relevance)
-        check_duplicates(run.lazy(), ids, "run", keep_best=duplicates, score=score)
-        check_duplicates(qrels.lazy(), [query, doc], "qrels")
+        if duplicate_rows:
+            check_duplicates(run.lazy(), ids, "run", keep_best=duplicates)
+            check_duplicates(qrels.lazy(), [query, doc], "qrels")
     return system

@@ -1,0 +1,340 @@
+"""The graded rows of an in-memory run, ranked without sorting the run's rows.
+
+Most measures (AP, P@k, R@k, RR, nDCG, Rprec, ...) read only the documents of
+a ranking with a grade of at least some ``min_grade`` (the relevant ones, or
+those with a positive gain), their ranks and grades, and |R|. For those,
+:func:`polars_rankeval.evaluate` on a DataFrame builds just those rows of the
+judged table (see :mod:`polars_rankeval.ranking`) here, typically a fiftieth
+of the run:
+
+1. every run row gets one 64-bit integer, packing its ranking's id (high
+   bits), its score mapped to an order-preserving descending integer (middle
+   bits, as many as fit) and its row number (low bits);
+2. those integers are sorted, with nothing carried along: the sorted array
+   itself holds each position's row number, so a row's rank is its position
+   minus the position where its ranking starts, plus one;
+3. run and the qrels rows of grade ``min_grade`` or more are joined on a 64-bit
+   hash of (query, doc), and each match is checked on the ids themselves, so a
+   hash collision can never match two different documents (the same hashes
+   prove the (query, doc) pairs distinct, the duplicate check);
+4. a matched row whose packed score equals a neighbour's (a true tie, or two
+   scores closer than the bits kept) is ranked among the rows of its tie group
+   only, by exact score then doc id descending as strings: trec_eval's order.
+
+Rows, and the per-query sums the measures take over them, are those of
+:func:`polars_rankeval.judge` restricted to grades >= ``min_grade``; values
+equal the general path's up to the order of float summation (about 1e-17).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+import polars as pl
+
+from polars_rankeval import validation
+from polars_rankeval._typing import Missing, Order
+from polars_rankeval.validation import key_hash
+
+_ROW = "__row"
+_JUDGMENT = "__judgment"
+RANKING = "__ranking"
+HAS_QRELS = "__has_qrels"
+_NO_RANK = 0xFFFF_FFFF  # sorts after every rank; null in the output
+MAX_ROWS = 2**32 - 1  # so that row numbers and ranking ids fit in 64 bits together
+_KEY_BITS = 64
+
+
+def _ranking_ids(run: pl.DataFrame, keys: list[str]) -> np.ndarray:
+    """An id per row (uint64), equal for the rows of one ranking, distinct otherwise.
+
+    When each ranking's rows are contiguous (the usual layout; checked on the
+    first row of each stretch of equal keys only) the ids number those
+    stretches, without hashing; otherwise they combine categorical codes of
+    the key columns.
+    """
+    stretch = run.select(pl.struct(keys).rle_id()).to_series().cast(pl.UInt64).to_numpy()
+    firsts = np.ones(len(stretch), bool)
+    firsts[1:] = stretch[1:] != stretch[:-1]
+    if not run.filter(firsts).select(keys).is_duplicated().any():
+        return stretch
+    ids = np.zeros(run.height, np.uint64)
+    for k in keys:
+        code = pl.col(k).cast(pl.String).cast(pl.Categorical(pl.Categories.random()))
+        codes = run.select(code.to_physical().cast(pl.UInt64)).to_series().to_numpy()
+        ids = ids * np.uint64(int(codes.max()) + 1) + codes
+    return ids
+
+
+def _descending_bits(values: np.ndarray, bits: int) -> np.ndarray:
+    """Integers in [0, 2**bits) whose ascending order is ``values``' descending order.
+
+    A float's bits read as an unsigned integer are in float order once
+    negative floats are inverted and positive ones get the sign bit; the
+    complement of that, ``raw ^ 0x7FF...F`` for a positive float and ``raw``
+    for a negative one, is in descending order. It is shifted to start at 0
+    and its low bits dropped until the range fits. The map is monotone:
+    distinct values may share an integer (a tie, broken exactly later), never
+    swap. -0.0 is taken as 0.0.
+    """
+    raw = (values + 0.0).view(np.uint64)
+    flip = raw.view(np.int64) >> 63  # -1 for a negative float, 0 otherwise
+    np.invert(flip, out=flip)
+    descending = flip.view(np.uint64)
+    descending >>= np.uint64(1)
+    descending ^= raw
+    descending -= descending.min()
+    descending >>= np.uint64(max(0, int(descending.max()).bit_length() - bits))
+    return descending
+
+
+def _order_values(run: pl.DataFrame, order: Order, score: str, rank: str) -> pl.Series:
+    """The value that orders a ranking, higher first (a null comes last)."""
+    value = pl.col(score) if order == "score" else -pl.col(rank)
+    return run.select(value.cast(pl.Float64).fill_null(float("-inf"))).to_series()
+
+
+def _matches(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    run_hash: pl.Series,
+    qrels_hash: pl.Series,
+    ids: list[str],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(run row, qrels row) of every retrieved document that has a qrels row.
+
+    A join on the hashes of the ``ids`` (query, doc); each pair is then
+    checked on the ids themselves, so a hash collision cannot match two
+    different documents.
+    """
+    left = run_hash.alias("h").to_frame().with_row_index(_ROW)
+    right = qrels_hash.alias("h").to_frame().with_row_index(_JUDGMENT)
+    pairs = left.join(right, on="h")
+    rows, judgments = pairs[_ROW], pairs[_JUDGMENT]
+    same = pl.Series(np.ones(len(rows), bool))
+    for name in ids:
+        same &= run[name].gather(rows) == qrels[name].gather(judgments)
+    return rows.filter(same).to_numpy().astype(np.int64), judgments.filter(same).to_numpy()
+
+
+def _places_in_ties(
+    run: pl.DataFrame,
+    values: pl.Series,
+    doc: str,
+    sorted_rows: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    rows: np.ndarray,
+) -> np.ndarray:
+    """Place (0 = first) of each of ``rows`` within its tie group, in trec_eval order.
+
+    A row's group spans ``lo:hi`` of the sorted rows; the members of every
+    such group are sorted by exact value, then doc id as a string, both
+    descending.
+    """
+    starts, first = np.unique(lo, return_index=True)
+    sizes = hi[first] - starts
+    offsets = np.cumsum(sizes) - sizes
+    members = sorted_rows[np.repeat(starts - offsets, sizes) + np.arange(sizes.sum())]
+    ordered = (
+        pl.DataFrame({"group": np.repeat(np.arange(len(starts)), sizes), _ROW: members})
+        .with_columns(value=values.gather(members), doc=run[doc].cast(pl.String).gather(members))
+        .sort(["group", "value", "doc"], descending=[False, True, True])[_ROW]
+        .to_numpy()
+    )
+    place = np.arange(len(ordered)) - np.repeat(offsets, sizes)
+    by_row = np.argsort(ordered)
+    return place[by_row][np.searchsorted(ordered[by_row], rows)]
+
+
+def _packed_order(ranking: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """Sorted (ranking id | descending score | row number) integers, row bits, ranking shift.
+
+    The score gets the bits the other two leave (``n`` rows and ``n`` ranking
+    ids at most: 64 - 2 * 32 >= 0 for up to :data:`MAX_ROWS` rows); the fewer
+    they are, the more rows tie and are ordered exactly by the tie stage.
+    """
+    n = len(values)
+    row_bits = max(1, (n - 1).bit_length())
+    ranking_shift = _KEY_BITS - max(1, int(ranking.max()).bit_length())
+    packed = _descending_bits(values, ranking_shift - row_bits)
+    packed <<= np.uint64(row_bits)
+    packed |= ranking << np.uint64(ranking_shift)
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    return packed, row_bits, ranking_shift
+
+
+def _ranks(
+    packed: np.ndarray,
+    row_bits: int,
+    ranking_shift: int,
+    rows: np.ndarray,
+    tie_places: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ranking number and trec_eval rank of each of ``rows``; where each ranking starts.
+
+    A row's rank is its sorted position minus its ranking's first position,
+    plus one, unless its packed key ties with a neighbour's: then it is the
+    tie group's first rank plus the row's place in the group (``tie_places``).
+    """
+    n = len(packed)
+    sorted_rows = (packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)
+    tie_key = packed >> np.uint64(row_bits)
+    sorted_ranking = packed >> np.uint64(ranking_shift)
+    boundary = np.ones(n, bool)
+    boundary[1:] = sorted_ranking[1:] != sorted_ranking[:-1]
+    starts = np.flatnonzero(boundary)
+    position = np.empty(n, np.int64)
+    position[sorted_rows] = np.arange(n)
+    pos = position[rows]
+    of = (np.cumsum(boundary) - 1)[pos]
+    ranks = pos - starts[of] + 1
+    key = tie_key[pos]
+    tied = np.zeros(len(pos), bool)
+    tied[pos > 0] = tie_key[pos[pos > 0] - 1] == key[pos > 0]
+    tied[pos < n - 1] |= tie_key[pos[pos < n - 1] + 1] == key[pos < n - 1]
+    if tied.any():
+        lo = np.searchsorted(tie_key, key[tied], "left")
+        hi = np.searchsorted(tie_key, key[tied], "right")
+        places = tie_places(sorted_rows, lo, hi, rows[tied])
+        ranks[tied] = lo - starts[of[tied]] + 1 + places
+    return of, ranks, starts
+
+
+def judged_only_rows(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    *,
+    query: str,
+    doc: str,
+    score: str,
+    relevance: str,
+    rank: str,
+    system: str | None,
+    order: Order,
+    depth: int | None,
+    missing: Missing,
+    min_grade: int,
+    check_duplicates: bool,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows of grade ``min_grade`` or more of every ranking (see the module docstring).
+
+    ``run`` (1 to :data:`MAX_ROWS` rows) and ``qrels`` are validated but for
+    duplicate rows, with id dtypes aligned. ``check_duplicates`` checks those
+    on the (query, doc) hashes the join needs anyway.
+
+    Returns
+    -------
+    rows : pl.DataFrame
+        ``__ranking, rank, relevance``: the retrieved rows of grade
+        ``min_grade`` or more with their rank, then those not retrieved (null
+        rank), sorted by ranking then rank. A ranking of the run that
+        retrieved no such row gets a row with rank 1 and no grade, and a
+        ranking the run lacks (a qrels query under ``missing="zero"``) with no
+        such row gets one with neither: every ranking shows, as retrieved or
+        not.
+    rankings : pl.DataFrame
+        ``__ranking, [system], query, __has_qrels``: one row per ranking;
+        ``__has_qrels`` tells whether the query has any qrels row.
+    """
+    keys = [query] if system is None else [system, query]
+    run_hash = run.select(key_hash([query, doc])).to_series()
+    qrels_hash = qrels.select(key_hash([query, doc])).to_series()
+    if check_duplicates:
+        ids = [query, doc, *([system] if system else [])]
+        by_ranking = run_hash if system is None else run.select(key_hash(ids)).to_series()
+        validation.check_duplicates(run.lazy(), [*keys, doc], "run", hashes=by_ranking)
+        validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=qrels_hash)
+    read = qrels[relevance] >= min_grade
+    graded, graded_hash = qrels.filter(read), qrels_hash.filter(read)
+    values = _order_values(run, order, score, rank)
+    packing = _packed_order(_ranking_ids(run, keys), values.to_numpy())
+    run_rows, judgments = _matches(run, graded, run_hash, graded_hash, [query, doc])
+
+    tie_places = partial(_places_in_ties, run, values, doc)
+    of, ranks, starts = _ranks(*packing, run_rows, tie_places)
+    if depth is not None:
+        kept = ranks <= depth
+        of, ranks, judgments = of[kept], ranks[kept], judgments[kept]
+    first_rows = (packing[0][starts] & np.uint64((1 << packing[1]) - 1)).astype(np.int64)
+    rankings = _rankings(run.select(keys)[first_rows], qrels, query, system, missing)
+    unretrieved = _unretrieved(rankings, graded, query, of, judgments, single=system is None)
+    has_row = np.zeros(rankings.height, bool)  # retrieved, for the run's rankings
+    has_row[of] = True
+    has_row[unretrieved[0][unretrieved[0] >= len(starts)]] = True
+    markers = np.flatnonzero(~has_row)
+    marker_ranks = np.where(markers < len(starts), 1, _NO_RANK)
+    ranking_of = np.concatenate([of, unretrieved[0], markers])
+    rank_of = np.concatenate([ranks, np.full(len(unretrieved[0]), _NO_RANK), marker_ranks])
+    judgment_of = np.concatenate([judgments, unretrieved[1], np.full(len(markers), graded.height)])
+    order_key = (ranking_of.astype(np.uint64) << np.uint64(32)) | rank_of.astype(np.uint64)
+    in_order = pl.Series(order_key).arg_sort().to_numpy()
+    grades = graded.select(pl.col(relevance).cast(pl.Int64))
+    grades = pl.concat([grades, grades.clear(1)])  # the last row: no grade
+    rows = pl.DataFrame(
+        {RANKING: ranking_of[in_order], rank: rank_of[in_order]},
+        schema={RANKING: pl.UInt32, rank: pl.UInt32},
+    ).with_columns(
+        pl.when(pl.col(rank) != _NO_RANK).then(rank).alias(rank),
+        grades[judgment_of[in_order]].to_series(),
+    )
+    return rows, rankings
+
+
+def _unretrieved(
+    rankings: pl.DataFrame,
+    graded: pl.DataFrame,
+    query: str,
+    of: np.ndarray,
+    judgments: np.ndarray,
+    *,
+    single: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ranking number, ``graded`` row) of each graded document a ranking did not retrieve.
+
+    With one system a qrels row belongs to one ranking at most, so a mask
+    over qrels rows tells the retrieved ones; with several, (ranking, qrels
+    row) pairs are looked up.
+    """
+    scope = rankings.select(RANKING, query).join(
+        graded.select(query).with_row_index(_JUDGMENT), on=query
+    )
+    pair_ranking = scope[RANKING].to_numpy().astype(np.int64)
+    pair_judgment = scope[_JUDGMENT].to_numpy().astype(np.int64)
+    if single:
+        retrieved = np.zeros(graded.height, bool)
+        retrieved[judgments] = True
+        missed = ~retrieved[pair_judgment]
+    else:
+        width = graded.height
+        found = pl.Series(of * width + judgments).implode()
+        missed = ~pl.Series(pair_ranking * width + pair_judgment).is_in(found).to_numpy()
+    return pair_ranking[missed], pair_judgment[missed]
+
+
+def _rankings(
+    retrieved: pl.DataFrame, qrels: pl.DataFrame, query: str, system: str | None, missing: Missing
+) -> pl.DataFrame:
+    """The rankings to score, numbered in ``__ranking``, with ``__has_qrels``.
+
+    The run's rankings, in order; with ``missing="zero"`` the rankings of
+    qrels queries a system did not retrieve for follow (scored as empty
+    rankings, trec_eval ``-c``).
+    """
+    queries = qrels.select(query).unique(maintain_order=True)
+    rankings = retrieved.with_row_index(RANKING).with_columns(
+        pl.col(query).is_in(queries[query].implode()).alias(HAS_QRELS)
+    )
+    if missing != "zero":
+        return rankings
+    wanted = (
+        queries if system is None else retrieved.select(system).unique().join(queries, how="cross")
+    )
+    absent = wanted.join(retrieved, on=wanted.columns, how="anti")
+    absent = absent.with_row_index(RANKING, offset=rankings.height).with_columns(
+        pl.lit(True).alias(HAS_QRELS)
+    )
+    return pl.concat([rankings, absent])
