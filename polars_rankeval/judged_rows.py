@@ -29,6 +29,7 @@ equal the general path's up to the order of float summation (about 1e-17).
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import numpy as np
@@ -45,39 +46,96 @@ HAS_QRELS = "__has_qrels"
 _NO_RANK = 0xFFFF_FFFF  # sorts after every rank; null in the output
 MAX_ROWS = 2**32 - 1  # so that row numbers and ranking ids fit in 64 bits together
 _KEY_BITS = 64
+_MIX = np.uint64(0x9E37_79B9_7F4A_7C15)  # odd: ranking ids spread over the hash space
+_SLICE_ROWS = 1 << 18  # a slice's keys stay in cache while they are sorted
 
 
-def _ranking_ids(run: pl.DataFrame, keys: list[str]) -> np.ndarray:
-    """An id per row (uint64), equal for the rows of one ranking, distinct otherwise.
+def _ranking_ids(run: pl.DataFrame, keys: list[str]) -> tuple[np.ndarray, bool]:
+    """A dense ranking id per row (0, 1, ...), and whether each ranking's rows are contiguous.
 
-    When each ranking's rows are contiguous (the usual layout; checked on the
-    first row of each stretch of equal keys only) the ids number those
-    stretches, without hashing; otherwise they combine categorical codes of
-    the key columns.
+    When they are (the usual layout; checked on the first row of each stretch
+    of equal keys only) the ids number those stretches in order, without
+    hashing; otherwise they come from categorical codes of the key columns.
     """
-    stretch = run.select(pl.struct(keys).rle_id()).to_series().cast(pl.UInt64).to_numpy()
+    stretch = run.select(pl.struct(keys).rle_id()).to_series().to_numpy()
     firsts = np.ones(len(stretch), bool)
     firsts[1:] = stretch[1:] != stretch[:-1]
     if not run.filter(firsts).select(keys).is_duplicated().any():
-        return stretch
+        return stretch, True
     ids = np.zeros(run.height, np.uint64)
     for k in keys:
         code = pl.col(k).cast(pl.String).cast(pl.Categorical(pl.Categories.random()))
         codes = run.select(code.to_physical().cast(pl.UInt64)).to_series().to_numpy()
         ids = ids * np.uint64(int(codes.max()) + 1) + codes
-    return ids
+    return np.unique(ids, return_inverse=True)[1].astype(np.uint32), False
 
 
-def _descending_bits(values: np.ndarray, bits: int) -> np.ndarray:
-    """Integers in [0, 2**bits) whose ascending order is ``values``' descending order.
+def _slices(ids: np.ndarray, contiguous: bool) -> list[tuple[int, int]]:
+    """Row ranges of about :data:`_SLICE_ROWS` rows to work on in parallel.
+
+    With contiguous rankings a range holds whole rankings (it is cut at a
+    ranking's first row), so sorting each range sorts the whole array.
+    """
+    n = len(ids)
+    targets = np.arange(_SLICE_ROWS, n, _SLICE_ROWS)
+    if contiguous:
+        counts = np.bincount(ids)
+        starts = np.cumsum(counts) - counts
+        targets = starts[np.minimum(np.searchsorted(starts, targets), len(starts) - 1)]
+    cuts = np.unique(np.concatenate([[0], targets, [n]]))
+    return list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
+
+
+def _check_duplicates(
+    run: pl.DataFrame,
+    keys: list[str],
+    doc: str,
+    pair_hash: pl.Series,
+    ids: np.ndarray,
+    contiguous: bool,
+    slices: list[tuple[int, int]],
+) -> None:
+    """Raise naming a duplicate (ranking, doc) of the run, if any.
+
+    With contiguous rankings each slice's (ranking, query, doc) hashes are
+    sorted and compared with their neighbours, in parallel; otherwise they are
+    counted. Distinct hashes prove distinct rows; equal ones (a duplicate, or
+    a collision) go to the exact check, which names the rows.
+    """
+    hashes = pair_hash.to_numpy() if contiguous else None
+
+    def distinct(start: int, stop: int) -> bool:
+        mixed = hashes[start:stop] + ids[start:stop].astype(np.uint64) * _MIX  # type: ignore[index]
+        mixed.sort()
+        return not (mixed[1:] == mixed[:-1]).any()
+
+    if contiguous and all(_in_parallel(distinct, slices)):
+        return
+    with_keys = [*keys, doc]
+    by_ranking = pair_hash if len(keys) == 1 else run.select(key_hash(with_keys)).to_series()
+    validation.check_duplicates(
+        run.lazy(), with_keys, "run", hashes=None if contiguous else by_ranking
+    )
+
+
+def _in_parallel(work: Callable[[int, int], object], slices: list[tuple[int, int]]) -> list:
+    """``work(start, stop)`` for every slice, on Polars' number of threads.
+
+    The work is numpy, which releases the GIL: slices run truly in parallel.
+    """
+    if len(slices) == 1:
+        return [work(*slices[0])]
+    with ThreadPoolExecutor(pl.thread_pool_size()) as pool:
+        return list(pool.map(lambda bounds: work(*bounds), slices))
+
+
+def _descending(values: np.ndarray) -> np.ndarray:
+    """uint64 integers whose ascending order is ``values``' descending order.
 
     A float's bits read as an unsigned integer are in float order once
     negative floats are inverted and positive ones get the sign bit; the
     complement of that, ``raw ^ 0x7FF...F`` for a positive float and ``raw``
-    for a negative one, is in descending order. It is shifted to start at 0
-    and its low bits dropped until the range fits. The map is monotone:
-    distinct values may share an integer (a tie, broken exactly later), never
-    swap. -0.0 is taken as 0.0.
+    for a negative one, is in descending order. -0.0 is taken as 0.0.
     """
     raw = (values + 0.0).view(np.uint64)
     flip = raw.view(np.int64) >> 63  # -1 for a negative float, 0 otherwise
@@ -85,8 +143,25 @@ def _descending_bits(values: np.ndarray, bits: int) -> np.ndarray:
     descending = flip.view(np.uint64)
     descending >>= np.uint64(1)
     descending ^= raw
-    descending -= descending.min()
-    descending >>= np.uint64(max(0, int(descending.max()).bit_length() - bits))
+    return descending
+
+
+def _fit(low: int, high: int, bits: int) -> int:
+    """Right shift that brings integers in [low, high] minus low below 2**bits."""
+    return max(0, (high - low).bit_length() - bits)
+
+
+def _descending_bits(values: np.ndarray, bits: int) -> np.ndarray:
+    """Integers in [0, 2**bits) whose ascending order is ``values``' descending order.
+
+    :func:`_descending`, shifted to start at 0, with its low bits dropped until
+    the range fits. The map is monotone: distinct values may share an integer
+    (a tie, broken exactly later), never swap.
+    """
+    descending = _descending(values)
+    low = int(descending.min())
+    descending -= np.uint64(low)
+    descending >>= np.uint64(_fit(low, low + int(descending.max()), bits))
     return descending
 
 
@@ -123,24 +198,26 @@ def _places_in_ties(
     run: pl.DataFrame,
     values: pl.Series,
     doc: str,
-    sorted_rows: np.ndarray,
+    packed: np.ndarray,
+    mask: np.uint64,
     lo: np.ndarray,
     hi: np.ndarray,
     rows: np.ndarray,
 ) -> np.ndarray:
     """Place (0 = first) of each of ``rows`` within its tie group, in trec_eval order.
 
-    A row's group spans ``lo:hi`` of the sorted rows; the members of every
-    such group are sorted by exact value, then doc id as a string, both
-    descending.
+    A row's group spans ``lo:hi`` of the sorted ``packed`` keys (whose low
+    bits, ``mask``, are row numbers); the members of every such group are
+    sorted by exact value, then doc id as a string, both descending.
     """
     starts, first = np.unique(lo, return_index=True)
     sizes = hi[first] - starts
     offsets = np.cumsum(sizes) - sizes
-    members = sorted_rows[np.repeat(starts - offsets, sizes) + np.arange(sizes.sum())]
+    positions = np.repeat(starts - offsets, sizes) + np.arange(sizes.sum())
+    members = (packed[positions] & mask).astype(np.int64)
     ordered = (
         pl.DataFrame({"group": np.repeat(np.arange(len(starts)), sizes), _ROW: members})
-        .with_columns(value=values.gather(members), doc=run[doc].cast(pl.String).gather(members))
+        .with_columns(value=values.gather(members), doc=run[doc].gather(members).cast(pl.String))
         .sort(["group", "value", "doc"], descending=[False, True, True])[_ROW]
         .to_numpy()
     )
@@ -149,59 +226,84 @@ def _places_in_ties(
     return place[by_row][np.searchsorted(ordered[by_row], rows)]
 
 
-def _packed_order(ranking: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, int, int]:
-    """Sorted (ranking id | descending score | row number) integers, row bits, ranking shift.
+def _packed_order(
+    ids: np.ndarray, contiguous: bool, values: np.ndarray, slices: list[tuple[int, int]]
+) -> tuple[np.ndarray, int]:
+    """Sorted (ranking id | descending score | row number) integers, and the row bits.
 
     The score gets the bits the other two leave (``n`` rows and ``n`` ranking
     ids at most: 64 - 2 * 32 >= 0 for up to :data:`MAX_ROWS` rows); the fewer
     they are, the more rows tie and are ordered exactly by the tie stage.
+    Each slice is filled, and with contiguous rankings sorted, in parallel.
     """
     n = len(values)
     row_bits = max(1, (n - 1).bit_length())
-    ranking_shift = _KEY_BITS - max(1, int(ranking.max()).bit_length())
-    packed = _descending_bits(values, ranking_shift - row_bits)
-    packed <<= np.uint64(row_bits)
-    packed |= ranking << np.uint64(ranking_shift)
-    packed |= np.arange(n, dtype=np.uint64)
-    packed.sort()
-    return packed, row_bits, ranking_shift
+    ranking_shift = np.uint64(_KEY_BITS - max(1, int(ids.max()).bit_length()))
+    packed = np.empty(n, np.uint64)
+
+    def descend(start: int, stop: int) -> tuple[int, int]:
+        part = packed[start:stop]
+        part[:] = _descending(values[start:stop])
+        return int(part.min()), int(part.max())
+
+    bounds = _in_parallel(descend, slices)
+    low = min(b[0] for b in bounds)
+    shift = np.uint64(_fit(low, max(b[1] for b in bounds), int(ranking_shift) - row_bits))
+
+    def pack(start: int, stop: int) -> None:
+        part = packed[start:stop]
+        part -= np.uint64(low)
+        part >>= shift
+        part <<= np.uint64(row_bits)
+        part |= ids[start:stop].astype(np.uint64) << ranking_shift
+        part |= np.arange(start, stop, dtype=np.uint64)
+        if contiguous:
+            part.sort()
+
+    _in_parallel(pack, slices)
+    if not contiguous:
+        packed.sort()
+    return packed, row_bits
 
 
 def _ranks(
     packed: np.ndarray,
     row_bits: int,
-    ranking_shift: int,
+    ids: np.ndarray,
+    slices: list[tuple[int, int]],
     rows: np.ndarray,
     tie_places: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ranking number and trec_eval rank of each of ``rows``; where each ranking starts.
+) -> tuple[np.ndarray, np.ndarray]:
+    """trec_eval rank of each of ``rows``, and where each ranking starts in ``packed``.
 
     A row's rank is its sorted position minus its ranking's first position,
     plus one, unless its packed key ties with a neighbour's: then it is the
     tie group's first rank plus the row's place in the group (``tie_places``).
     """
     n = len(packed)
-    sorted_rows = (packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)
-    tie_key = packed >> np.uint64(row_bits)
-    sorted_ranking = packed >> np.uint64(ranking_shift)
-    boundary = np.ones(n, bool)
-    boundary[1:] = sorted_ranking[1:] != sorted_ranking[:-1]
-    starts = np.flatnonzero(boundary)
+    mask = np.uint64((1 << row_bits) - 1)
+    counts = np.bincount(ids)
+    starts = np.cumsum(counts) - counts
     position = np.empty(n, np.int64)
-    position[sorted_rows] = np.arange(n)
+
+    def place(start: int, stop: int) -> None:
+        position[(packed[start:stop] & mask).astype(np.int64)] = np.arange(start, stop)
+
+    _in_parallel(place, slices)  # a permutation: the slices write disjoint entries
     pos = position[rows]
-    of = (np.cumsum(boundary) - 1)[pos]
-    ranks = pos - starts[of] + 1
-    key = tie_key[pos]
+    ranks = pos - starts[ids[rows]] + 1
+    key = packed[pos] >> np.uint64(row_bits)
     tied = np.zeros(len(pos), bool)
-    tied[pos > 0] = tie_key[pos[pos > 0] - 1] == key[pos > 0]
-    tied[pos < n - 1] |= tie_key[pos[pos < n - 1] + 1] == key[pos < n - 1]
+    before, after = pos > 0, pos < n - 1
+    tied[before] = (packed[pos[before] - 1] >> np.uint64(row_bits)) == key[before]
+    tied[after] |= (packed[pos[after] + 1] >> np.uint64(row_bits)) == key[after]
     if tied.any():
-        lo = np.searchsorted(tie_key, key[tied], "left")
-        hi = np.searchsorted(tie_key, key[tied], "right")
-        places = tie_places(sorted_rows, lo, hi, rows[tied])
-        ranks[tied] = lo - starts[of[tied]] + 1 + places
-    return of, ranks, starts
+        group = key[tied] << np.uint64(row_bits)
+        lo = np.searchsorted(packed, group, "left")
+        hi = np.searchsorted(packed, group | mask, "right")
+        places = tie_places(packed, mask, lo, hi, rows[tied])
+        ranks[tied] = lo - starts[ids[rows[tied]]] + 1 + places
+    return ranks, starts
 
 
 def judged_only_rows(
@@ -243,23 +345,24 @@ def judged_only_rows(
     keys = [query] if system is None else [system, query]
     run_hash = run.select(key_hash([query, doc])).to_series()
     qrels_hash = qrels.select(key_hash([query, doc])).to_series()
+    ids, contiguous = _ranking_ids(run, keys)
+    slices = _slices(ids, contiguous)
     if check_duplicates:
-        ids = [query, doc, *([system] if system else [])]
-        by_ranking = run_hash if system is None else run.select(key_hash(ids)).to_series()
-        validation.check_duplicates(run.lazy(), [*keys, doc], "run", hashes=by_ranking)
+        _check_duplicates(run, keys, doc, run_hash, ids, contiguous, slices)
         validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=qrels_hash)
     read = qrels[relevance] >= min_grade
     graded, graded_hash = qrels.filter(read), qrels_hash.filter(read)
     values = _order_values(run, order, score, rank)
-    packing = _packed_order(_ranking_ids(run, keys), values.to_numpy())
+    packed, row_bits = _packed_order(ids, contiguous, values.to_numpy(), slices)
     run_rows, judgments = _matches(run, graded, run_hash, graded_hash, [query, doc])
 
     tie_places = partial(_places_in_ties, run, values, doc)
-    of, ranks, starts = _ranks(*packing, run_rows, tie_places)
+    ranks, starts = _ranks(packed, row_bits, ids, slices, run_rows, tie_places)
+    of = ids[run_rows].astype(np.int64)
     if depth is not None:
         kept = ranks <= depth
         of, ranks, judgments = of[kept], ranks[kept], judgments[kept]
-    first_rows = (packing[0][starts] & np.uint64((1 << packing[1]) - 1)).astype(np.int64)
+    first_rows = (packed[starts] & np.uint64((1 << row_bits) - 1)).astype(np.int64)
     rankings = _rankings(run.select(keys)[first_rows], qrels, query, system, missing)
     unretrieved = _unretrieved(rankings, graded, query, of, judgments, single=system is None)
     has_row = np.zeros(rankings.height, bool)  # retrieved, for the run's rankings
