@@ -7,13 +7,8 @@ from collections.abc import Mapping
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
-from polars_rankeval.metrics._common import check_cutoff, col, in_top, safe_div
-from polars_rankeval.metrics.gain import grade_gain
-
-
-def _discount(position: pl.Expr) -> pl.Expr:
-    """log2(position + 1), the standard DCG discount."""
-    return (position.cast(pl.Float64) + 1.0).log(2.0)
+from polars_rankeval.metrics._common import check_cutoff, col, in_top, row_position, safe_div
+from polars_rankeval.metrics.gain import discount, grade_gain, ideal_gains
 
 
 def dcg(k: int | None = None, *, rank: IntoExpr = "rank", gain: IntoExpr = "relevance") -> pl.Expr:
@@ -25,20 +20,19 @@ def dcg(k: int | None = None, *, rank: IntoExpr = "rank", gain: IntoExpr = "rele
     gains count as 0.
     """
     g = col(gain).cast(pl.Float64).clip(lower_bound=0.0).fill_null(0.0)
-    return (g / _discount(col(rank))).filter(in_top(rank, k)).sum()
+    return (g / discount(col(rank))).filter(in_top(rank, k)).sum()
 
 
 def ideal_dcg(k: int | None = None, *, gain: IntoExpr = "relevance") -> pl.Expr:
     r"""DCG of the ideal ranking: every positive gain of the query, sorted descending.
 
     The query's rows include judged documents that were not retrieved, so the
-    ideal ranking is built from all qrels grades of the query, cut at k.
+    ideal ranking is built from all qrels grades of the query, cut at k. The
+    gains that are not positive sort last, as 0, so each position's discount
+    is its row number in the group (no per-group count is needed).
     """
-    g = col(gain).cast(pl.Float64)
-    top = g.filter(g > 0).sort(descending=True)
-    if k is not None:
-        top = top.head(k)
-    return (top / _discount(top.cum_count())).sum()
+    ideal = ideal_gains(col(gain).cast(pl.Float64)) / discount(row_position())
+    return (ideal if k is None else ideal.head(k)).sum()
 
 
 def ndcg(
@@ -84,5 +78,5 @@ def ndcg(
     if gains is None and not exponential:
         return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
     g = grade_gain(relevance, gains, exponential=exponential)
-    top = (g / _discount(col(rank))).filter(in_top(rank, k)).sum()
+    top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
     return safe_div(top, ideal_dcg(k, gain=g))
