@@ -70,17 +70,14 @@ def _ranking_ids(run: pl.DataFrame, keys: list[str]) -> tuple[np.ndarray, bool]:
     return np.unique(ids, return_inverse=True)[1].astype(np.uint32), False
 
 
-def _slices(ids: np.ndarray, contiguous: bool) -> list[tuple[int, int]]:
+def _slices(starts: np.ndarray, n: int, contiguous: bool) -> list[tuple[int, int]]:
     """Row ranges of about :data:`_SLICE_ROWS` rows to work on in parallel.
 
     With contiguous rankings a range holds whole rankings (it is cut at a
-    ranking's first row), so sorting each range sorts the whole array.
+    ranking's first row, ``starts``), so sorting each range sorts the whole array.
     """
-    n = len(ids)
     targets = np.arange(_SLICE_ROWS, n, _SLICE_ROWS)
     if contiguous:
-        counts = np.bincount(ids)
-        starts = np.cumsum(counts) - counts
         targets = starts[np.minimum(np.searchsorted(starts, targets), len(starts) - 1)]
     cuts = np.unique(np.concatenate([[0], targets, [n]]))
     return list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
@@ -270,11 +267,12 @@ def _ranks(
     packed: np.ndarray,
     row_bits: int,
     ids: np.ndarray,
+    starts: np.ndarray,
     slices: list[tuple[int, int]],
     rows: np.ndarray,
     tie_places: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-) -> tuple[np.ndarray, np.ndarray]:
-    """trec_eval rank of each of ``rows``, and where each ranking starts in ``packed``.
+) -> np.ndarray:
+    """trec_eval rank of each of ``rows`` (ranking ``ids``, which start at ``starts``).
 
     A row's rank is its sorted position minus its ranking's first position,
     plus one, unless its packed key ties with a neighbour's: then it is the
@@ -282,8 +280,6 @@ def _ranks(
     """
     n = len(packed)
     mask = np.uint64((1 << row_bits) - 1)
-    counts = np.bincount(ids)
-    starts = np.cumsum(counts) - counts
     position = np.empty(n, np.int64)
 
     def place(start: int, stop: int) -> None:
@@ -303,7 +299,7 @@ def _ranks(
         hi = np.searchsorted(packed, group | mask, "right")
         places = tie_places(packed, mask, lo, hi, rows[tied])
         ranks[tied] = lo - starts[ids[rows[tied]]] + 1 + places
-    return ranks, starts
+    return ranks
 
 
 def judged_only_rows(
@@ -346,7 +342,9 @@ def judged_only_rows(
     run_hash = run.select(key_hash([query, doc])).to_series()
     qrels_hash = qrels.select(key_hash([query, doc])).to_series()
     ids, contiguous = _ranking_ids(run, keys)
-    slices = _slices(ids, contiguous)
+    counts = np.bincount(ids)
+    starts = np.cumsum(counts) - counts  # where each ranking starts once sorted
+    slices = _slices(starts, run.height, contiguous)
     if check_duplicates:
         _check_duplicates(run, keys, doc, run_hash, ids, contiguous, slices)
         validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=qrels_hash)
@@ -357,7 +355,7 @@ def judged_only_rows(
     run_rows, judgments = _matches(run, graded, run_hash, graded_hash, [query, doc])
 
     tie_places = partial(_places_in_ties, run, values, doc)
-    ranks, starts = _ranks(packed, row_bits, ids, slices, run_rows, tie_places)
+    ranks = _ranks(packed, row_bits, ids, starts, slices, run_rows, tie_places)
     of = ids[run_rows].astype(np.int64)
     if depth is not None:
         kept = ranks <= depth
@@ -427,7 +425,8 @@ def _rankings(
     qrels queries a system did not retrieve for follow (scored as empty
     rankings, trec_eval ``-c``).
     """
-    queries = qrels.select(query).unique(maintain_order=True)
+    stretch_firsts = pl.col(query).ne_missing(pl.col(query).shift(1)).fill_null(True)
+    queries = qrels.select(pl.col(query).filter(stretch_firsts)).unique(maintain_order=True)
     rankings = retrieved.with_row_index(RANKING).with_columns(
         pl.col(query).is_in(queries[query].implode()).alias(HAS_QRELS)
     )
