@@ -57,11 +57,13 @@ def _ranking_ids(run: pl.DataFrame, keys: list[str]) -> tuple[np.ndarray, bool]:
     of equal keys only) the ids number those stretches in order, without
     hashing; otherwise they come from categorical codes of the key columns.
     """
-    stretch = run.select(pl.struct(keys).rle_id()).to_series().to_numpy()
-    firsts = np.ones(len(stretch), bool)
-    firsts[1:] = stretch[1:] != stretch[:-1]
-    if not run.filter(firsts).select(keys).is_duplicated().any():
-        return stretch, True
+    firsts = np.zeros(run.height, bool)  # first row of a stretch of equal keys
+    for k in keys:
+        stretches = run.select(pl.col(k).rle_id()).to_series().to_numpy()
+        firsts[1:] |= stretches[1:] != stretches[:-1]
+    firsts[0] = True
+    if not run.select(keys).filter(firsts).is_duplicated().any():
+        return (np.cumsum(firsts, dtype=np.uint32) - 1).astype(np.uint32), True
     ids = np.zeros(run.height, np.uint64)
     for k in keys:
         code = pl.col(k).cast(pl.String).cast(pl.Categorical(pl.Categories.random()))
@@ -164,8 +166,29 @@ def _descending_bits(values: np.ndarray, bits: int) -> np.ndarray:
 
 def _order_values(run: pl.DataFrame, order: Order, score: str, rank: str) -> pl.Series:
     """The value that orders a ranking, higher first (a null comes last)."""
+    if order == "score" and run[score].dtype == pl.Float64 and not run[score].has_nulls():
+        return run[score]  # no copy
     value = pl.col(score) if order == "score" else -pl.col(rank)
     return run.select(value.cast(pl.Float64).fill_null(float("-inf"))).to_series()
+
+
+def gather_sorted(column: pl.Series, rows: np.ndarray) -> pl.Series:
+    """``column[rows]`` for increasing ``rows``, chunk by chunk.
+
+    A frame read from Parquet holds many chunks per column, and a gather from
+    such a column first copies it into one; gathering from each chunk its
+    share of the (sorted) rows copies only those.
+    """
+    chunks = column.get_chunks()
+    if len(chunks) == 1:
+        return column.gather(rows)
+    ends = np.cumsum([len(c) for c in chunks])
+    cuts = np.searchsorted(rows, ends)
+    parts = [
+        chunk.gather(rows[lo:hi] - (end - len(chunk)))
+        for chunk, end, lo, hi in zip(chunks, ends, [0, *cuts[:-1]], cuts, strict=True)
+    ]
+    return pl.concat(parts)
 
 
 def _matches(
@@ -183,17 +206,17 @@ def _matches(
     """
     left = run_hash.alias("h").to_frame().with_row_index(_ROW)
     right = qrels_hash.alias("h").to_frame().with_row_index(_JUDGMENT)
-    pairs = left.join(right, on="h")
-    rows, judgments = pairs[_ROW], pairs[_JUDGMENT]
+    pairs = left.join(right, on="h").sort(_ROW)
+    rows, judgments = pairs[_ROW].to_numpy().astype(np.int64), pairs[_JUDGMENT]
     same = pl.Series(np.ones(len(rows), bool))
     for name in ids:
-        same &= run[name].gather(rows) == qrels[name].gather(judgments)
-    return rows.filter(same).to_numpy().astype(np.int64), judgments.filter(same).to_numpy()
+        same &= gather_sorted(run[name], rows) == qrels[name].gather(judgments)
+    return rows[same.to_numpy()], judgments.filter(same).to_numpy()
 
 
 def _places_in_ties(
     run: pl.DataFrame,
-    values: pl.Series,
+    values: np.ndarray,
     doc: str,
     packed: np.ndarray,
     mask: np.uint64,
@@ -212,9 +235,16 @@ def _places_in_ties(
     offsets = np.cumsum(sizes) - sizes
     positions = np.repeat(starts - offsets, sizes) + np.arange(sizes.sum())
     members = (packed[positions] & mask).astype(np.int64)
+    by_member = np.argsort(members)
     ordered = (
-        pl.DataFrame({"group": np.repeat(np.arange(len(starts)), sizes), _ROW: members})
-        .with_columns(value=values.gather(members), doc=run[doc].gather(members).cast(pl.String))
+        pl.DataFrame(
+            {
+                "group": np.repeat(np.arange(len(starts)), sizes)[by_member],
+                _ROW: members[by_member],
+                "value": values[members[by_member]],
+            }
+        )
+        .with_columns(doc=gather_sorted(run[doc], members[by_member]).cast(pl.String))
         .sort(["group", "value", "doc"], descending=[False, True, True])[_ROW]
         .to_numpy()
     )
@@ -280,13 +310,14 @@ def _ranks(
     """
     n = len(packed)
     mask = np.uint64((1 << row_bits) - 1)
-    position = np.empty(n, np.int64)
+    position = np.empty(n, np.uint32)  # n <= MAX_ROWS
 
     def place(start: int, stop: int) -> None:
-        position[(packed[start:stop] & mask).astype(np.int64)] = np.arange(start, stop)
+        rows_here = (packed[start:stop] & mask).astype(np.intp)
+        position[rows_here] = np.arange(start, stop, dtype=np.uint32)
 
     _in_parallel(place, slices)  # a permutation: the slices write disjoint entries
-    pos = position[rows]
+    pos = position[rows].astype(np.int64)
     ranks = pos - starts[ids[rows]] + 1
     key = packed[pos] >> np.uint64(row_bits)
     tied = np.zeros(len(pos), bool)
@@ -350,9 +381,10 @@ def judged_only_rows(
         validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=qrels_hash)
     read = qrels[relevance] >= min_grade
     graded, graded_hash = qrels.filter(read), qrels_hash.filter(read)
-    values = _order_values(run, order, score, rank)
-    packed, row_bits = _packed_order(ids, contiguous, values.to_numpy(), slices)
     run_rows, judgments = _matches(run, graded, run_hash, graded_hash, [query, doc])
+    del run_hash  # before the packed keys take as much memory
+    values = _order_values(run, order, score, rank).to_numpy()
+    packed, row_bits = _packed_order(ids, contiguous, values, slices)
 
     tie_places = partial(_places_in_ties, run, values, doc)
     ranks = _ranks(packed, row_bits, ids, starts, slices, run_rows, tie_places)
@@ -361,7 +393,9 @@ def judged_only_rows(
         kept = ranks <= depth
         of, ranks, judgments = of[kept], ranks[kept], judgments[kept]
     first_rows = (packed[starts] & np.uint64((1 << row_bits) - 1)).astype(np.int64)
-    rankings = _rankings(run.select(keys)[first_rows], qrels, query, system, missing)
+    by_row = np.argsort(first_rows)
+    firsts = pl.DataFrame([gather_sorted(run[k], first_rows[by_row]) for k in keys])
+    rankings = _rankings(firsts[np.argsort(by_row)], qrels, query, system, missing)
     unretrieved = _unretrieved(rankings, graded, query, of, judgments, single=system is None)
     has_row = np.zeros(rankings.height, bool)  # retrieved, for the run's rankings
     has_row[of] = True

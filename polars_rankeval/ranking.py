@@ -421,9 +421,7 @@ def judged_only_table(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`polars_rankeval.judged_rows.judged_only_rows` on validated inputs.
 
-    Takes the columns it needs, aligns the id dtypes of run and qrels, and
-    puts each column in one chunk (a frame read from Parquet comes in many:
-    the gathers and numpy views that follow are much faster on one);
+    Takes the columns it needs and aligns the id dtypes of run and qrels first;
     ``options`` are those of :func:`judged_rows`.
     """
     query, doc, score, rank = (options[k] for k in ("query", "doc", "score", "rank"))
@@ -435,8 +433,8 @@ def judged_only_table(
     )
     names = ("query", "doc", "score", "relevance", "rank", "order", "depth", "missing")
     return judged_only_rows(
-        run_lf.collect().rechunk(),
-        qrels_lf.collect().rechunk(),
+        run_lf.collect(),
+        qrels_lf.collect(),
         system=system,
         min_grade=min_grade,
         check_duplicates=check_duplicates,

@@ -169,3 +169,29 @@ def test_duplicate_rows_are_refused_on_the_judged_only_path(order):
     # the same doc in two systems is no duplicate
     fine = run.filter(~((pl.col("system") == "s") & (pl.col("score") == 2.0)))
     assert pr.evaluate(fine, qrels, ["AP"])["AP"].to_list() == [1.0, 1.0]
+
+
+def test_many_chunk_frames_score_as_one_chunk():
+    """A frame read from Parquet comes in many chunks; gathers go chunk by chunk."""
+    run, qrels = random_corpus(11, n_queries=30, systems=2)
+    pieces = [run[i : i + 97] for i in range(0, run.height, 97)]
+    chunked = pl.concat(pieces, rechunk=False)
+    assert chunked.n_chunks() > 5
+    assert_frame_equal(pr.evaluate(chunked, qrels, MEASURES), pr.evaluate(run, qrels, MEASURES))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 6), min_size=1, max_size=6),
+    picks=st.lists(st.integers(0, 10_000), max_size=20),
+)
+def test_gather_sorted_equals_gather(sizes, picks):
+    parts = [
+        pl.Series([f"v{i}-{j}" for j in range(n)], dtype=pl.String) for i, n in enumerate(sizes)
+    ]
+    column = pl.concat(parts, rechunk=False)
+    if column.len() == 0:
+        return
+    rows = np.array(sorted({p % column.len() for p in picks}), dtype=np.int64)
+    got = judged_rows.gather_sorted(column, rows)
+    assert got.to_list() == column.gather(rows).to_list()
