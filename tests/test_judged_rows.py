@@ -171,6 +171,7 @@ def test_duplicate_rows_are_refused_on_the_judged_only_path(order):
     assert pr.evaluate(fine, qrels, ["AP"])["AP"].to_list() == [1.0, 1.0]
 
 
+@pytest.mark.filterwarnings("ignore::polars_rankeval.UnscoredQueriesWarning")
 def test_many_chunk_frames_score_as_one_chunk():
     """A frame read from Parquet comes in many chunks; gathers go chunk by chunk."""
     run, qrels = random_corpus(11, n_queries=30, systems=2)
