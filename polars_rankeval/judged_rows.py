@@ -393,30 +393,58 @@ def judged_only_rows(
         kept = ranks <= depth
         of, ranks, judgments = of[kept], ranks[kept], judgments[kept]
     first_rows = (packed[starts] & np.uint64((1 << row_bits) - 1)).astype(np.int64)
-    by_row = np.argsort(first_rows)
-    firsts = pl.DataFrame([gather_sorted(run[k], first_rows[by_row]) for k in keys])
-    rankings = _rankings(firsts[np.argsort(by_row)], qrels, query, system, missing)
+    rankings = _rankings(_gather_rows(run, keys, first_rows), qrels, query, system, missing)
     unretrieved = _unretrieved(rankings, graded, query, of, judgments, single=system is None)
-    has_row = np.zeros(rankings.height, bool)  # retrieved, for the run's rankings
+    grades = graded.select(pl.col(relevance).cast(pl.Int64)).to_series()
+    rows = _assemble((of, ranks, judgments), unretrieved, len(starts), rankings.height, grades)
+    return rows.rename({"rank": rank}), rankings
+
+
+def _gather_rows(run: pl.DataFrame, columns: list[str], rows: np.ndarray) -> pl.DataFrame:
+    """``run[rows, columns]`` for rows in any order, gathered in row order."""
+    by_row = np.argsort(rows)
+    picked = pl.DataFrame([gather_sorted(run[c], rows[by_row]) for c in columns])
+    return picked[np.argsort(by_row)]
+
+
+def _assemble(
+    retrieved: tuple[np.ndarray, np.ndarray, np.ndarray],
+    unretrieved: tuple[np.ndarray, np.ndarray],
+    n_run_rankings: int,
+    n_rankings: int,
+    grades: pl.Series,
+) -> pl.DataFrame:
+    """``__ranking, rank, <grade>`` rows sorted by ranking then rank (nulls last).
+
+    ``retrieved`` is (ranking, rank, grade row) of the retrieved graded rows,
+    ``unretrieved`` (ranking, grade row) of the graded rows not retrieved. A
+    marker row with no grade is added for each ranking that has no row: rank 1
+    for the run's rankings (numbered first), a null rank for the others.
+    """
+    of, ranks, judgments = retrieved
+    has_row = np.zeros(n_rankings, bool)
     has_row[of] = True
-    has_row[unretrieved[0][unretrieved[0] >= len(starts)]] = True
+    has_row[unretrieved[0][unretrieved[0] >= n_run_rankings]] = True
     markers = np.flatnonzero(~has_row)
-    marker_ranks = np.where(markers < len(starts), 1, _NO_RANK)
-    ranking_of = np.concatenate([of, unretrieved[0], markers])
-    rank_of = np.concatenate([ranks, np.full(len(unretrieved[0]), _NO_RANK), marker_ranks])
-    judgment_of = np.concatenate([judgments, unretrieved[1], np.full(len(markers), graded.height)])
-    order_key = (ranking_of.astype(np.uint64) << np.uint64(32)) | rank_of.astype(np.uint64)
-    in_order = pl.Series(order_key).arg_sort().to_numpy()
-    grades = graded.select(pl.col(relevance).cast(pl.Int64))
-    grades = pl.concat([grades, grades.clear(1)])  # the last row: no grade
-    rows = pl.DataFrame(
-        {RANKING: ranking_of[in_order], rank: rank_of[in_order]},
-        schema={RANKING: pl.UInt32, rank: pl.UInt32},
-    ).with_columns(
-        pl.when(pl.col(rank) != _NO_RANK).then(rank).alias(rank),
-        grades[judgment_of[in_order]].to_series(),
+    ranking = np.concatenate([of, unretrieved[0], markers])
+    rank = np.concatenate(
+        [
+            ranks,
+            np.full(len(unretrieved[0]), _NO_RANK),
+            np.where(markers < n_run_rankings, 1, _NO_RANK),
+        ]
     )
-    return rows, rankings
+    judgment = np.concatenate([judgments, unretrieved[1], np.full(len(markers), grades.len())])
+    in_order = pl.Series((ranking.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64))
+    in_order = in_order.arg_sort().to_numpy()
+    with_none = pl.concat([grades, grades.clear(1)])  # the last row: no grade
+    return pl.DataFrame(
+        {RANKING: ranking[in_order], "rank": rank[in_order]},
+        schema={RANKING: pl.UInt32, "rank": pl.UInt32},
+    ).with_columns(
+        pl.when(pl.col("rank") != _NO_RANK).then("rank").alias("rank"),
+        with_none.gather(judgment[in_order]),
+    )
 
 
 def _unretrieved(
