@@ -196,3 +196,16 @@ def test_gather_sorted_equals_gather(sizes, picks):
     rows = np.array(sorted({p % column.len() for p in picks}), dtype=np.int64)
     got = judged_rows.gather_sorted(column, rows)
     assert got.to_list() == column.gather(rows).to_list()
+
+
+@pytest.mark.filterwarnings("ignore::polars_rankeval.UnscoredQueriesWarning")
+@pytest.mark.parametrize("shared", [True, False], ids=["same-categories", "own-categories"])
+def test_categorical_ids_score_as_strings(shared):
+    run, qrels = random_corpus(12, n_queries=20)
+    categories = [pl.Categories.random() for _ in range(2)]
+    run_c = run.with_columns(pl.col("query", "doc").cast(pl.Categorical(categories[0])))
+    qrels_c = qrels.with_columns(
+        pl.col("query", "doc").cast(pl.Categorical(categories[0 if shared else 1]))
+    )
+    got = pr.evaluate(run_c, qrels_c, MEASURES).with_columns(pl.col("query").cast(pl.String))
+    assert_frame_equal(got, pr.evaluate(run, qrels, MEASURES))
