@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -256,3 +257,93 @@ def test_fuzz_lines_parse_or_name_the_line(tmp_path: Path, lines: list[list[str]
     else:
         assert frame.height == sum(1 for line in text.split("\n") if line.split())
         assert frame["score"].is_nan().sum() == 0
+
+
+def _first_paragraph(exc: pytest.ExceptionInfo[ValueError]) -> str:
+    """The message without the expression Polars appends to errors raised in a plan."""
+    return str(exc.value).split("\n\n")[0]
+
+
+@pytest.mark.parametrize(
+    ("reader", "good"), [(read_trec_run, "1 Q0 a 1 1.0 t"), (read_trec_qrels, "1 0 a 1")]
+)
+def test_read_names_the_first_bad_line_when_the_last_has_no_newline(
+    tmp_path: Path, reader: Callable[[Path], pl.DataFrame], good: str
+) -> None:
+    # scan_lines hands an unterminated last line over on its own; read_* still
+    # reports the file's first malformed line.
+    path = _write(tmp_path / "tail", f"{good}\n0\n0")
+    with pytest.raises(ValueError, match=r"tail, line 2: expected \d fields .*: '0'$"):
+        reader(path)
+
+
+@pytest.mark.parametrize("where", [1, 20_000, 39_999, 40_000])
+def test_bad_line_in_a_many_batch_file_is_named_by_read_and_scan(
+    tmp_path: Path, where: int
+) -> None:
+    lines = [f"q{i // 100} Q0 d{i} {i % 100 + 1} {i / 7} run" for i in range(40_000)]
+    lines[where - 1] = "q1 Q0 d 3 1e400e t"
+    path = _write(tmp_path / "many.run", "\n".join(lines) + "\n")
+    message = f"{path}, line {where}: score 1e400e is not a number: 'q1 Q0 d 3 1e400e t'"
+    with pytest.raises(ValueError) as read_error:
+        read_trec_run(path)
+    assert str(read_error.value) == message
+    with pytest.raises(ValueError) as scan_error:
+        scan_trec_run(path).collect()
+    assert _first_paragraph(scan_error) == message
+
+
+_ID = st.text(alphabet=st.sampled_from("0123456789abcQé-_.:"), min_size=1, max_size=5)
+_GAP = st.text(alphabet=st.sampled_from(" \t\r\x0b\x0c"), min_size=1, max_size=3)
+_EDGE = st.text(alphabet=st.sampled_from(" \t\r\x0b\x0c"), max_size=2)
+_RUN_ROW = st.tuples(
+    _ID, _ID, _ID, st.integers(-5, 10**6).map(str), st.floats(allow_nan=False).map(repr), _ID
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rows=st.lists(_RUN_ROW, max_size=12), data=st.data())
+def test_any_whitespace_reads_as_single_spaces(
+    tmp_path: Path, rows: list[tuple[str, ...]], data: st.DataObject
+) -> None:
+    plain = _write(tmp_path / "plain.run", "".join(" ".join(row) + "\n" for row in rows))
+    messy_lines = []
+    for row in rows:
+        gaps = data.draw(st.lists(_GAP, min_size=len(row) - 1, max_size=len(row) - 1))
+        line = row[0] + "".join(gap + field for gap, field in zip(gaps, row[1:], strict=True))
+        lead, tail = data.draw(_EDGE), data.draw(_EDGE)
+        blank = data.draw(st.sampled_from(["", "\n", " \t\n"]))
+        messy_lines.append(f"{blank}{lead}{line}{tail}\n")
+    messy = _write(tmp_path / "messy.run", "".join(messy_lines))
+    expected = read_trec_run(plain)
+    assert expected["doc"].to_list() == [row[2] for row in rows]
+    assert expected["rank"].to_list() == [int(row[3]) for row in rows]
+    assert_frame_equal(read_trec_run(messy), expected)
+    assert_frame_equal(scan_trec_run(messy).collect(), expected)
+    qrels = [f"{row[0]} 0 {row[2]} {row[3]}\n" for row in rows]
+    assert_frame_equal(
+        read_trec_qrels(_write(tmp_path / "q", "".join(qrels))),
+        scan_trec_qrels(
+            _write(tmp_path / "q2", "".join(q.replace(" ", "\t") for q in qrels))
+        ).collect(),
+    )
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(lines=st.lists(st.lists(_FIELD, min_size=0, max_size=8), max_size=6))
+def test_read_and_scan_agree(tmp_path: Path, lines: list[list[str]]) -> None:
+    # read_* flag bad lines in the plan and raise afterwards, scan_* raise inside it.
+    path = _write(tmp_path / "agree", "".join(" ".join(fields) + "\n" for fields in lines))
+    for read, scan in ((read_trec_run, scan_trec_run), (read_trec_qrels, scan_trec_qrels)):
+        try:
+            frame = read(path)
+        except ValueError as exc:
+            with pytest.raises(ValueError) as scan_error:
+                scan(path).collect()
+            assert _first_paragraph(scan_error) == str(exc)
+        else:
+            assert_frame_equal(scan(path).collect(), frame)
