@@ -31,6 +31,7 @@ from polars_rankeval.evaluate import evaluate as evaluate_in_process
 from polars_rankeval.evaluate import (
     mean_scores,
     raise_absent_queries,
+    unscored_not_warned,
     warn_unscored_queries,
 )
 from polars_rankeval.measures import Measure, parse_measures
@@ -201,12 +202,12 @@ def evaluate_piece(
 def _score_quietly(
     run: pl.DataFrame, qrels: pl.DataFrame, measures: Sequence[str], options: Mapping[str, Any]
 ) -> pl.DataFrame:
-    """``evaluate`` with the same checks but no warning: unscored queries are counted
-    and reported once, on the driver. Lazy inputs do not warn, so no
-    ``warnings.catch_warnings`` is needed (it is not thread-safe, and pieces may run
-    in threads next to a caller's ``pytest.warns`` or its own filters)."""
-    opts = {"validate": True, **options}
-    return evaluate_in_process(run.lazy(), qrels.lazy(), measures, **opts).collect()
+    """``evaluate`` on the piece's frames, with every check but no warning: unscored
+    queries are counted and reported once, on the driver. The piece is in memory, so
+    it takes the same path as ``evaluate`` on whole DataFrames (and gives the same
+    bits)."""
+    with unscored_not_warned():
+        return evaluate_in_process(run, qrels, measures, **{"validate": True, **options})
 
 
 def _add_absent_systems(

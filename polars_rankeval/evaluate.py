@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import polars as pl
 
@@ -107,8 +109,28 @@ def _require_all_queries(run: FrameT, qrels: FrameT, query: str) -> None:
     )
 
 
+_QUIET = ContextVar("polars_rankeval_unscored_not_warned", default=False)
+
+
+@contextmanager
+def unscored_not_warned() -> Iterator[None]:
+    """Within this block, :func:`evaluate` does not warn about unscored queries.
+
+    For callers that count and report them once themselves (the Dask and Spark
+    drivers score many pieces). A context variable, unlike
+    ``warnings.catch_warnings``, holds only for the current thread or task, so
+    pieces scored in threads leave a caller's own warnings alone.
+    """
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+
+
 def _warn_unscored(agg: pl.DataFrame, keys: list[str]) -> None:
-    warn_unscored_queries(agg.filter(~pl.col(HAS_QRELS))[keys[-1]])
+    if not _QUIET.get():
+        warn_unscored_queries(agg.filter(~pl.col(HAS_QRELS))[keys[-1]])
 
 
 def evaluate(
