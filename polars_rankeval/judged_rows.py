@@ -63,7 +63,9 @@ def _ranking_ids(run: pl.DataFrame, keys: list[str]) -> tuple[np.ndarray, bool]:
         firsts[1:] |= stretches[1:] != stretches[:-1]
     firsts[0] = True
     if not run.select(keys).filter(firsts).is_duplicated().any():
-        return (np.cumsum(firsts, dtype=np.uint32) - 1).astype(np.uint32), True
+        if len(keys) == 1:
+            return stretches, True
+        return np.cumsum(firsts, dtype=np.uint32) - np.uint32(1), True
     ids = np.zeros(run.height, np.uint64)
     for k in keys:
         code = pl.col(k).cast(pl.String).cast(pl.Categorical(pl.Categories.random()))
@@ -370,8 +372,8 @@ def judged_only_rows(
         ``__has_qrels`` tells whether the query has any qrels row.
     """
     keys = [query] if system is None else [system, query]
-    run_hash = run.select(key_hash([query, doc])).to_series()
-    qrels_hash = qrels.select(key_hash([query, doc])).to_series()
+    run_hash = run.select(key_hash([query, doc])).to_series().rechunk()  # read twice
+    qrels_hash = qrels.select(key_hash([query, doc])).to_series().rechunk()
     ids, contiguous = _ranking_ids(run, keys)
     counts = np.bincount(ids)
     starts = np.cumsum(counts) - counts  # where each ranking starts once sorted
