@@ -209,3 +209,34 @@ def test_categorical_ids_score_as_strings(shared):
     )
     got = pr.evaluate(run_c, qrels_c, MEASURES).with_columns(pl.col("query").cast(pl.String))
     assert_frame_equal(got, pr.evaluate(run, qrels, MEASURES))
+
+
+def _qrels(rows: list[tuple[str, str, int]]) -> pl.DataFrame:
+    schema = {"query": pl.String, "doc": pl.String, "relevance": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+EDGE_QRELS = {
+    "empty": _qrels([]),
+    "only-grade-0": _qrels([("q1", "a", 0), ("q3", "z", 0)]),
+    "negative-and-missed": _qrels([("q1", "a", -1), ("q1", "x", 2), ("q2", "c", 1)]),
+}
+
+
+@pytest.mark.filterwarnings("ignore::polars_rankeval.UnscoredQueriesWarning")
+@pytest.mark.parametrize("missing", ["drop", "zero"])
+@pytest.mark.parametrize("case", list(EDGE_QRELS))
+def test_edge_qrels_score_as_on_the_general_path(case, missing):
+    run = pl.DataFrame({"query": ["q1", "q1", "q2"], "doc": ["a", "b", "c"], "score": [1.0, 2, 3]})
+    fast, general = both_paths(run, EDGE_QRELS[case], missing=missing)
+    assert_same(fast, general)
+    assert_same(*both_paths(run.head(1), EDGE_QRELS[case], missing=missing))
+
+
+@pytest.mark.filterwarnings("ignore::polars_rankeval.UnscoredQueriesWarning")
+def test_one_document_per_ranking():
+    run = pl.DataFrame({"query": [f"q{i}" for i in range(300)], "doc": "d", "score": 1.0})
+    qrels = _qrels([(f"q{i}", "d", 1) for i in range(0, 300, 3)])
+    fast, general = both_paths(run, qrels)
+    assert fast.height == 100
+    assert_same(fast, general)
