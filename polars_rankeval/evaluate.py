@@ -163,7 +163,10 @@ def evaluate(
     The run and qrels are joined once, each ranking is ordered once (trec_eval
     order: score descending, ties by doc id descending as strings) and every
     measure is an aggregation over the ranked rows of a query, so all queries,
-    measures and systems are computed in one Polars plan.
+    measures and systems are computed in one Polars plan. For a DataFrame run
+    whose measures all have a ``min_grade`` (AP, P, R, RR, nDCG, Rprec, ...),
+    only the rows of that grade are built, ranked from one sort of packed
+    integers (:mod:`polars_rankeval.judged_rows`); the values are the same.
 
     Parameters
     ----------
