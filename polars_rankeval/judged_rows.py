@@ -180,6 +180,12 @@ def gather_sorted(column: pl.Series, rows: np.ndarray) -> pl.Series:
     A frame read from Parquet holds many chunks per column, and a gather from
     such a column first copies it into one; gathering from each chunk its
     share of the (sorted) rows copies only those.
+
+    Examples
+    --------
+    >>> column = pl.concat([pl.Series(["a", "b"]), pl.Series(["c", "d"])], rechunk=False)
+    >>> gather_sorted(column, np.array([1, 2, 3])).to_list()
+    ['b', 'c', 'd']
     """
     chunks = column.get_chunks()
     if len(chunks) == 1:
@@ -370,6 +376,24 @@ def judged_only_rows(
     rankings : pl.DataFrame
         ``__ranking, [system], query, __has_qrels``: one row per ranking;
         ``__has_qrels`` tells whether the query has any qrels row.
+
+    Examples
+    --------
+    ``b`` and ``c`` tie at 3.0, and trec_eval puts ``c`` first (doc ids
+    descending); ``x`` is relevant but not retrieved; ``d`` (grade 0) is left out:
+
+    >>> run = pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "d"],
+    ...                     "score": [4.0, 3.0, 3.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["q"] * 3, "doc": ["c", "d", "x"],
+    ...                       "relevance": [2, 0, 1]})
+    >>> rows, rankings = judged_only_rows(
+    ...     run, qrels, query="query", doc="doc", score="score", relevance="relevance",
+    ...     rank="rank", system=None, order="score", depth=None, missing="drop",
+    ...     min_grade=1, check_duplicates=True)
+    >>> rows.rows()  # (ranking, rank, grade)
+    [(0, 2, 2), (0, None, 1)]
+    >>> rankings.rows()
+    [(0, 'q', True)]
     """
     keys = [query] if system is None else [system, query]
     run_hash = run.select(key_hash([query, doc])).to_series().rechunk()  # read twice
