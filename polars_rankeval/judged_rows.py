@@ -53,25 +53,45 @@ _SLICE_ROWS = 1 << 18  # a slice's keys stay in cache while they are sorted
 def _ranking_ids(run: pl.DataFrame, keys: list[str]) -> tuple[np.ndarray, bool]:
     """A dense ranking id per row (0, 1, ...), and whether each ranking's rows are contiguous.
 
-    When they are (the usual layout; checked on the first row of each stretch
-    of equal keys only) the ids number those stretches in order, without
-    hashing; otherwise they come from categorical codes of the key columns.
+    When they are (the usual layout) the ids number the stretches of equal
+    keys in order, without hashing. Contiguity is checked on the first row of
+    each stretch when there are few stretches, else by counting the rankings
+    through categorical codes, which then serve as the ids if need be.
     """
     firsts = np.zeros(run.height, bool)  # first row of a stretch of equal keys
     for k in keys:
         stretches = run.select(pl.col(k).rle_id()).to_series().to_numpy()
         firsts[1:] |= stretches[1:] != stretches[:-1]
     firsts[0] = True
-    if not run.select(keys).filter(firsts).is_duplicated().any():
-        if len(keys) == 1:
-            return stretches, True
-        return np.cumsum(firsts, dtype=np.uint32) - np.uint32(1), True
-    ids = np.zeros(run.height, np.uint64)
+    n_stretches = int(firsts.sum())
+    if n_stretches <= run.height // 2:
+        contiguous = not run.select(keys).filter(firsts).is_duplicated().any()
+        codes = None if contiguous else _codes(run, keys)
+    else:
+        codes = _codes(run, keys)
+        contiguous = int(codes.max()) + 1 == n_stretches
+    if not contiguous:
+        return codes, False  # type: ignore[return-value]
+    if len(keys) == 1:
+        return stretches, True
+    return np.cumsum(firsts, dtype=np.uint32) - np.uint32(1), True
+
+
+def _codes(run: pl.DataFrame, keys: list[str]) -> np.ndarray:
+    """Dense ids (uint32) of the distinct ``keys`` values: categorical codes."""
+    ids = None
     for k in keys:
         code = pl.col(k).cast(pl.String).cast(pl.Categorical(pl.Categories.random()))
-        codes = run.select(code.to_physical().cast(pl.UInt64)).to_series().to_numpy()
-        ids = ids * np.uint64(int(codes.max()) + 1) + codes
-    return np.unique(ids, return_inverse=True)[1].astype(np.uint32), False
+        codes = run.select(code.to_physical()).to_series().to_numpy()
+        if ids is None:
+            ids = codes.astype(np.uint64)
+            continue
+        ids = ids * np.uint64(int(codes.max()) + 1) + codes  # one-to-one, not dense
+    if len(keys) == 1:
+        return ids.astype(np.uint32)
+    combined = pl.DataFrame({"c": ids})
+    numbered = combined.unique().with_row_index("id")
+    return combined.join(numbered, on="c", how="left", maintain_order="left")["id"].to_numpy()
 
 
 def _slices(starts: np.ndarray, n: int, contiguous: bool) -> list[tuple[int, int]]:
