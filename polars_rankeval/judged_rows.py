@@ -168,22 +168,12 @@ def _descending(values: np.ndarray) -> np.ndarray:
 
 
 def _fit(low: int, high: int, bits: int) -> int:
-    """Right shift that brings integers in [low, high] minus low below 2**bits."""
-    return max(0, (high - low).bit_length() - bits)
+    """Right shift that brings integers in [low, high] minus low below 2**bits.
 
-
-def _descending_bits(values: np.ndarray, bits: int) -> np.ndarray:
-    """Integers in [0, 2**bits) whose ascending order is ``values``' descending order.
-
-    :func:`_descending`, shifted to start at 0, with its low bits dropped until
-    the range fits. The map is monotone: distinct values may share an integer
-    (a tie, broken exactly later), never swap.
+    Applied to :func:`_descending` keys, ``(key - low) >> shift`` is monotone:
+    distinct values may share an integer (a tie, broken exactly later), never swap.
     """
-    descending = _descending(values)
-    low = int(descending.min())
-    descending -= np.uint64(low)
-    descending >>= np.uint64(_fit(low, low + int(descending.max()), bits))
-    return descending
+    return max(0, (high - low).bit_length() - bits)
 
 
 def _order_values(run: pl.DataFrame, order: Order, score: str, rank: str) -> pl.Series:

@@ -133,15 +133,18 @@ def test_special_scores_rank_as_on_the_general_path(scores, grades, n_queries):
     values=st.lists(st.floats(allow_nan=False, width=64), min_size=1, max_size=50),
     bits=st.integers(0, 62),
 )
-def test_descending_bits_never_swap_two_scores(values, bits):
+def test_score_bits_never_swap_two_scores(values, bits):
+    """The packed score: _descending keys, less their minimum, shifted by _fit."""
     x = np.array(values, dtype=np.float64)
-    keys = judged_rows._descending_bits(x.copy(), bits)
+    full = judged_rows._descending(x.copy())
+    low = int(full.min())
+    keys = (full - np.uint64(low)) >> np.uint64(judged_rows._fit(low, int(full.max()), bits))
     assert int(keys.max()) < 2**bits or (bits == 0 and int(keys.max()) == 0)
     order = np.argsort(-x, kind="stable")  # descending scores
     assert np.all(np.diff(keys[order].astype(np.float64)) >= 0)
-    if bits == 62:  # enough bits: equal keys only for equal scores
-        same = keys[:, None] == keys[None, :]
-        assert np.all(same <= (x[:, None] == x[None, :]))
+    # all 64 bits: distinct scores, distinct keys (-0.0 is 0.0)
+    same = full[:, None] == full[None, :]
+    assert np.array_equal(same, x[:, None] == x[None, :])
 
 
 def test_a_hash_collision_cannot_match_different_documents():
