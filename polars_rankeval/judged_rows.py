@@ -65,13 +65,12 @@ def _ranking_ids(run: pl.DataFrame, keys: list[str]) -> tuple[np.ndarray, bool]:
     firsts[0] = True
     n_stretches = int(firsts.sum())
     if n_stretches <= run.height // 2:
-        contiguous = not run.select(keys).filter(firsts).is_duplicated().any()
-        codes = None if contiguous else _codes(run, keys)
+        if run.select(keys).filter(firsts).is_duplicated().any():
+            return _codes(run, keys), False
     else:
         codes = _codes(run, keys)
-        contiguous = int(codes.max()) + 1 == n_stretches
-    if not contiguous:
-        return codes, False  # type: ignore[return-value]
+        if int(codes.max()) + 1 != n_stretches:  # fewer rankings than stretches
+            return codes, False
     if len(keys) == 1:
         return stretches, True
     return np.cumsum(firsts, dtype=np.uint32) - np.uint32(1), True
@@ -123,20 +122,21 @@ def _check_duplicates(
     counted. Distinct hashes prove distinct rows; equal ones (a duplicate, or
     a collision) go to the exact check, which names the rows.
     """
-    hashes = pair_hash.to_numpy() if contiguous else None
-
-    def distinct(start: int, stop: int) -> bool:
-        mixed = hashes[start:stop] + ids[start:stop].astype(np.uint64) * _MIX  # type: ignore[index]
-        mixed.sort()
-        return not (mixed[1:] == mixed[:-1]).any()
-
-    if contiguous and all(_in_parallel(distinct, slices)):
-        return
     with_keys = [*keys, doc]
-    by_ranking = pair_hash if len(keys) == 1 else run.select(key_hash(with_keys)).to_series()
-    validation.check_duplicates(
-        run.lazy(), with_keys, "run", hashes=None if contiguous else by_ranking
-    )
+    if contiguous:
+        hashes = pair_hash.to_numpy()
+
+        def distinct(start: int, stop: int) -> bool:
+            mixed = hashes[start:stop] + ids[start:stop].astype(np.uint64) * _MIX
+            mixed.sort()
+            return not (mixed[1:] == mixed[:-1]).any()
+
+        if all(_in_parallel(distinct, slices)):
+            return
+        by_ranking = None  # equal hashes seen: let the exact check name the rows
+    else:
+        by_ranking = pair_hash if len(keys) == 1 else run.select(key_hash(with_keys)).to_series()
+    validation.check_duplicates(run.lazy(), with_keys, "run", hashes=by_ranking)
 
 
 def _in_parallel(work: Callable[[int, int], object], slices: list[tuple[int, int]]) -> list:
@@ -150,13 +150,19 @@ def _in_parallel(work: Callable[[int, int], object], slices: list[tuple[int, int
         return list(pool.map(lambda bounds: work(*bounds), slices))
 
 
-def _descending(values: np.ndarray) -> np.ndarray:
+def descending_key(values: np.ndarray) -> np.ndarray:
     """uint64 integers whose ascending order is ``values``' descending order.
 
     A float's bits read as an unsigned integer are in float order once
     negative floats are inverted and positive ones get the sign bit; the
     complement of that, ``raw ^ 0x7FF...F`` for a positive float and ``raw``
     for a negative one, is in descending order. -0.0 is taken as 0.0.
+
+    Examples
+    --------
+    >>> keys = descending_key(np.array([2.5, -1.0, float("inf"), 0.0, -0.0]))
+    >>> np.argsort(keys, kind="stable").tolist()  # inf, 2.5, 0.0, -0.0, -1.0
+    [2, 0, 3, 4, 1]
     """
     raw = (values + 0.0).view(np.uint64)
     flip = raw.view(np.int64) >> 63  # -1 for a negative float, 0 otherwise
@@ -170,7 +176,7 @@ def _descending(values: np.ndarray) -> np.ndarray:
 def _fit(low: int, high: int, bits: int) -> int:
     """Right shift that brings integers in [low, high] minus low below 2**bits.
 
-    Applied to :func:`_descending` keys, ``(key - low) >> shift`` is monotone:
+    Applied to :func:`descending_key` keys, ``(key - low) >> shift`` is monotone:
     distinct values may share an integer (a tie, broken exactly later), never swap.
     """
     return max(0, (high - low).bit_length() - bits)
@@ -288,7 +294,7 @@ def _packed_order(
 
     def descend(start: int, stop: int) -> tuple[int, int]:
         part = packed[start:stop]
-        part[:] = _descending(values[start:stop])
+        part[:] = descending_key(values[start:stop])
         return int(part.min()), int(part.max())
 
     bounds = _in_parallel(descend, slices)

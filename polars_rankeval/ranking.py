@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing, Order
-from polars_rankeval.judged_rows import MAX_ROWS, judged_only_rows
+from polars_rankeval.judged_rows import MAX_ROWS, descending_key, judged_only_rows
 from polars_rankeval.validation import prepare_inputs
 
 
@@ -42,17 +42,14 @@ _TOP_KEY = 0xFFFF_FFFE  # the largest high word a retrieved row's key can take
 def _descending_high_word(values: pl.Series) -> pl.Series:
     """High 32 bits of a key that sorts float64 values descending.
 
-    The float's bits, mapped so that unsigned integer order is float order
-    (negative floats inverted, positive ones get the sign bit), then inverted
-    for descending order. Keeping only the high word is monotone: two values
-    with different words are in the right order, and values that share a word
-    (true ties, or floats closer than about 1e-6 relative) are put in exact
-    order afterwards, by value then doc id. -0.0 is taken as 0.0.
+    The high word of :func:`polars_rankeval.judged_rows.descending_key`.
+    Keeping only the high word is monotone: two values with different words
+    are in the right order, and values that share a word (true ties, or floats
+    closer than about 1e-6 relative) are put in exact order afterwards, by
+    value then doc id. -0.0 is taken as 0.0.
     """
-    x = values.cast(pl.Float64).fill_null(float("-inf")).to_numpy() + 0.0
-    bits = x.view(np.uint64)
-    ascending = np.where(bits >> np.uint64(63), ~bits, bits | np.uint64(1 << 63))
-    high = (~ascending >> np.uint64(32)).astype(np.uint32)
+    x = values.cast(pl.Float64).fill_null(float("-inf")).to_numpy()
+    high = (descending_key(x) >> np.uint64(32)).astype(np.uint32)
     return pl.Series(values.name, np.minimum(high, np.uint32(_TOP_KEY)), dtype=pl.UInt32)
 
 

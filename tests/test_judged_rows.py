@@ -134,9 +134,9 @@ def test_special_scores_rank_as_on_the_general_path(scores, grades, n_queries):
     bits=st.integers(0, 62),
 )
 def test_score_bits_never_swap_two_scores(values, bits):
-    """The packed score: _descending keys, less their minimum, shifted by _fit."""
+    """The packed score: descending_key keys, less their minimum, shifted by _fit."""
     x = np.array(values, dtype=np.float64)
-    full = judged_rows._descending(x.copy())
+    full = judged_rows.descending_key(x.copy())
     low = int(full.min())
     keys = (full - np.uint64(low)) >> np.uint64(judged_rows._fit(low, int(full.max()), bits))
     assert int(keys.max()) < 2**bits or (bits == 0 and int(keys.max()) == 0)
