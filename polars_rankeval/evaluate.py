@@ -19,7 +19,7 @@ from polars_rankeval.ranking import (
     takes_judged_only_path,
     validate_inputs,
 )
-from polars_rankeval.validation import check_columns, check_grade_dtype
+from polars_rankeval.validation import check_columns, check_grade_dtype, checks_data
 
 _HAS_RUN = "__has_run"
 
@@ -239,8 +239,7 @@ def evaluate(
     ctx = Context(rank=rank, relevance=relevance, rel_level=rel_level)
     min_grade = _min_grade(parsed, ctx)
     judged_only = takes_judged_only_path(run, min_grade, order, duplicates)
-    if validate is None:
-        validate = isinstance(run, pl.DataFrame)
+    validate = checks_data(run, validate)
     system = validate_inputs(  # the judged-only path checks duplicate rows on its hashes
         run, qrels, system=system, validate=validate, duplicate_rows=not judged_only, **options
     )

@@ -188,6 +188,11 @@ def check_qrels_values(qrels: pl.LazyFrame, *, ids: Sequence[str], relevance: st
     _raise_first(qrels, problems, "qrels")
 
 
+def checks_data(run: FrameT, validate: bool | None) -> bool:
+    """Whether the data checks run: ``validate``, or by default for a DataFrame run."""
+    return isinstance(run, pl.DataFrame) if validate is None else validate
+
+
 def prepare_inputs(
     run: FrameT,
     qrels: FrameT,
@@ -235,9 +240,7 @@ def prepare_inputs(
         check_score_dtype(run_schema, score)
     check_grade_dtype(qrels_schema, relevance)
     check_id_dtypes(run_schema, qrels_schema, [query, doc])
-    if validate is None:
-        validate = isinstance(run, pl.DataFrame)
-    if validate:
+    if checks_data(run, validate):
         ids = [query, doc] if system is None else [system, query, doc]
         check_run_values(
             run.lazy(),
