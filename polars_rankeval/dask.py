@@ -31,11 +31,11 @@ from polars_rankeval.evaluate import evaluate as evaluate_in_process
 from polars_rankeval.evaluate import (
     mean_scores,
     raise_absent_queries,
+    run_keys,
     unscored_not_warned,
     warn_unscored_queries,
 )
 from polars_rankeval.measures import Measure, parse_measures
-from polars_rankeval.ranking import run_keys
 
 if TYPE_CHECKING:
     from distributed import Client

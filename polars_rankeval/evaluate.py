@@ -1,4 +1,9 @@
-"""evaluate(): run + qrels -> one row per scored query, one column per measure."""
+"""evaluate(): run + qrels -> one row per scored query, one column per measure.
+
+The functions here check their arguments and hand the work to the engine
+(:mod:`polars_rankeval.engine`): one pipeline, scope -> rank -> select rows ->
+aggregate, for every input.
+"""
 
 from __future__ import annotations
 
@@ -9,73 +14,30 @@ from contextvars import ContextVar
 
 import polars as pl
 
-from polars_rankeval._typing import FrameT, Missing, Order
-from polars_rankeval.judged_rows import HAS_QRELS, RANKING
+from polars_rankeval._typing import Conventions, Duplicates, FrameT, Missing, Order
+from polars_rankeval.engine import buckets
+from polars_rankeval.engine.pipeline import aggregate, check_values, score_piece
+from polars_rankeval.engine.scope import scope
+from polars_rankeval.engine.select import judged_from_table
+from polars_rankeval.engine.shape import FACT, HAS_RUN
 from polars_rankeval.measures import Context, Measure, parse_measures
-from polars_rankeval.ranking import (
-    judged_only_table,
-    judged_rows,
-    run_keys,
-    takes_judged_only_path,
-    validate_inputs,
+from polars_rankeval.options import Options, check_int, run_options
+from polars_rankeval.validation import (
+    check_columns,
+    check_frames,
+    check_grade_dtype,
+    check_judged_values,
+    check_output_names,
 )
-from polars_rankeval.validation import check_columns, check_grade_dtype, checks_data
-
-_HAS_RUN = "__has_run"
 
 
 class UnscoredQueriesWarning(UserWarning):
     """Some queries were left out of the evaluation; the message says which and why."""
 
 
-def _aggregate(
-    judged: pl.LazyFrame, measures: list[Measure], keys: list[str], ctx: Context
-) -> pl.LazyFrame:
-    """group_by(ranking).agg(every measure), plus the flags that decide what is scored.
-
-    When every measure has a ``min_grade`` (P, R, AP, RR, Rprec, nDCG, ...),
-    the unjudged retrieved rows are dropped first, keeping each ranking's top
-    row so that the ranking still shows as retrieved: the aggregation, whose
-    per-group expressions cost far more than a filter, then runs on the judged
-    rows only (typically a tenth of a run). Ranks are already numbered, so the
-    values are unchanged.
-    """
-    if _min_grade(measures, ctx) is not None:
-        judged = judged.filter(pl.col(ctx.relevance).is_not_null() | (pl.col(ctx.rank) == 1))
-    return judged.group_by(keys).agg(
-        *(x.expr(ctx) for x in measures),
-        pl.col(ctx.relevance).is_not_null().any().alias(HAS_QRELS),
-        _has_run(ctx),
-    )
-
-
-def _aggregate_judged_only(
-    rows: pl.DataFrame,
-    rankings: pl.DataFrame,
-    measures: list[Measure],
-    keys: list[str],
-    ctx: Context,
-) -> pl.LazyFrame:
-    """The same from :func:`polars_rankeval.judged_rows.judged_only_rows`' output.
-
-    Its rows come sorted by ranking: flagged so, the group_by takes each group as
-    a slice of the frame instead of gathering its rows (10M-row runs: 0.26 s ->
-    0.16 s for ten measures over 10,000 rankings).
-    """
-    by_ranking = rows.with_columns(pl.col(RANKING).set_sorted()).group_by(RANKING)
-    per_ranking = by_ranking.agg(*(x.expr(ctx) for x in measures), _has_run(ctx))
-    columns = [*keys, *(str(x) for x in measures), HAS_QRELS, _HAS_RUN]
-    return per_ranking.join(rankings, on=RANKING).select(columns).lazy()
-
-
-def _has_run(ctx: Context) -> pl.Expr:
-    return pl.col(ctx.rank).is_not_null().any().alias(_HAS_RUN)
-
-
-def _min_grade(measures: list[Measure], ctx: Context) -> int | None:
-    """The lowest grade any of the measures reads; None if one reads every row."""
-    grades = [x.min_grade(ctx) for x in measures]
-    return None if any(g is None for g in grades) else min(grades)  # type: ignore[type-var]
+def run_keys(query: str, system: str | None) -> list[str]:
+    """Columns that identify one ranking: ``[system, query]`` or ``[query]``."""
+    return [query] if system is None else [system, query]
 
 
 def raise_absent_queries(absent: pl.Series) -> None:
@@ -90,9 +52,16 @@ def raise_absent_queries(absent: pl.Series) -> None:
         raise ValueError(msg)
 
 
+def absent_queries(run_queries: pl.Series, qrels_queries: pl.Series) -> pl.Series:
+    """The qrels queries absent from the run, compared as strings, sorted."""
+    run_q = run_queries.cast(pl.String).unique().implode()
+    qrels_q = qrels_queries.cast(pl.String).unique()
+    return qrels_q.filter(~qrels_q.is_in(run_q)).sort()
+
+
 def warn_unscored_queries(no_qrels: pl.Series) -> None:
     """Warn naming the run queries (one entry per ranking) that have no qrels, if any."""
-    if no_qrels.len():
+    if no_qrels.len() and not _QUIET.get():
         shown = ", ".join(str(q) for q in no_qrels.unique(maintain_order=True).head(5).to_list())
         msg = (
             f"{no_qrels.len()} run queries have no qrels and were not scored "
@@ -100,19 +69,6 @@ def warn_unscored_queries(no_qrels: pl.Series) -> None:
             f"pr.coverage(run, qrels) lists them."
         )
         warnings.warn(msg, UnscoredQueriesWarning, stacklevel=4)
-
-
-def _require_all_queries(run: FrameT, qrels: FrameT, query: str) -> None:
-    """missing='error': every qrels query must be in the run."""
-    run_q = run.lazy().select(pl.col(query).cast(pl.String)).unique()
-    raise_absent_queries(
-        qrels.lazy()
-        .select(pl.col(query).cast(pl.String))
-        .unique()
-        .join(run_q, on=query, how="anti")
-        .sort(query)
-        .collect()[query]
-    )
 
 
 _QUIET = ContextVar("polars_rankeval_unscored_not_warned", default=False)
@@ -134,11 +90,6 @@ def unscored_not_warned() -> Iterator[None]:
         _QUIET.reset(token)
 
 
-def _warn_unscored(agg: pl.DataFrame, keys: list[str]) -> None:
-    if not _QUIET.get():
-        warn_unscored_queries(agg.filter(~pl.col(HAS_QRELS))[keys[-1]])
-
-
 def evaluate(
     run: FrameT,
     qrels: FrameT,
@@ -154,19 +105,24 @@ def evaluate(
     order: Order = "score",
     depth: int | None = None,
     missing: Missing = "drop",
-    duplicates: str = "error",
+    duplicates: Duplicates = "error",
     per_query: bool = True,
-    validate: bool | None = None,
+    validate: bool = True,
+    conventions: Conventions = "trec_eval-10",
+    memory_limit: int | str | None = None,
 ) -> FrameT:
     r"""Score a run against qrels: one row per scored query, one column per measure.
 
-    The run and qrels are joined once, each ranking is ordered once (trec_eval
-    order: score descending, ties by doc id descending as strings) and every
-    measure is an aggregation over the ranked rows of a query, so all queries,
-    measures and systems are computed in one Polars plan. For a DataFrame run
-    whose measures all have a ``min_grade`` (AP, P, R, RR, nDCG, Rprec, ...),
-    only the rows of that grade are built, ranked from one sort of packed
-    integers (:mod:`polars_rankeval.judged_rows`); the values are the same.
+    One pipeline for every input (:mod:`polars_rankeval.engine`): each ranking
+    is ordered once (trec_eval order: score descending, ties by doc id
+    descending as strings) by one sort of packed integers, the retrieved
+    documents that have a qrels row are found by one hash join, and every
+    measure is computed from those rows, their queries' judgments and the
+    number of documents retrieved, by plain per-ranking sums: no per-query
+    Python. A LazyFrame run (a Parquet or CSV scan) is read once, in batches;
+    when it is larger than ``memory_limit`` it is split by a hash of the query
+    into buckets on disk and scored bucket by bucket, so memory stays bounded
+    whatever its size.
 
     Parameters
     ----------
@@ -199,16 +155,28 @@ def evaluate(
         True (default): per-query values. False: the mean over queries per
         system and measure, with the number of queries in ``n_queries``.
     validate
-        Check the data (null ids, NaN scores, non-integer grades, duplicate
-        rows) before any work. Default: True for a DataFrame run, False for a
-        LazyFrame (its schema is always checked; the data only on request, so a
-        large lazy scan is not read twice).
+        Check the data: null ids, NaN or null scores, grades that are not
+        integers, duplicate (ranking, doc) rows in the run and (query, doc)
+        rows in qrels (default True, for every input: a LazyFrame is checked
+        during its one pass). Columns, dtypes and options are always checked,
+        on the schemas, before any data is read.
+    conventions
+        ``"trec_eval-10"`` (default; the current release) or ``"trec_eval-9"``
+        (the version pytrec_eval and ir_measures wrap): under 9.x, scores are
+        ordered as single-precision floats, so two scores equal in float32 tie
+        and the doc id decides.
+    memory_limit
+        LazyFrame runs only: the most memory (bytes, or a string such as
+        ``"2GiB"``) that the evaluation should take. Default ``"1GiB"``. A run
+        whose rows take more than a quarter of it is scored bucket by bucket
+        (see above); more memory means fewer, larger buckets.
 
     Returns
     -------
     DataFrame or LazyFrame (as the run)
         ``[system], query``, then one Float64 column per measure named by its
-        canonical name, sorted by system and query.
+        canonical name, sorted by system and query. For a LazyFrame run the
+        work happens when the result is collected (``pl.defer``).
 
     Examples
     --------
@@ -231,46 +199,72 @@ def evaluate(
     └───────┴──────┴─────┴──────┘
     """
     parsed = parse_measures(measures)
-    if missing not in ("drop", "zero", "error"):
-        msg = f"missing must be 'drop', 'zero' or 'error'. Got {missing!r} instead."
-        raise ValueError(msg)
-    options = {"query": query, "doc": doc, "score": score, "relevance": relevance, "rank": rank}
-    options |= {"order": order, "depth": depth, "missing": missing, "duplicates": duplicates}
-    ctx = Context(rank=rank, relevance=relevance, rel_level=rel_level)
-    min_grade = _min_grade(parsed, ctx)
-    judged_only = takes_judged_only_path(run, min_grade, order, duplicates)
-    validate = checks_data(run, validate)
-    system = validate_inputs(  # the judged-only path checks duplicate rows on its hashes
-        run, qrels, system=system, validate=validate, duplicate_rows=not judged_only, **options
-    )
-    if missing == "error":  # after validation, before any work
-        _require_all_queries(run, qrels, query)
-    keys = run_keys(query, system)
-    if judged_only:
-        rows, rankings = judged_only_table(
-            run,
-            qrels,
-            min_grade=min_grade,  # type: ignore[arg-type]
-            check_duplicates=validate,
-            system=system,
-            **options,
-        )
-        agg = _aggregate_judged_only(rows, rankings, parsed, keys, ctx)
-    else:
-        judged = judged_rows(run.lazy(), qrels.lazy(), system=system, **options)
-        agg = _aggregate(judged, parsed, keys, ctx)
+    check_frames(run=run, qrels=qrels)
+    options = run_options(
+        run.lazy().collect_schema(),
+        qrels.lazy().collect_schema(),
+        query=query, doc=doc, score=score, relevance=relevance, rank=rank, system=system,
+        rel_level=rel_level, order=order, depth=depth, missing=missing,
+        duplicates=duplicates, conventions=conventions,
+    )  # fmt: skip
+    check_output_names(options.keys, [str(m) for m in parsed])
     if isinstance(run, pl.DataFrame):
-        collected = agg.collect()
-        _warn_unscored(collected, keys)
-        agg = collected.lazy()
-    scored = (
-        agg.filter(pl.col(HAS_QRELS) & (pl.col(_HAS_RUN) | (missing == "zero")))
-        .drop(HAS_QRELS, _HAS_RUN)
-        .sort(keys)
-    )
-    if not per_query:
-        scored = mean_scores(scored, [str(x) for x in parsed], system=system)
-    return scored.collect() if isinstance(run, pl.DataFrame) else scored
+        qrels_df = qrels.collect() if isinstance(qrels, pl.LazyFrame) else qrels
+        scores = score_frame(run, qrels_df, parsed, options, validate=validate)
+        return finish(scores, parsed, options, per_query=per_query)
+    limit = buckets.memory_bytes(memory_limit)
+
+    def deferred() -> pl.DataFrame:
+        scores = buckets.score_lazy(run, qrels, parsed, options, validate=validate, limit=limit)
+        return finish(scores, parsed, options, per_query=per_query)
+
+    schema = output_schema(run, qrels, parsed, options, per_query=per_query)
+    return pl.defer(deferred, schema=schema)
+
+
+def score_frame(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    measures: list[Measure],
+    options: Options,
+    *,
+    validate: bool,
+) -> pl.DataFrame:
+    """Score an in-memory run: checks, one piece through the engine, the warning."""
+    if validate:
+        check_values(run, qrels, options)
+    if options.missing == "error":
+        raise_absent_queries(absent_queries(run[options.query], qrels[options.query]))
+    piece = score_piece(run, qrels, measures, options, check_duplicates=validate)
+    warn_unscored_queries(piece.no_qrels[options.query])
+    return piece.scores
+
+
+def finish(
+    scores: pl.DataFrame, measures: list[Measure], options: Options, *, per_query: bool
+) -> pl.DataFrame:
+    """Sorted per-query values, or their means per system (``per_query=False``)."""
+    scores = scores.sort(options.keys)
+    if per_query:
+        return scores
+    return mean_scores(scores, [str(x) for x in measures], system=options.system,
+                       query=options.query)  # fmt: skip
+
+
+def output_schema(
+    run: pl.LazyFrame, qrels: FrameT, measures: list[Measure], options: Options, *,
+    per_query: bool,
+) -> pl.Schema:  # fmt: skip
+    """The schema of :func:`evaluate`'s result, known before any data is read."""
+    run_schema, qrels_schema = run.collect_schema(), qrels.lazy().collect_schema()
+    keys = {k: run_schema[k] for k in options.keys}
+    if run_schema[options.query] != qrels_schema[options.query]:
+        keys[options.query] = pl.String
+    values = {str(m): pl.Float64 for m in measures}
+    if per_query:
+        return pl.Schema(keys | values)
+    system = {options.system: keys[options.system]} if options.system else {}
+    return pl.Schema(system | {"n_queries": pl.UInt32} | values)
 
 
 def evaluate_judged(
@@ -284,6 +278,7 @@ def evaluate_judged(
     n_rel: str | None = None,
     rel_level: int = 1,
     presorted: bool = False,
+    validate: bool = True,
 ) -> FrameT:
     r"""Score a table that already carries relevance and order: no qrels needed.
 
@@ -310,6 +305,10 @@ def evaluate_judged(
         Minimum grade that counts as relevant.
     presorted
         True when the rows of each query are already in rank order (no sort).
+    validate
+        Check the table first (default True): ranks are integers >= 1, unique
+        within a ranking; grades are integers or Booleans, never null on a
+        shown row.
 
     Examples
     --------
@@ -330,23 +329,31 @@ def evaluate_judged(
     └───────┴─────┴─────┴─────┘
     """
     parsed = parse_measures(measures)
+    check_frames(judged=judged)
+    check_int("rel_level", rel_level, minimum=0)
     schema = judged.lazy().collect_schema()
     system = system if system is not None and system in schema else None
     keys = run_keys(query, system)
     required = {"query": query, "rank": rank, "relevance": relevance}
     check_columns(schema, required | ({"n_rel": n_rel} if n_rel else {}), "judged")
-    check_grade_dtype(schema, relevance)
-    lf = judged.lazy().select(
-        *keys,
-        pl.col(rank).cast(pl.UInt32),
-        pl.col(relevance).cast(pl.Int64),
-        *([pl.col(n_rel)] if n_rel else []),
-    )
-    if not presorted:
-        lf = lf.sort([*keys, rank], nulls_last=True)
-    ctx = Context(rank=rank, relevance=relevance, rel_level=rel_level, n_rel=n_rel)
-    out = lf.group_by(keys).agg(x.expr(ctx) for x in parsed).sort(keys)
-    return out.collect() if isinstance(judged, pl.DataFrame) else out
+    check_grade_dtype(schema, relevance, table="judged")
+    check_output_names(keys, [str(m) for m in parsed])
+    context = Context(rel_level=rel_level)
+
+    def scored(frame: pl.DataFrame) -> pl.DataFrame:
+        columns = [*keys, rank, relevance, *([n_rel] if n_rel else [])]
+        table = frame.select(columns)
+        if validate:
+            check_judged_values(table, keys=keys, rank=rank, relevance=relevance)
+        shape = judged_from_table(
+            table, keys=keys, rank=rank, relevance=relevance, n_rel=n_rel, presorted=presorted
+        )
+        return aggregate(shape, parsed, context).sort(keys)
+
+    if isinstance(judged, pl.DataFrame):
+        return scored(judged)
+    out_schema = pl.Schema({k: schema[k] for k in keys} | {str(m): pl.Float64 for m in parsed})
+    return pl.defer(lambda: scored(judged.collect()), schema=out_schema)
 
 
 def coverage(
@@ -385,19 +392,24 @@ def coverage(
     │ c     ┆ not_in_run │
     └───────┴────────────┘
     """
+    check_frames(run=run, qrels=qrels)
     names = run.lazy().collect_schema().names()
     system = system if system in names else None
     keys = run_keys(query, system)
-    in_run = run.lazy().select(*keys).unique().with_columns(pl.col(query).cast(pl.String))
-    judged_q = qrels.lazy().select(pl.col(query).cast(pl.String)).unique()
-    systems = in_run.select(system).unique() if system else None
-    all_q = judged_q if systems is None else systems.join(judged_q, how="cross")
-    scored = in_run.join(judged_q, on=query, how="semi").with_columns(status=pl.lit("scored"))
-    no_qrels = in_run.join(judged_q, on=query, how="anti").with_columns(status=pl.lit("no_qrels"))
-    absent = all_q.join(in_run, on=keys, how="anti").with_columns(
-        status=pl.lit("scored_empty" if missing == "zero" else "not_in_run")
+    run_rankings = run.lazy().select(keys).unique(maintain_order=True).collect()
+    run_rankings = run_rankings.with_columns(pl.col(query).cast(pl.String))
+    facts = qrels.lazy().select(pl.col(query).cast(pl.String)).unique(maintain_order=True).collect()
+    facts = facts.with_row_index(FACT)
+    decided = scope(run_rankings, facts, query=query, system=system, missing=missing, absent=True)
+    flags = decided.flags
+    status = (
+        pl.when(~flags[HAS_RUN])
+        .then(pl.lit("scored_empty" if missing == "zero" else "not_in_run"))
+        .when(flags[FACT].is_null())
+        .then(pl.lit("no_qrels"))
+        .otherwise(pl.lit("scored"))
     )
-    return pl.concat([scored, no_qrels, absent]).sort(keys).collect()
+    return decided.keys.with_columns(flags.select(status.alias("status"))).sort(keys)
 
 
 def mean_scores(

@@ -29,11 +29,36 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from importlib import import_module
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
 from polars_rankeval import metrics as m
+
+family = SimpleNamespace(
+    **{
+        name: import_module(f"polars_rankeval.metrics.{name}")
+        for name in (
+            "ap",
+            "bpref",
+            "err",
+            "gain",
+            "iprec",
+            "ndcg",
+            "precision",
+            "random",
+            "rr",
+            "set",
+        )
+    }
+)
+"""The metric modules, by name: their ``*_formula`` functions are the measures over the
+engine's features (the package itself re-exports functions under some of these names)."""
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
 
 CutoffRule = Literal["none", "optional", "required"]
 
@@ -69,11 +94,12 @@ class MeasureFamily:
     params: tuple[Param, ...] = ()
     summary: str = ""
     aggregate: Literal["mean", "gmean", "sum"] = "mean"
-    min_grade: Callable[[Measure, Context], int] | None = None
-    """The lowest grade whose rows can change the value, or None when the
-    measure reads every row. Unjudged rows and rows of lower grades are
-    invisible to such a measure (only |R| and the ranks and grades of the rows
-    it reads matter), so ``evaluate`` may leave them out before aggregating."""
+    formula: Callable[[Measure, Features], pl.Expr] | None = None
+    """The measure over the engine's features (see
+    :mod:`polars_rankeval.engine.features`): per-ranking sums and maxima of
+    row columns, per-query facts and per-ranking numbers, combined into the
+    per-ranking value. ``build`` gives the same value as one aggregation
+    over a query's rows of the judged table, for users' own ``group_by``."""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -109,9 +135,12 @@ class Measure:
         """The relevance threshold: the measure's ``rel`` parameter, else the context's."""
         return self.get("rel", ctx.rel_level)
 
-    def min_grade(self, ctx: Context) -> int | None:
-        """The lowest grade whose rows the measure reads (None: it reads every row)."""
-        return None if self.family.min_grade is None else self.family.min_grade(self, ctx)
+    def formula(self, features: Features) -> pl.Expr:
+        """The per-ranking value over the engine's features, aliased to the canonical name."""
+        if self.family.formula is None:
+            msg = f"Measure {self} has no formula for the engine."
+            raise NotImplementedError(msg)
+        return self.family.formula(self, features).alias(str(self))
 
     def expr(self, ctx: Context | None = None) -> pl.Expr:
         """The aggregation expression, aliased to the canonical name."""
@@ -227,16 +256,6 @@ def _gains(measure: Measure) -> dict[int, float] | None:
     return dict(gains) if gains else None
 
 
-def _reads_relevant(measure: Measure, ctx: Context) -> int:
-    """min_grade of a measure that reads only relevant rows: its relevance level."""
-    return measure.rel_level(ctx)
-
-
-def _reads_positive_gains(measure: Measure) -> int:
-    """min_grade of nDCG: grades below 1 have gain 0 unless ``gains`` gives grade 0 one."""
-    return 0 if (_gains(measure) or {}).get(0, 0.0) != 0 else 1
-
-
 def _family(
     name: str,
     build: Callable[[Measure, Context], pl.Expr],
@@ -250,7 +269,11 @@ def _family(
 
 # trec_eval's measures (all_trec), in its order.
 _family(
-    "NumRet", lambda x, c: m.num_ret(rank=c.rank), summary="documents retrieved", aggregate="sum"
+    "NumRet",
+    lambda x, c: m.num_ret(rank=c.rank),
+    summary="documents retrieved",
+    aggregate="sum",
+    formula=lambda x, f: family.precision.num_ret_formula(f),
 )
 _family(
     "NumRel",
@@ -259,7 +282,7 @@ _family(
     REL,
     summary="relevant documents, retrieved or not",
     aggregate="sum",
-    min_grade=_reads_relevant,
+    formula=lambda x, f: family.precision.num_rel_formula(f, x.rel_level(f.ctx)),
 )
 _family(
     "NumRelRet",
@@ -268,7 +291,7 @@ _family(
     REL,
     summary="relevant documents retrieved",
     aggregate="sum",
-    min_grade=_reads_relevant,
+    formula=lambda x, f: family.precision.num_rel_ret_formula(f, x.rel_level(f.ctx)),
 )
 _family(
     "AP",
@@ -277,7 +300,9 @@ _family(
     REL,
     NORM,
     summary="average precision (at k: |R| stays the denominator unless norm=min)",
-    min_grade=_reads_relevant,
+    formula=lambda x, f: family.ap.average_precision_formula(
+        f, x.cutoff, x.rel_level(f.ctx), x.get("norm", "R")
+    ),
 )
 _family(
     "GMAP",
@@ -286,7 +311,7 @@ _family(
     REL,
     summary="AP per query, geometric mean over queries (floor 1e-5)",
     aggregate="gmean",
-    min_grade=_reads_relevant,
+    formula=lambda x, f: family.ap.average_precision_formula(f, None, x.rel_level(f.ctx)),
 )
 _family(
     "Rprec",
@@ -299,7 +324,11 @@ _family(
     REL,
     Param("mult", float),
     summary="R-precision: precision at rank |R| (mult: at rank mult*|R|, Rprec_mult)",
-    min_grade=_reads_relevant,
+    formula=lambda x, f: (
+        family.precision.r_precision_formula(f, x.rel_level(f.ctx))
+        if x.get("mult") is None
+        else m.iprec.rprec_mult_formula(f, x.get("mult"), x.rel_level(f.ctx))
+    ),
 )
 _family(
     "Bpref",
@@ -307,6 +336,7 @@ _family(
     "none",
     REL,
     summary="binary preference",
+    formula=lambda x, f: family.bpref.bpref_formula(f, x.rel_level(f.ctx)),
 )
 _family(
     "GMBpref",
@@ -315,6 +345,7 @@ _family(
     REL,
     summary="bpref per query, geometric mean over queries (floor 1e-5)",
     aggregate="gmean",
+    formula=lambda x, f: family.bpref.bpref_formula(f, x.rel_level(f.ctx)),
 )
 _family(
     "RR",
@@ -322,7 +353,7 @@ _family(
     "optional",
     REL,
     summary="reciprocal rank of the first relevant document",
-    min_grade=_reads_relevant,
+    formula=lambda x, f: family.rr.reciprocal_rank_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
     "IPrec",
@@ -332,6 +363,9 @@ _family(
     ROUNDING,
     summary="interpolated precision at a recall level (trec_eval 9.x rounding; v10 optional)",
     cutoff_kind=float,
+    formula=lambda x, f: family.iprec.iprec_at_recall_formula(
+        f, x.cutoff, x.rel_level(f.ctx), x.get("rounding", "v9")
+    ),
 )
 _family(
     "IPrecAvg",
@@ -343,6 +377,9 @@ _family(
     ROUNDING,
     Param("levels", Levels, ELEVEN),
     summary="interpolated precision averaged over recall levels (11pt_avg)",
+    formula=lambda x, f: family.iprec.iprec_average_formula(
+        f, x.get("levels", ELEVEN), x.rel_level(f.ctx), x.get("rounding", "v9")
+    ),
 )
 _family(
     "P",
@@ -350,7 +387,7 @@ _family(
     "required",
     REL,
     summary="precision at k",
-    min_grade=_reads_relevant,
+    formula=lambda x, f: family.precision.precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
     "R",
@@ -359,7 +396,9 @@ _family(
     REL,
     NORM,
     summary="recall at k (norm=min: divided by min(k, |R|))",
-    min_grade=_reads_relevant,
+    formula=lambda x, f: family.precision.recall_formula(
+        f, x.cutoff, x.rel_level(f.ctx), x.get("norm", "R")
+    ),
 )
 _family(
     "infAP",
@@ -367,6 +406,7 @@ _family(
     "none",
     REL,
     summary="inferred AP for sampled judgments",
+    formula=lambda x, f: family.bpref.inferred_ap_formula(f, x.rel_level(f.ctx)),
 )
 _family(
     "Utility",
@@ -386,6 +426,15 @@ _family(
     Param("d", float, 0.0),
     Param("n_docs", int, 0),
     summary="set utility a*rel_ret + b*nonrel_ret + c*rel_missed + d*nonrel_missed",
+    formula=lambda x, f: family.set.utility_formula(
+        f,
+        x.get("a", 1.0),
+        x.get("b", -1.0),
+        x.get("c", 0.0),
+        x.get("d", 0.0),
+        x.get("n_docs", 0),
+        x.rel_level(f.ctx),
+    ),
 )
 _family(
     "binG",
@@ -393,6 +442,7 @@ _family(
     "none",
     REL,
     summary="binary G (trec_eval experimental)",
+    formula=lambda x, f: family.gain.bin_g_formula(f, x.rel_level(f.ctx)),
 )
 _family(
     "G",
@@ -400,6 +450,7 @@ _family(
     "none",
     GAINS,
     summary="normalised gain G (trec_eval experimental)",
+    formula=lambda x, f: family.gain.g_measure_formula(f, _gains(x)),
 )
 _family(
     "nDCG",
@@ -414,7 +465,9 @@ _family(
     GAINS,
     Param("gain", str, "linear", ("linear", "exp")),
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
-    min_grade=lambda x, c: _reads_positive_gains(x),
+    formula=lambda x, f: family.ndcg.ndcg_formula(
+        f, x.cutoff, _gains(x), exponential=x.get("gain") == "exp"
+    ),
 )
 _family(
     "nDCGRel",
@@ -422,6 +475,7 @@ _family(
     "none",
     GAINS,
     summary="nDCG averaged over the relevant documents (trec_eval ndcg_rel)",
+    formula=lambda x, f: family.gain.ndcg_rel_formula(f, _gains(x)),
 )
 _family(
     "Rndcg",
@@ -430,6 +484,7 @@ _family(
     REL,
     GAINS,
     summary="nDCG averaged at the R levels of the grades (trec_eval Rndcg)",
+    formula=lambda x, f: family.gain.rndcg_formula(f, x.rel_level(f.ctx), _gains(x)),
 )
 _family(
     "RelP",
@@ -437,6 +492,7 @@ _family(
     "required",
     REL,
     summary="precision at k relative to min(k, |R|)",
+    formula=lambda x, f: family.set.relative_precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
     "Success",
@@ -444,10 +500,15 @@ _family(
     "optional",
     REL,
     summary="1 if a relevant document is in the top k",
-    min_grade=_reads_relevant,
+    formula=lambda x, f: family.precision.success_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
-    "SetP", lambda x, c: m.set_precision(**_with_n_rel(x, c)), "none", REL, summary="set precision"
+    "SetP",
+    lambda x, c: m.set_precision(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="set precision",
+    formula=lambda x, f: family.set.set_precision_formula(f, x.rel_level(f.ctx)),
 )
 _family(
     "SetRelP",
@@ -455,14 +516,23 @@ _family(
     "none",
     REL,
     summary="set precision relative to min(|ret|, |R|)",
+    formula=lambda x, f: family.set.set_relative_precision_formula(f, x.rel_level(f.ctx)),
 )
-_family("SetR", lambda x, c: m.set_recall(**_with_n_rel(x, c)), "none", REL, summary="set recall")
+_family(
+    "SetR",
+    lambda x, c: m.set_recall(**_with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="set recall",
+    formula=lambda x, f: family.set.set_recall_formula(f, x.rel_level(f.ctx)),
+)
 _family(
     "SetAP",
     lambda x, c: m.set_ap(**_with_n_rel(x, c)),
     "none",
     REL,
     summary="set precision times set recall (set_map)",
+    formula=lambda x, f: family.set.set_ap_formula(f, x.rel_level(f.ctx)),
 )
 _family(
     "SetF",
@@ -471,6 +541,7 @@ _family(
     REL,
     Param("beta", float, 1.0),
     summary="weighted harmonic mean of set precision and recall",
+    formula=lambda x, f: family.set.set_f_formula(f, x.get("beta", 1.0), x.rel_level(f.ctx)),
 )
 _family(
     "NumNonRelJudgedRet",
@@ -479,6 +550,7 @@ _family(
     REL,
     summary="judged non-relevant documents retrieved",
     aggregate="sum",
+    formula=lambda x, f: family.bpref.num_nonrel_judged_ret_formula(f, x.rel_level(f.ctx)),
 )
 # Beyond trec_eval.
 _family(
@@ -487,6 +559,7 @@ _family(
     "optional",
     REL,
     summary="harmonic mean of P@k and R@k",
+    formula=lambda x, f: family.set.f1_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
     "ERR",
@@ -494,6 +567,7 @@ _family(
     "optional",
     Param("max_grade", int),
     summary="expected reciprocal rank (Chapelle et al. 2009)",
+    formula=lambda x, f: family.err.err_formula(f, x.cutoff, x.get("max_grade")),
 )
 _family(
     "RBP",
@@ -502,6 +576,7 @@ _family(
     REL,
     Param("p", float, 0.8),
     summary="rank-biased precision (Moffat and Zobel 2008)",
+    formula=lambda x, f: family.err.rbp_formula(f, x.get("p", 0.8), x.rel_level(f.ctx)),
 )
 _family(
     "RBPResid",
@@ -509,12 +584,14 @@ _family(
     "none",
     Param("p", float, 0.8),
     summary="the residual of RBP: weight of unjudged and unretrieved ranks",
+    formula=lambda x, f: family.err.rbp_residual_formula(f, x.get("p", 0.8)),
 )
 _family(
     "Judged",
     lambda x, c: m.judged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
     "optional",
     summary="fraction of the top k that is judged",
+    formula=lambda x, f: family.bpref.judged_at_formula(f, x.cutoff),
 )
 _family(
     "ExpectedP",
@@ -522,6 +599,7 @@ _family(
     "required",
     REL,
     summary="expected P@k under a random order of the retrieved documents",
+    formula=lambda x, f: family.random.expected_precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
     "ExpectedAP",
@@ -529,6 +607,7 @@ _family(
     "none",
     REL,
     summary="expected AP under a random order of the retrieved documents",
+    formula=lambda x, f: family.random.expected_ap_formula(f, x.rel_level(f.ctx)),
 )
 
 

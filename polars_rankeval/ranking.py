@@ -1,7 +1,10 @@
-"""Run + qrels -> judged table: one join, one ordering, ranks, relevance grades.
+"""Run + qrels -> ranked tables: :func:`rank_run` and :func:`judge`.
 
-The judged table is the long format every metric expression reads. For each
-(system, query) of the run it holds
+Both go through the engine's ranking (:mod:`polars_rankeval.engine.rank`):
+one sort of packed integers orders every ranking in trec_eval order. The
+judged table :func:`judge` returns is the long format the metric
+expressions of :mod:`polars_rankeval.metrics` read: for each (system, query)
+of the run,
 
 * one row per retrieved document, with ``rank`` = 1, 2, ... in trec_eval order
   and ``relevance`` = the qrels grade (null when the document is not in qrels);
@@ -15,181 +18,26 @@ precondition the metric expressions rely on (for cumulative sums).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import FrameT, Missing, Order
-from polars_rankeval.judged_rows import MAX_ROWS, descending_key, judged_only_rows
-from polars_rankeval.validation import prepare_inputs
-
-
-def run_keys(query: str, system: str | None) -> list[str]:
-    """Columns that identify one ranking: ``[system, query]`` or ``[query]``."""
-    return [query] if system is None else [system, query]
-
-
-_RID = "__rid"
-_SYS = "__sys"
-_KEY = "__key"
-_VALUE = "__value"
-_TIED = "__tied"
-_TOP_KEY = 0xFFFF_FFFE  # the largest high word a retrieved row's key can take
-
-
-def _descending_high_word(values: pl.Series) -> pl.Series:
-    """High 32 bits of a key that sorts float64 values descending.
-
-    The high word of :func:`polars_rankeval.judged_rows.descending_key`.
-    Keeping only the high word is monotone: two values with different words
-    are in the right order, and values that share a word (true ties, or floats
-    closer than about 1e-6 relative) are put in exact order afterwards, by
-    value then doc id. -0.0 is taken as 0.0.
-    """
-    x = values.cast(pl.Float64).fill_null(float("-inf")).to_numpy()
-    high = (descending_key(x) >> np.uint64(32)).astype(np.uint32)
-    return pl.Series(values.name, np.minimum(high, np.uint32(_TOP_KEY)), dtype=pl.UInt32)
-
-
-def _code(column: str, categories: pl.Categories) -> pl.Expr:
-    """A UInt32 code per distinct id (hashing, no sort); any id dtype."""
-    return pl.col(column).cast(pl.String).cast(pl.Categorical(categories)).to_physical()
-
-
-def _order_value(order: Order, score: str, rank: str) -> pl.Expr:
-    """The value that orders a ranking, higher first: the score, or minus the rank."""
-    if order == "score":
-        return pl.col(score).cast(pl.Float64)
-    return -pl.col(rank).cast(pl.Float64)
-
-
-def _sort_key() -> pl.Expr:
-    """u64 sort key: ranking code in the high word, descending value in the low word."""
-    high = pl.col(_VALUE).map_batches(
-        _descending_high_word, return_dtype=pl.UInt32, is_elementwise=True
-    )
-    return pl.col(_RID).cast(pl.UInt64) * (1 << 32) + high.cast(pl.UInt64)
-
-
-def _same_as(offset: int, with_system: bool) -> pl.Expr:
-    """Row has the same sort key (and system) as the row ``offset`` away."""
-    same = pl.col(_KEY) == pl.col(_KEY).shift(offset)
-    if with_system:
-        same &= pl.col(_SYS) == pl.col(_SYS).shift(offset)
-    return same.fill_null(False)
-
-
-def _group_starts(with_system: bool) -> pl.Expr:
-    """Row starts a run of equal sort keys (a tie group, or a lone row)."""
-    return ~_same_as(1, with_system)
-
-
-def _ranking_starts(with_system: bool) -> pl.Expr:
-    """Row is the first of its ranking (rows sorted by key)."""
-    first = (pl.col(_RID) != pl.col(_RID).shift(1)).fill_null(True)
-    if with_system:
-        first |= (pl.col(_SYS) != pl.col(_SYS).shift(1)).fill_null(True)
-    return first
-
-
-def _offset_since(start: pl.Expr) -> pl.Expr:
-    """0, 1, 2, ... counted from the last row where ``start`` holds."""
-    index = pl.int_range(pl.len(), dtype=pl.UInt32)
-    return index - pl.when(start).then(index).forward_fill()
-
-
-def _trec_ranks(rows: pl.LazyFrame, *, doc: str, rank: str, with_system: bool) -> pl.LazyFrame:
-    """Every row with its trec_eval ``rank``; rows come out in no particular order.
-
-    One sort on a single u64 key does almost all the work: a row whose key
-    differs from both neighbours' gets its rank from its position. Rows whose
-    key ties with a neighbour's (equal scores, mostly) are sorted again, among
-    themselves, by value and by doc id compared as strings; each gets the rank
-    of its group's first position plus its place in that order.
-    """
-    ordered = rows.with_columns(_sort_key().alias(_KEY)).sort(_KEY)
-    if with_system:
-        ordered = ordered.sort(_SYS, maintain_order=True)
-    position_rank = _offset_since(_ranking_starts(with_system)) + 1
-    ordered = (
-        ordered.with_columns(
-            (_same_as(1, with_system) | _same_as(-1, with_system)).alias(_TIED),
-            position_rank.alias(rank),
-        )
-        .with_columns(pl.when(_group_starts(with_system)).then(pl.col(rank)).forward_fill())
-        .cache()
-    )
-    plain = ordered.filter(~pl.col(_TIED))
-    by = [*([_SYS] if with_system else []), _KEY, _VALUE, pl.col(doc).cast(pl.String)]
-    ties = (
-        ordered.filter(pl.col(_TIED))
-        .sort(by, descending=[False] * (len(by) - 2) + [True, True])
-        .with_columns(pl.col(rank) + _offset_since(_group_starts(with_system)))
-    )
-    return pl.concat([plain, ties]).drop(_TIED, _KEY)
-
-
-def _ranked_rows(
-    rows: pl.LazyFrame,
-    *,
-    query: str,
-    doc: str,
-    score: str,
-    rank: str,
-    system: str | None,
-    order: Order,
-    depth: int | None,
-    in_order: bool = True,
-) -> pl.LazyFrame:
-    """Rows of a run (any extra columns carried along) with their trec_eval ``rank``.
-
-    With ``in_order`` the rows come sorted by ranking then rank (rankings in no
-    particular order) and internal columns are dropped; without it they come
-    in no particular order, so that a filter placed later (e.g. keeping only
-    judged rows) runs before the final sort instead of after it.
-    """
-    keys = run_keys(query, system)
-    if order == "presorted":
-        ranked = rows.with_columns(
-            pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(keys).alias(rank)
-        )
-        return ranked if depth is None else ranked.filter(pl.col(rank) <= depth)
-    if order not in ("score", "rank"):
-        msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
-        raise ValueError(msg)
-    with_system = system is not None
-    codes = [
-        _code(query, pl.Categories.random()).alias(_RID),
-        _order_value(order, score, rank).alias(_VALUE),
-        *([_code(system, pl.Categories.random()).alias(_SYS)] if with_system else []),
-    ]
-    ranked = _trec_ranks(rows.with_columns(codes), doc=doc, rank=rank, with_system=with_system)
-    if depth is not None:
-        ranked = ranked.filter(pl.col(rank) <= depth)
-    return _in_rank_order(ranked, rank=rank, system=system) if in_order else ranked
-
-
-def _in_rank_order(ranked: pl.LazyFrame, *, rank: str, system: str | None) -> pl.LazyFrame:
-    """Sort rows from ``_ranked_rows(..., in_order=False)`` by ranking then rank.
-
-    Drops the internal columns; one u64 sort key (ranking code, rank), then a
-    stable sort by system code when there are systems. Rows without a ranking
-    code (none come from the run) are left out by the caller.
-    """
-    names = ranked.collect_schema().names()
-    if _RID not in names:  # presorted: already in order
-        return ranked
-    key = pl.col(_RID).cast(pl.UInt64) * (1 << 32) + pl.col(rank).cast(pl.UInt64)
-    ordered = ranked.sort(key)
-    if system is not None:
-        ordered = ordered.sort(_SYS, maintain_order=True)
-    return ordered.drop(_RID, _VALUE, *([_SYS] if system is not None else []))
+from polars_rankeval._typing import Duplicates, FrameT, Missing, Order
+from polars_rankeval.engine.pipeline import align_ids, check_values
+from polars_rankeval.engine.rank import Groups, gather_rows
+from polars_rankeval.engine.select import (
+    JUDGMENT,
+    RunColumns,
+    match_and_rank,
+    rank_order_of,
+    ranking_scope,
+)
+from polars_rankeval.engine.shape import FACT, HAS_RUN, RANKING, SCORED
+from polars_rankeval.options import Options, check_choice, check_int, run_options
+from polars_rankeval.validation import check_columns, check_frames
 
 
 def rank_run(
-    run: pl.LazyFrame,
+    run: FrameT,
     *,
     query: str = "query",
     doc: str = "doc",
@@ -198,7 +46,7 @@ def rank_run(
     system: str | None = None,
     order: Order = "score",
     depth: int | None = None,
-) -> pl.LazyFrame:
+) -> FrameT:
     """Order each ranking and number its rows 1..n in a ``rank`` column.
 
     Parameters
@@ -223,9 +71,11 @@ def rank_run(
 
     Notes
     -----
-    The rows are sorted once, on a single 64-bit key (the ranking's code and
-    the high half of the score's bits); only rows whose key ties with a
-    neighbour's are then sorted by score and doc id, among themselves.
+    The rows are sorted once, on packed 64-bit integers (the ranking's id, the
+    score's order-preserving bits and the row number); only rows whose packed
+    key ties with a neighbour's are then ordered by exact score and doc id,
+    among themselves (:mod:`polars_rankeval.engine.rank`). A LazyFrame is
+    collected when the result is (``pl.defer``).
 
     Examples
     --------
@@ -244,25 +94,33 @@ def rank_run(
     │ q     ┆ a   ┆ 3    │
     └───────┴─────┴──────┘
     """
-    keys = run_keys(query, system)
-    extra = {"score": [score], "rank": [rank], "presorted": []}.get(order, [])
-    rows = run.select(*keys, doc, *extra)
-    ranked = _ranked_rows(
-        rows, query=query, doc=doc, score=score, rank=rank, system=system, order=order, depth=depth
-    )
-    return ranked.select(*keys, doc, rank)
+    check_frames(run=run)
+    check_choice("order", order, Order)
+    check_int("depth", depth, minimum=0, allow_none=True)
+    keys = [query] if system is None else [system, query]
+    value = {"score": score, "rank": rank}.get(order)
+    check_columns(run.lazy().collect_schema(), {"query": query, "doc": doc} | (
+        {order: value} if value else {}), "run")  # fmt: skip
+    options = Options(query=query, doc=doc, score=score, rank=rank, system=system, order=order)
 
+    def ranked(frame: pl.DataFrame) -> pl.DataFrame:
+        rows = frame.select(*keys, doc, *([value] if value else []))
+        columns = RunColumns(keys, query, doc, value, "", system)
+        groups = Groups.of(rows, keys)
+        order_ = rank_order_of(rows, columns, groups, order, options.single_precision)
+        all_rows = np.arange(rows.height)
+        ranks = order_.ranks(all_rows)
+        by_rank = np.lexsort((ranks, groups.ids))
+        if depth is not None:
+            by_rank = by_rank[ranks[by_rank] <= depth]
+        out = gather_rows(rows.select(*keys, doc), by_rank)
+        return out.with_columns(pl.Series(rank, ranks[by_rank], dtype=pl.UInt32))
 
-def _align_ids(
-    run: pl.LazyFrame, qrels: pl.LazyFrame, columns: Sequence[str]
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Cast id columns to String on both sides where their dtypes differ."""
-    run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
-    for name in columns:
-        if run_schema[name] != qrels_schema[name]:
-            run = run.with_columns(pl.col(name).cast(pl.String))
-            qrels = qrels.with_columns(pl.col(name).cast(pl.String))
-    return run, qrels
+    if isinstance(run, pl.DataFrame):
+        return ranked(run)
+    schema = run.collect_schema()
+    out_schema = {k: schema[k] for k in [*keys, doc]} | {rank: pl.UInt32}
+    return pl.defer(lambda: ranked(run.collect()), schema=out_schema)
 
 
 def judge(
@@ -278,8 +136,8 @@ def judge(
     order: Order = "score",
     depth: int | None = None,
     missing: Missing = "drop",
-    duplicates: str = "error",
-    validate: bool | None = None,
+    duplicates: Duplicates = "error",
+    validate: bool = True,
 ) -> FrameT:
     """Join a run with its qrels into the judged table the metrics read.
 
@@ -304,8 +162,7 @@ def judge(
         ``"error"`` (default) or ``"keep_best"`` (keep the best-scored run row of
         a duplicated (query, doc)).
     validate
-        Check the data before any work (default: for a DataFrame run); see
-        :func:`polars_rankeval.validation.prepare_inputs`.
+        Check the data first (default True), as :func:`polars_rankeval.evaluate` does.
 
     Returns
     -------
@@ -333,168 +190,86 @@ def judge(
     │ q     ┆ z   ┆ null ┆ 2         │
     └───────┴─────┴──────┴───────────┘
     """
-    _, judged = validated_judged_rows(
-        run,
-        qrels,
-        query=query,
-        doc=doc,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        system=system,
-        order=order,
-        depth=depth,
-        missing=missing,
-        duplicates=duplicates,
-        validate=validate,
+    check_frames(run=run, qrels=qrels)
+    options = run_options(
+        run.lazy().collect_schema(), qrels.lazy().collect_schema(),
+        query=query, doc=doc, score=score, relevance=relevance, rank=rank, system=system,
+        order=order, depth=depth, missing=missing, duplicates=duplicates,
+    )  # fmt: skip
+
+    def judged(run_df: pl.DataFrame, qrels_df: pl.DataFrame) -> pl.DataFrame:
+        if validate:
+            check_values(run_df, qrels_df, options)
+        return judged_table(run_df, qrels_df, options, check_duplicates=validate)
+
+    if isinstance(run, pl.DataFrame):
+        return judged(run, qrels.lazy().collect())
+    schema = judged_schema(run.collect_schema(), qrels.lazy().collect_schema(), options)
+    return pl.defer(lambda: judged(run.collect(), qrels.lazy().collect()), schema=schema)
+
+
+def judged_schema(run: pl.Schema, qrels: pl.Schema, options: Options) -> pl.Schema:
+    """The schema of :func:`judge`'s table."""
+    names = [*options.keys, options.doc]
+    out = {k: run[k] for k in names}
+    for k in (options.query, options.doc):
+        if run[k] != qrels[k]:
+            out[k] = pl.String
+    return pl.Schema(out | {options.rank: pl.UInt32, options.relevance: pl.Int64})
+
+
+def judged_table(
+    run: pl.DataFrame, qrels: pl.DataFrame, options: Options, *, check_duplicates: bool
+) -> pl.DataFrame:
+    """Every retrieved row with its rank and grade, then each ranking's unretrieved judgments."""
+    run, qrels = align_ids(
+        run.select(options.run_columns), qrels.select(options.qrels_columns),
+        [options.query, options.doc],
+    )  # fmt: skip
+    columns = RunColumns(options.keys, options.query, options.doc, options.value,
+                         options.relevance, options.system)  # fmt: skip
+    matched = match_and_rank(run, qrels, columns, order=options.order,
+                             duplicates=options.duplicates, check=check_duplicates)  # fmt: skip
+    n = matched.run.height
+    ranks = matched.order.ranks(np.arange(n))
+    grade_row = np.full(n, -1, np.int64)
+    grade_row[matched.run_rows] = matched.judgments
+    kept = np.arange(n) if options.depth is None else np.flatnonzero(ranks <= options.depth)
+    grades = qrels[options.relevance].cast(pl.Int64)
+    retrieved = pl.DataFrame(
+        {
+            RANKING: pl.Series(matched.groups.ids[kept], dtype=pl.UInt32),
+            options.doc: matched.run[options.doc].gather(kept),
+            options.rank: pl.Series(ranks[kept], dtype=pl.UInt32),
+            options.relevance: _gather_or_null(grades, grade_row[kept]),
+        }
     )
-    return judged.collect() if isinstance(run, pl.DataFrame) else judged
-
-
-def validated_judged_rows(
-    run: FrameT,
-    qrels: FrameT,
-    *,
-    system: str | None,
-    validate: bool | None,
-    **options: Any,
-) -> tuple[str | None, pl.LazyFrame]:
-    """Validate the inputs, then plan the judged rows: (system column in use, plan).
-
-    ``options`` are the column names and ``order``, ``depth``, ``missing``,
-    ``duplicates`` of :func:`judged_rows`.
-    """
-    system = validate_inputs(run, qrels, system=system, validate=validate, **options)
-    return system, judged_rows(run.lazy(), qrels.lazy(), system=system, **options)
-
-
-def validate_inputs(
-    run: FrameT,
-    qrels: FrameT,
-    *,
-    system: str | None,
-    validate: bool | None,
-    duplicate_rows: bool = True,
-    **options: Any,
-) -> str | None:
-    """:func:`polars_rankeval.validation.prepare_inputs` with :func:`judged_rows`' options."""
-    check = {k: options[k] for k in ("query", "doc", "score", "relevance", "rank", "order")}
-    return prepare_inputs(
-        run,
-        qrels,
-        system=system,
-        duplicates=options["duplicates"],
-        validate=validate,
-        duplicate_rows=duplicate_rows,
-        **check,
-    )
-
-
-def takes_judged_only_path(
-    run: FrameT, min_grade: int | None, order: Order, duplicates: str
-) -> bool:
-    """Whether evaluate scores through :func:`judged_only_table`.
-
-    It does for a DataFrame run (of at most :data:`MAX_ROWS` rows, not
-    presorted, duplicates refused) when every measure has a ``min_grade``.
-    """
-    return (
-        min_grade is not None
-        and isinstance(run, pl.DataFrame)
-        and 0 < run.height <= MAX_ROWS
-        and order != "presorted"
-        and duplicates == "error"
-    )
-
-
-def judged_only_table(
-    run: pl.DataFrame,
-    qrels: FrameT,
-    *,
-    min_grade: int,
-    check_duplicates: bool,
-    system: str | None,
-    **options: Any,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`polars_rankeval.judged_rows.judged_only_rows` on validated inputs.
-
-    Takes the columns it needs and aligns the id dtypes of run and qrels first;
-    ``options`` are those of :func:`judged_rows`.
-    """
-    query, doc, score, rank = (options[k] for k in ("query", "doc", "score", "rank"))
-    value = score if options["order"] == "score" else rank
-    run_lf, qrels_lf = _align_ids(
-        run.lazy().select(*run_keys(query, system), doc, value),
-        qrels.lazy().select(query, doc, options["relevance"]),
-        [query, doc],
-    )
-    names = ("query", "doc", "score", "relevance", "rank", "order", "depth", "missing")
-    return judged_only_rows(
-        run_lf.collect(),
-        qrels_lf.collect(),
-        system=system,
-        min_grade=min_grade,
-        check_duplicates=check_duplicates,
-        **{k: options[k] for k in names},
-    )
-
-
-def judged_rows(
-    run: pl.LazyFrame,
-    qrels: pl.LazyFrame,
-    *,
-    query: str,
-    doc: str,
-    score: str,
-    relevance: str,
-    rank: str,
-    system: str | None,
-    order: Order,
-    depth: int | None,
-    missing: Missing,
-    duplicates: str,
-) -> pl.LazyFrame:
-    """The lazy plan behind :func:`judge`, on inputs already validated.
-
-    One left join of the run with qrels, then one sort (see :func:`rank_run`)
-    that carries the grades along; the judged documents each ranking missed
-    are found by an anti join against the retrieved *judged* rows only.
-    Retrieved rows come first within a ranking, in rank order.
-    """
-    keys = run_keys(query, system)
-    extra = {"score": [score], "rank": [rank], "presorted": []}[order]
-    run_lf = run.select(*keys, doc, *extra)
-    qrels_lf = qrels.select(query, doc, pl.col(relevance).cast(pl.Int64))
-    run_lf, qrels_lf = _align_ids(run_lf, qrels_lf, [query, doc])
-    if duplicates == "keep_best" and order == "score":
-        run_lf = run_lf.sort(score, descending=True).unique([*keys, doc], keep="first")
-
-    keep = "left" if order == "presorted" else "none"
-    joined = run_lf.join(qrels_lf, on=[query, doc], how="left", maintain_order=keep)
-    ranked = _ranked_rows(
-        joined,
-        query=query,
-        doc=doc,
-        score=score,
-        rank=rank,
-        system=system,
-        order=order,
-        depth=depth,
-        in_order=False,
-    )
-    retrieved = _in_rank_order(ranked, rank=rank, system=system).select(*keys, doc, rank, relevance)
-    rankings = ranked.filter(pl.col(rank) == 1).select(keys)
-    if missing == "zero":
-        qrels_queries = qrels_lf.select(query).unique()
-        rankings = (
-            qrels_queries
-            if system is None
-            else rankings.select(system).unique().join(qrels_queries, how="cross")
-        )
-    found = ranked.filter(pl.col(relevance).is_not_null()).select(*keys, doc)
+    found = pl.DataFrame(
+        {RANKING: retrieved[RANKING], JUDGMENT: pl.Series(grade_row[kept], dtype=pl.Int64)}
+    ).filter(pl.col(JUDGMENT) >= 0)
+    decided, judgments = ranking_scope(matched, qrels, columns, options.missing, None)
+    wanted = decided.flags.filter(pl.col(HAS_RUN) | pl.col(SCORED)).select(RANKING, FACT)
     unretrieved = (
-        rankings.join(qrels_lf, on=query)
-        .join(found, on=[*keys, doc], how="anti")
-        .select(*keys, doc, pl.lit(None, pl.UInt32).alias(rank), relevance)
+        wanted.join(judgments.select(FACT, JUDGMENT), on=FACT)
+        .with_columns(pl.col(JUDGMENT).cast(pl.Int64))
+        .join(found, on=[RANKING, JUDGMENT], how="anti")
     )
-    return pl.concat([retrieved, unretrieved])
+    at = unretrieved[JUDGMENT].to_numpy()
+    missed = pl.DataFrame(
+        {
+            RANKING: unretrieved[RANKING],
+            options.doc: qrels[options.doc].gather(at),
+            options.rank: pl.Series([None] * len(at), dtype=pl.UInt32),
+            options.relevance: grades.gather(at),
+        }
+    )
+    table = pl.concat([retrieved, missed]).sort([RANKING, options.rank], nulls_last=True,
+                                                 maintain_order=True)  # fmt: skip
+    keys = decided.keys[table[RANKING].to_numpy()]
+    return keys.hstack(table.drop(RANKING))
+
+
+def _gather_or_null(values: pl.Series, at: np.ndarray) -> pl.Series:
+    """``values[at]``, null where ``at`` is negative."""
+    picked = values.gather(np.maximum(at, 0))
+    return pl.select(pl.when(pl.Series(at >= 0)).then(picked)).to_series().alias(values.name)

@@ -6,8 +6,6 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from polars_rankeval._typing import FrameT, Order
-
 
 def check_columns(schema: pl.Schema, required: Mapping[str, str], table: str) -> None:
     """Raise if a required column is missing; ``required`` maps keyword -> column name.
@@ -70,11 +68,11 @@ def check_score_dtype(schema: pl.Schema, score: str) -> None:
         raise TypeError(msg)
 
 
-def check_grade_dtype(schema: pl.Schema, relevance: str) -> None:
+def check_grade_dtype(schema: pl.Schema, relevance: str, *, table: str = "qrels") -> None:
     """Raise if the relevance column cannot hold integer grades."""
     dtype = schema[relevance]
     if not (dtype.is_integer() or dtype.is_float() or dtype == pl.Boolean):
-        msg = f"qrels column {relevance!r} must hold integer relevance grades. Got dtype {dtype}."
+        msg = f"{table} column {relevance!r} must hold integer relevance grades. Got dtype {dtype}."
         raise TypeError(msg)
 
 
@@ -136,8 +134,17 @@ def check_duplicates(
         raise ValueError(msg)
 
 
-def _raise_first(frame: pl.LazyFrame, problems: Sequence[tuple[pl.Expr, str]], table: str) -> None:
-    """One pass counts every problem; only on failure find the first offending row."""
+def _raise_first(
+    frame: pl.LazyFrame,
+    problems: Sequence[tuple[pl.Expr, str]],
+    table: str,
+    *,
+    offset: int = 0,
+) -> None:
+    """One pass counts every problem; only on failure find the first offending row.
+
+    ``offset`` is the frame's first row number in the whole input (for batches).
+    """
     if not problems:
         return
     counts = (
@@ -149,13 +156,18 @@ def _raise_first(frame: pl.LazyFrame, problems: Sequence[tuple[pl.Expr, str]], t
         if count:
             hit = frame.with_row_index("__row").filter(condition).head(1).collect()
             row = hit.row(0, named=True)
-            index = row.pop("__row")
+            index = row.pop("__row") + offset
             msg = f"{table} row {index} (0-based) {problem} ({count} such rows): {row}."
             raise ValueError(msg)
 
 
 def check_run_values(
-    run: pl.LazyFrame, *, ids: Sequence[str], score: str | None, rank: str | None
+    run: pl.LazyFrame,
+    *,
+    ids: Sequence[str],
+    score: str | None,
+    rank: str | None,
+    offset: int = 0,
 ) -> None:
     """Null ids, NaN or null scores, null ranks: raise naming the first bad row."""
     problems = [(pl.col(name).is_null(), f"has a null {name!r}") for name in ids]
@@ -170,7 +182,7 @@ def check_run_values(
             )
     if rank is not None:
         problems.append((pl.col(rank).is_null(), f"has a null rank {rank!r}"))
-    _raise_first(run, problems, "run")
+    _raise_first(run, problems, "run", offset=offset)
 
 
 def check_qrels_values(qrels: pl.LazyFrame, *, ids: Sequence[str], relevance: str) -> None:
@@ -188,68 +200,71 @@ def check_qrels_values(qrels: pl.LazyFrame, *, ids: Sequence[str], relevance: st
     _raise_first(qrels, problems, "qrels")
 
 
-def checks_data(run: FrameT, validate: bool | None) -> bool:
-    """Whether the data checks run: ``validate``, or by default for a DataFrame run."""
-    return isinstance(run, pl.DataFrame) if validate is None else validate
-
-
-def prepare_inputs(
-    run: FrameT,
-    qrels: FrameT,
-    *,
-    query: str,
-    doc: str,
-    score: str,
-    relevance: str,
-    rank: str,
-    system: str | None,
-    order: Order,
-    duplicates: str,
-    validate: bool | None = None,
-    duplicate_rows: bool = True,
-) -> str | None:
-    """Validate run and qrels before any work; return the system column in use (or None).
-
-    Columns, dtypes, id compatibility and options are checked on the schemas
-    (free, also for a LazyFrame). The data checks (null ids, NaN scores, grades
-    that are not integers, duplicate (query, doc) rows) need a pass over the
-    data: they run when ``validate`` is True, which is the default for a
-    DataFrame run; for a LazyFrame they run only when asked (``validate=True``),
-    so a lazy plan over a large Parquet dataset is not scanned twice.
-    ``duplicate_rows=False`` leaves the duplicate check to a caller that
-    hashes the ids anyway (:mod:`polars_rankeval.judged_rows`).
-    """
-    if order not in ("score", "rank", "presorted"):
-        msg = f"order must be 'score', 'rank' or 'presorted'. Got {order!r} instead."
-        raise ValueError(msg)
-    if duplicates not in ("error", "keep_best"):
-        msg = f"duplicates must be 'error' or 'keep_best'. Got {duplicates!r} instead."
-        raise ValueError(msg)
-    for name, frame in (("run", run), ("qrels", qrels)):
+def check_frames(**frames: object) -> None:
+    """Raise unless every argument is a Polars DataFrame or LazyFrame, naming it."""
+    for name, frame in frames.items():
         if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
-            msg = f"{name} must be a polars DataFrame or LazyFrame. Got {type(frame).__name__}."
+            module = type(frame).__module__
+            kind = type(frame).__qualname__
+            kind = kind if module == "builtins" else f"{module}.{kind}"
+            msg = f"{name} must be a polars DataFrame or LazyFrame. Got {kind}."
             raise TypeError(msg)
-    run_schema = run.lazy().collect_schema()
-    qrels_schema = qrels.lazy().collect_schema()
-    system = system if system is not None and system in run_schema else None
-    needed = {"query": query, "doc": doc}
-    needed |= {"score": {"score": score}, "rank": {"rank": rank}, "presorted": {}}[order]
-    check_columns(run_schema, needed, "run")
-    check_columns(qrels_schema, {"query": query, "doc": doc, "relevance": relevance}, "qrels")
-    if order == "score":
-        check_score_dtype(run_schema, score)
-    check_grade_dtype(qrels_schema, relevance)
-    check_id_dtypes(run_schema, qrels_schema, [query, doc])
-    if checks_data(run, validate):
-        ids = [query, doc] if system is None else [system, query, doc]
-        check_run_values(
-            run.lazy(),
-            ids=ids,
-            score=score if order == "score" else None,
-            rank=rank if order == "rank" else None,
+
+
+def check_output_names(keys: Sequence[str], measures: Sequence[str]) -> None:
+    """Raise when a key column would share its name with a measure's output column."""
+    clash = sorted(set(keys) & set(measures))
+    if clash:
+        msg = (
+            f"The column {clash[0]!r} of the input has the name of a measure's output "
+            f"column; rename it first."
         )
-        check_qrels_values(qrels.lazy(), ids=[query, doc], relevance=relevance)
-        if duplicate_rows:
-            check_duplicates(run.lazy(), ids, "run", keep_best=duplicates)
-            check_duplicates(qrels.lazy(), [query, doc], "qrels")
-    return system
+        raise ValueError(msg)
+
+
+def check_judged_values(
+    table: pl.DataFrame, *, keys: Sequence[str], rank: str, relevance: str
+) -> None:
+    """A pre-judged table: ranks integers >= 1 and unique per ranking, grades integers.
+
+    Null ranks (judged but not shown) and null grades (shown but not judged)
+    are allowed, as in the table :func:`polars_rankeval.judge` returns.
+
+    Examples
+    --------
+    >>> log = pl.DataFrame({"query": ["u", "u"], "rank": [0, 1], "relevance": [1, 0]})
+    >>> check_judged_values(log, keys=["query"], rank="rank", relevance="relevance")
+    Traceback (most recent call last):
+    ...
+    ValueError: judged row 0 (0-based) has a rank 'rank' below 1 (ranks start at 1; ...
+    """
+    dtype = table.schema[rank]
+    if not dtype.is_integer() and not dtype.is_float():
+        msg = f"judged column {rank!r} must hold integer ranks (1 = top). Got dtype {dtype}."
+        raise TypeError(msg)
+    r = pl.col(rank)
+    problems = [(pl.col(k).is_null(), f"has a null {k!r}") for k in keys]
+    if dtype.is_float():
+        whole = (r.is_nan() | r.is_infinite() | (r != r.round(0))).fill_null(False)
+        problems.append((whole, f"has a rank {rank!r} that is not an integer"))
+    problems.append(
+        (
+            (r < 1).fill_null(False),
+            f"has a rank {rank!r} below 1 (ranks start at 1; for 0-based logs pass "
+            f"pl.col({rank!r}) + 1)",
+        )
+    )
+    if table.schema[relevance].is_float():
+        grade = pl.col(relevance)
+        fractional = grade.is_nan() | grade.is_infinite() | (grade != grade.round(0))
+        problems.append(
+            (fractional.fill_null(False), f"has a grade {relevance!r} that is not an integer")
+        )
+    _raise_first(table.lazy(), problems, "judged")
+    shown = table.filter(r.is_not_null())
+    repeated = shown.select(*keys, rank).is_duplicated()
+    if repeated.any():
+        row = shown.filter(repeated).row(0, named=True)
+        where = ", ".join(f"{k}={row[k]!r}" for k in [*keys, rank])
+        msg = f"judged has two rows at the same rank ({where}): each rank holds one document."
+        raise ValueError(msg)

@@ -113,9 +113,27 @@ def evaluate(run=RUN, qrels=QRELS, measures=("AP",), **kw):
         (RUN, QRELS, {"measures": ["P@-3"]}, ValueError, r"cutoff of P must be >= 1"),
         (RUN, QRELS, {"measures": ["P"]}, ValueError, r"P needs a cutoff"),
         (RUN, QRELS, {"measures": []}, ValueError, r"No measures given"),
-        (RUN, QRELS, {"missing": "skip"}, ValueError, r"missing must be 'drop', 'zero' or"),
-        (RUN, QRELS, {"order": "random"}, ValueError, r"order must be 'score', 'rank' or"),
-        (RUN, QRELS, {"duplicates": "first"}, ValueError, r"duplicates must be 'error' or"),
+        (
+            RUN,
+            QRELS,
+            {"missing": "skip"},
+            ValueError,
+            r"missing must be one of 'drop', 'zero', 'error'. Got 'skip'",
+        ),
+        (
+            RUN,
+            QRELS,
+            {"order": "random"},
+            ValueError,
+            r"order must be one of 'score', 'rank', 'presorted'. Got 'random'",
+        ),
+        (
+            RUN,
+            QRELS,
+            {"duplicates": "first"},
+            ValueError,
+            r"duplicates must be one of 'error', 'keep_best'. Got 'first'",
+        ),
         (
             {"query": ["q"]},
             QRELS,
@@ -130,10 +148,16 @@ def test_bad_input_is_named(run, qrels, kw, error, pattern):
         evaluate(run, qrels, **kw)
 
 
-def test_lazy_inputs_validate_data_on_request():
+def test_lazy_inputs_are_checked_as_they_are_read():
+    """A LazyFrame's data is checked during its one pass: when the result is collected."""
     bad = pl.concat([RUN, RUN.head(1)]).lazy()
+    planned = evaluate(bad, QRELS.lazy())
     with pytest.raises(ValueError, match="duplicate rows"):
-        evaluate(bad, QRELS.lazy(), validate=True)
+        planned.collect()
+    null_system = RUN.with_columns(system=pl.Series(["a", None, "a"])).lazy()
+    with pytest.raises(ValueError, match=r"run row 1 \(0-based\) has a null 'system'"):
+        evaluate(null_system, QRELS).collect()
+    assert evaluate(bad, QRELS, validate=False).collect().height == 2  # trusted, unchecked
 
 
 def test_schema_checked_for_lazy_inputs_without_collecting():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
@@ -14,6 +16,9 @@ from polars_rankeval.metrics._common import (
     relevant_retrieved,
     safe_div,
 )
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
 
 
 def average_precision(
@@ -70,3 +75,12 @@ def average_precision(
     precision_at_hit = hit.cum_sum() / col(rank)
     total = precision_at_hit.filter(hit & in_top(rank, k)).sum()
     return safe_div(total, normalizer(k, num_relevant(relevance, rel_level, n_rel), norm))
+
+
+def average_precision_formula(
+    f: Features, k: int | None, rel_level: int, norm: str = "R"
+) -> pl.Expr:
+    """AP@k over the engine's features: the sum of precision at each relevant rank <= k."""
+    hit = f.hit(rel_level)
+    at_hits = pl.when(hit & f.in_top(k)).then(f.hits_so_far(rel_level) / f.rank).otherwise(0.0)
+    return safe_div(f.sum(at_hits), normalizer(k, f.nrel(rel_level), norm))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
@@ -19,6 +21,9 @@ from polars_rankeval.metrics._common import (
 
 INFAP_EPSILON = 0.00001
 """trec_eval's smoothing constant in inferred AP."""
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
 
 
 def bpref(
@@ -164,3 +169,49 @@ def judged_at(
     check_cutoff(k, "Judged")
     top = in_top(rank, k)
     return safe_div((judged(relevance) & top).sum(), top.sum())
+
+
+# ---------------------------------------------------------------------- formulas
+# The same measures over the engine's features (see polars_rankeval.engine.features).
+
+
+def bpref_formula(f: Features, rel_level: int) -> pl.Expr:
+    """Bpref over the engine's features (see :func:`bpref`)."""
+    n = f.nrel(rel_level)
+    above = f.cum(f.judged_nonrelevant(rel_level).cast(pl.Float64))
+    n_rows, nonrel_rows = f.on_rows(n), f.on_rows(f.nnonrel(rel_level))
+    penalty = pl.min_horizontal(above, n_rows) / pl.min_horizontal(nonrel_rows, n_rows)
+    term = pl.when(above > 0).then(1.0 - penalty).otherwise(1.0)
+    return safe_div(f.sum(pl.when(f.hit(rel_level)).then(term).otherwise(0.0)), n)
+
+
+def inferred_ap_formula(f: Features, rel_level: int) -> pl.Expr:
+    """infAP over the engine's features (see :func:`inferred_ap`)."""
+    rel_above = f.hits_so_far(rel_level) - 1.0
+    nonrel_above = f.cum(f.judged_nonrelevant(rel_level).cast(pl.Float64))
+    unjudged_above = f.cum((f.grade < 0).cast(pl.Float64))
+    j = f.rank - 1.0
+    term = (
+        pl.when(j == 0)
+        .then(1.0)
+        .otherwise(
+            1.0 / (j + 1.0)
+            + (j / (j + 1.0))
+            * ((rel_above + nonrel_above + unjudged_above) / j)
+            * ((rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON))
+        )
+    )
+    total = f.sum(pl.when(f.hit(rel_level)).then(term).otherwise(0.0))
+    return safe_div(total, f.nrel(rel_level))
+
+
+def num_nonrel_judged_ret_formula(f: Features, rel_level: int) -> pl.Expr:
+    """NumNonRelJudgedRet: judged non-relevant documents retrieved."""
+    return f.sum(f.judged_nonrelevant(rel_level).cast(pl.Float64))
+
+
+def judged_at_formula(f: Features, k: int | None) -> pl.Expr:
+    """Judged@k: judged documents (grade >= 0) in the top k over min(k, retrieved)."""
+    judged_top = f.sum(((f.grade >= 0) & f.in_top(k)).cast(pl.Float64))
+    top = f.nret if k is None else pl.min_horizontal(f.nret, pl.lit(float(k)))
+    return safe_div(judged_top, top)

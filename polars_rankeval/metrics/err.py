@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.engine.shape import GRADE, RANKING
 from polars_rankeval.metrics._common import (
     check_cutoff,
     check_probability,
@@ -14,6 +17,9 @@ from polars_rankeval.metrics._common import (
     relevant_retrieved,
     retrieved,
 )
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
 
 
 def err(
@@ -120,3 +126,42 @@ def rbp_residual(
     unjudged = weight.filter(ret & ~judged(relevance)).sum()
     tail = pl.lit(p, pl.Float64).pow(ret.sum().cast(pl.Float64))
     return ((1.0 - p) * unjudged + tail).cast(pl.Float64)
+
+
+# ---------------------------------------------------------------------- formulas
+# The same measures over the engine's features (see polars_rankeval.engine.features).
+
+
+def err_formula(f: Features, k: int | None, max_grade: int | None) -> pl.Expr:
+    """ERR@k over the engine's features (see :func:`err`)."""
+    g = f.grade.cast(pl.Float64).clip(lower_bound=0.0)
+    if max_grade is not None:
+        top = pl.lit(float(max_grade))
+    else:
+        top = f.on_rows(f.judgments(pl.col(GRADE).max()).cast(pl.Float64).clip(lower_bound=0.0))
+    stop = f.row(
+        pl.when(f.in_top(k)).then((pl.lit(2.0).pow(g) - 1.0) / pl.lit(2.0).pow(top)).otherwise(0.0)
+    )
+    reach = f.row((1.0 - stop).cum_prod().shift(1, fill_value=1.0).over(RANKING))
+    value = f.sum(pl.when(f.in_top(k)).then(stop * reach / f.rank).otherwise(0.0))
+    return value.fill_nan(0.0).cast(pl.Float64)
+
+
+def rbp_formula(f: Features, p: float, rel_level: int) -> pl.Expr:
+    """RBP over the engine's features (see :func:`rbp`)."""
+    check_probability(p, "persistence p", "RBP")
+    weight = pl.lit(p, pl.Float64).pow(f.rank - 1.0)
+    value = f.sum(pl.when(f.hit(rel_level)).then(weight).otherwise(0.0))
+    return ((1.0 - p) * value).cast(pl.Float64)
+
+
+def rbp_residual_formula(f: Features, p: float) -> pl.Expr:
+    """RBPResid over the engine's features (see :func:`rbp_residual`).
+
+    The weight of every retrieved rank plus that past the end is 1, so the
+    residual is 1 less the weight of the judged documents retrieved.
+    """
+    check_probability(p, "persistence p", "RBP")
+    weight = pl.lit(p, pl.Float64).pow(f.rank - 1.0)
+    judged_weight = f.sum(pl.when(f.grade >= 0).then(weight).otherwise(0.0))
+    return (1.0 - (1.0 - p) * judged_weight).cast(pl.Float64)

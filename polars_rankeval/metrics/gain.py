@@ -9,10 +9,14 @@ holds every judged document of the query with a positive gain, sorted by gain.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
+from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.engine.shape import FACT, IDEAL_POS, RANK, RANKING
 from polars_rankeval.metrics._common import (
     col,
     num_relevant,
@@ -21,6 +25,9 @@ from polars_rankeval.metrics._common import (
     row_position,
     safe_div,
 )
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Built, Features, Ideal
 
 Gains = Mapping[int, float]
 
@@ -205,3 +212,113 @@ def rndcg(
     count = change.sum().cast(pl.Float64) + final
     has_rel = num_relevant(relevance, rel_level, n_rel) > 0
     return pl.when(has_rel & (count > 0)).then(total / count).otherwise(0.0).cast(pl.Float64)
+
+
+# ---------------------------------------------------------------------- formulas
+# The same measures over the engine's features (see polars_rankeval.engine.features).
+
+
+def _ranking_dcg(f: Features, gain: pl.Expr) -> pl.Expr:
+    """Row-level: the DCG of the ranking down to this row's rank."""
+    return f.cum(gain / discount(f.rank))
+
+
+def g_measure_formula(f: Features, gains: Gains | None = None) -> pl.Expr:
+    """G over the engine's features (see :func:`g_measure`).
+
+    The cost at rank r is the sum of max(ideal gain, 1) over ideal positions
+    1..r, where positions past the query's positive gains count 1 each.
+    """
+    gain = f.row(grade_gain(f.grade, gains))
+    ideal = f.ideal(gains)
+    length = f.on_rows(f.ideal_length(ideal))
+    cost = f.ideal_prefix(ideal, pl.max_horizontal(f.ideal_gain, pl.lit(1.0)), f.rank)
+    cost = cost + (f.rank - length).clip(lower_bound=0.0)
+    term = gain / (2.0 + cost - f.cum(gain)).log(2.0)
+    total = f.sum(pl.when(gain != 0).then(term).otherwise(0.0))
+    return safe_div(total, f.ideal_sum(ideal, f.ideal_gain))
+
+
+def bin_g_formula(f: Features, rel_level: int) -> pl.Expr:
+    """binG over the engine's features (see :func:`bin_g`)."""
+    above = f.rank - f.hits_so_far(rel_level)
+    total = f.sum(pl.when(f.hit(rel_level)).then(1.0 / (2.0 + above).log(2.0)).otherwise(0.0))
+    return safe_div(total, f.nrel(rel_level))
+
+
+def _ratios(f: Features, gains: Gains | None) -> tuple[pl.Expr, pl.Expr, Ideal, pl.Expr]:
+    """(row gain, row DCG so far, the ideal ranking, final DCG / ideal DCG)."""
+    gain = f.row(grade_gain(f.grade, gains))
+    ideal = f.ideal(gains)
+    dcg_total = f.sum(gain / discount(f.rank))
+    final = dcg_total / f.ideal_sum(ideal, f.ideal_gain / discount(f.ideal_position))
+    return gain, _ranking_dcg(f, gain), ideal, final
+
+
+def ndcg_rel_formula(f: Features, gains: Gains | None = None) -> pl.Expr:
+    """nDCGRel over the engine's features (see :func:`ndcg_rel`)."""
+    gain, dcg_here, ideal, final = _ratios(f, gains)
+    ideal_here = f.ideal_prefix(ideal, f.ideal_gain / discount(f.ideal_position), f.rank)
+    ratio = f.sum(pl.when(gain > 0).then(dcg_here / ideal_here).otherwise(0.0))
+    n_pos = f.ideal_length(ideal)
+    pos_ret = f.sum((gain > 0).cast(pl.Float64))
+    total = (ratio + (n_pos - pos_ret) * final).fill_nan(0.0)
+    return pl.when(total > 0).then(total / n_pos).otherwise(0.0).cast(pl.Float64)
+
+
+def rndcg_formula(f: Features, rel_level: int, gains: Gains | None = None) -> pl.Expr:
+    """Rndcg over the engine's features (see :func:`rndcg`).
+
+    The ranking's DCG at each position t where the ideal gain changes is
+    looked up in its rows (the last row at rank <= t) by one binary search.
+    """
+    _, dcg_here, ideal, final_ratio = _ratios(f, gains)
+    following = f.ideal_gain.shift(-1).over(FACT).fill_null(0.0)
+    change = f.ideal_column(ideal, f.ideal_gain != following)
+    ideal_dcg = f.ideal_column(
+        ideal, (f.ideal_gain / discount(f.ideal_position)).cum_sum().over(FACT)
+    )
+    lookup = partial(
+        _dcg_at_changes, ideal=ideal, change=change, ideal_dcg=ideal_dcg, dcg_here=dcg_here
+    )
+    at_changes = f.late(f"rndcg|{ideal.key}|{dcg_here}", lookup)
+    n_pos = f.ideal_length(ideal)
+    final = ((f.nret >= n_pos + 2) & (n_pos > 0)).cast(pl.Float64)
+    total = at_changes + final * final_ratio.fill_nan(0.0)
+    count = f.ideal_sum(ideal, change.cast(pl.Float64)) + final
+    has_rel = f.nrel(rel_level) > 0
+    return pl.when(has_rel & (count > 0)).then(total / count).otherwise(0.0).cast(pl.Float64)
+
+
+def _dcg_at_changes(
+    built: Built, *, ideal: Ideal, change: pl.Expr, ideal_dcg: pl.Expr, dcg_here: pl.Expr
+) -> pl.Series:
+    """Per ranking: the sum over its query's change positions t of DCG@t / IDCG@t.
+
+    DCG@t is the ranking's DCG at its last judged row of rank <= t (0 if none),
+    found by a binary search of (ranking, t) among the rows' (ranking, rank).
+    """
+    points = built.ideals[ideal.key].filter(change)
+    points = points.select(FACT, idcg=ideal_dcg, t=pl.col(IDEAL_POS))
+    pairs = built.per_ranking.select(RANKING, FACT).join(points, on=FACT)
+    rows = built.rows
+    row_key = _ranking_rank_key(rows[RANKING], rows[RANK])
+    at = np.searchsorted(row_key, _ranking_rank_key(pairs[RANKING], pairs["t"]), side="right") - 1
+    ranking = pairs[RANKING].to_numpy().astype(np.int64)
+    found = (
+        (at >= 0) & (rows[RANKING].to_numpy()[np.maximum(at, 0)] == ranking)
+        if rows.height
+        else at >= 0
+    )
+    cumulative = rows[dcg_here.meta.output_name()].to_numpy()
+    dcg_t = (
+        np.where(found, cumulative[np.maximum(at, 0)], 0.0) if rows.height else np.zeros(len(at))
+    )
+    ratio = dcg_t / pairs["idcg"].to_numpy()
+    sums = np.bincount(ranking, weights=ratio, minlength=built.per_ranking.height)
+    return pl.Series(sums, dtype=pl.Float64)
+
+
+def _ranking_rank_key(ranking: pl.Series, rank: pl.Series) -> np.ndarray:
+    """uint64 (ranking, rank) keys, in the order of rows sorted by ranking then rank."""
+    return (ranking.cast(pl.UInt64) * (1 << 32) + rank.cast(pl.UInt64)).to_numpy()

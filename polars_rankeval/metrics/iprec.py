@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
@@ -17,6 +17,9 @@ from polars_rankeval.metrics._common import (
 
 Rounding = Literal["v9", "v10"]
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
 
 
 def recall_cutoff(level: float, n_rel: pl.Expr, rounding: Rounding = "v9") -> pl.Expr:
@@ -133,4 +136,34 @@ def rprec_mult(
     hits = (
         relevant_retrieved(rank, relevance, rel_level) & (col(rank) <= cut).fill_null(False)
     ).sum()
+    return pl.when(cut > 0).then(hits / cut).otherwise(0.0).cast(pl.Float64)
+
+
+# ---------------------------------------------------------------------- formulas
+# The same measures over the engine's features (see polars_rankeval.engine.features).
+
+
+def iprec_at_recall_formula(
+    f: Features, level: float, rel_level: int, rounding: Rounding = "v9"
+) -> pl.Expr:
+    """IPrec@level over the engine's features (see :func:`iprec_at_recall`)."""
+    check_probability(level, "recall level", "IPrec")
+    found = f.hits_so_far(rel_level)
+    cut = f.on_rows(pl.max_horizontal(recall_cutoff(level, f.nrel(rel_level), rounding), 1.0))
+    keep = f.hit(rel_level) & (found >= cut)
+    return f.max(pl.when(keep).then(found / f.rank)).fill_null(0.0).cast(pl.Float64)
+
+
+def iprec_average_formula(
+    f: Features, levels: Sequence[float], rel_level: int, rounding: Rounding = "v9"
+) -> pl.Expr:
+    """IPrecAvg over the engine's features: the mean of IPrec at ``levels``."""
+    parts = [iprec_at_recall_formula(f, x, rel_level, rounding) for x in levels]
+    return (pl.sum_horizontal(parts) / len(levels)).cast(pl.Float64)
+
+
+def rprec_mult_formula(f: Features, mult: float, rel_level: int) -> pl.Expr:
+    """Rprec_mult over the engine's features (see :func:`rprec_mult`)."""
+    cut = recall_cutoff(mult, f.nrel(rel_level))
+    hits = f.sum((f.hit(rel_level) & (f.rank <= f.on_rows(cut))).cast(pl.Float64))
     return pl.when(cut > 0).then(hits / cut).otherwise(0.0).cast(pl.Float64)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.metrics._common import check_cutoff, col, in_top, row_position, safe_div
 from polars_rankeval.metrics.gain import discount, grade_gain, ideal_gains
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
 
 
 def dcg(k: int | None = None, *, rank: IntoExpr = "rank", gain: IntoExpr = "relevance") -> pl.Expr:
@@ -80,3 +84,19 @@ def ndcg(
     g = grade_gain(relevance, gains, exponential=exponential)
     top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
     return safe_div(top, ideal_dcg(k, gain=g))
+
+
+def ndcg_formula(
+    f: Features,
+    k: int | None,
+    gains: Mapping[int, float] | None = None,
+    *,
+    exponential: bool = False,
+) -> pl.Expr:
+    """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k."""
+    gain = grade_gain(f.grade, gains, exponential=exponential)
+    dcg_k = f.sum(pl.when(f.in_top(k)).then(gain / discount(f.rank)).otherwise(0.0))
+    ideal = f.ideal(gains, exponential=exponential)
+    within = f.ideal_position <= k if k is not None else pl.lit(True)
+    term = pl.when(within).then(f.ideal_gain / discount(f.ideal_position)).otherwise(0.0)
+    return safe_div(dcg_k, f.ideal_sum(ideal, term))

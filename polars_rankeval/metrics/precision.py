@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
@@ -14,6 +16,9 @@ from polars_rankeval.metrics._common import (
     relevant_retrieved,
     safe_div,
 )
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
 
 
 def relevant_in_top(
@@ -203,3 +208,45 @@ def num_rel_ret(
     return relevant_in_top(None, rank=rank, relevance=relevance, rel_level=rel_level).cast(
         pl.Float64
     )
+
+
+# ---------------------------------------------------------------------- formulas
+# The same measures over the engine's features (see polars_rankeval.engine.features):
+# per-ranking sums of row columns instead of per-group filters.
+
+
+def precision_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
+    """P@k: relevant documents in the top k, divided by k."""
+    return f.hits(rel_level, k) / float(k)
+
+
+def recall_formula(f: Features, k: int | None, rel_level: int, norm: str = "R") -> pl.Expr:
+    """R@k: relevant documents in the top k, divided by |R| (or min(k, |R|))."""
+    return safe_div(f.hits(rel_level, k), normalizer(k, f.nrel(rel_level), norm))
+
+
+def r_precision_formula(f: Features, rel_level: int) -> pl.Expr:
+    """Rprec: relevant documents in the top |R|, divided by |R|."""
+    n = f.nrel(rel_level)
+    within = f.rank <= f.on_rows(n)
+    return safe_div(f.sum((f.hit(rel_level) & within).cast(pl.Float64)), n)
+
+
+def success_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
+    """Success@k: 1 when a relevant document is in the top k."""
+    return (f.hits(rel_level, k) > 0).cast(pl.Float64)
+
+
+def num_ret_formula(f: Features) -> pl.Expr:
+    """NumRet: documents retrieved."""
+    return f.nret
+
+
+def num_rel_formula(f: Features, rel_level: int) -> pl.Expr:
+    """NumRel: |R|."""
+    return f.nrel(rel_level)
+
+
+def num_rel_ret_formula(f: Features, rel_level: int) -> pl.Expr:
+    """NumRelRet: relevant documents retrieved."""
+    return f.hits(rel_level)

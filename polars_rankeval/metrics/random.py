@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.engine.shape import NRET
 from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
@@ -13,6 +17,9 @@ from polars_rankeval.metrics._common import (
     retrieved,
     safe_div,
 )
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Built, Features
 
 
 def expected_precision(
@@ -86,3 +93,31 @@ def expected_ap(
     a = safe_div(r - 1.0, n - 1.0)
     total = n * a + (1.0 - a) * harmonic
     return safe_div(r * total, n * num_relevant(relevance, rel_level, n_rel))
+
+
+# ---------------------------------------------------------------------- formulas
+# The same measures over the engine's features (see polars_rankeval.engine.features).
+
+
+def expected_precision_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
+    """ExpectedP@k: min(k, n) r / (n k), n retrieved, r relevant retrieved."""
+    n, r = f.nret, f.hits(rel_level)
+    return safe_div(pl.min_horizontal(n, pl.lit(float(k))) * r, n * k)
+
+
+def expected_ap_formula(f: Features, rel_level: int) -> pl.Expr:
+    """ExpectedAP over the engine's features (see :func:`expected_ap`)."""
+    n, r = f.nret, f.hits(rel_level)
+    harmonic = f.late("harmonic", _harmonic_of_nret)
+    a = safe_div(r - 1.0, n - 1.0)
+    total = n * a + (1.0 - a) * harmonic
+    return safe_div(r * total, n * f.nrel(rel_level))
+
+
+def _harmonic_of_nret(built: Built) -> pl.Series:
+    """H_n = 1 + 1/2 + ... + 1/n of each ranking's number of retrieved documents."""
+    n = built.per_ranking[NRET].to_numpy().astype(np.int64)
+    table = np.concatenate(
+        [[0.0], np.cumsum(1.0 / np.arange(1, max(int(n.max(initial=0)), 0) + 1))]
+    )
+    return pl.Series(table[n], dtype=pl.Float64)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.metrics._common import check_cutoff, col, in_top, relevant_retrieved
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
 
 
 def reciprocal_rank(
@@ -33,3 +38,8 @@ def reciprocal_rank(
     check_cutoff(k, "RR")
     first = col(rank).filter(relevant_retrieved(rank, relevance, rel_level) & in_top(rank, k)).min()
     return (1.0 / first.cast(pl.Float64)).fill_null(0.0)
+
+
+def reciprocal_rank_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
+    """RR@k over the engine's features: the largest 1/rank of a relevant document in the top k."""
+    return f.max(pl.when(f.hit(rel_level) & f.in_top(k)).then(1.0 / f.rank)).fill_null(0.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
@@ -13,6 +15,9 @@ from polars_rankeval.metrics._common import (
     retrieved,
     safe_div,
 )
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
 
 
 def _counts(
@@ -241,3 +246,64 @@ def utility(
     return (a * hits + b * (ret - hits) + c * (n - hits) + d * (n_docs + hits - ret - n)).cast(
         pl.Float64
     )
+
+
+# ---------------------------------------------------------------------- formulas
+# The same measures over the engine's features (see polars_rankeval.engine.features).
+
+
+def set_counts(f: Features, rel_level: int) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """(relevant retrieved, retrieved, |R|) per ranking, Float64."""
+    return f.hits(rel_level), f.nret, f.nrel(rel_level)
+
+
+def set_precision_formula(f: Features, rel_level: int) -> pl.Expr:
+    """SetP: relevant retrieved over retrieved."""
+    hits, ret, _ = set_counts(f, rel_level)
+    return safe_div(hits, ret)
+
+
+def set_recall_formula(f: Features, rel_level: int) -> pl.Expr:
+    """SetR: relevant retrieved over |R|."""
+    hits, _, n = set_counts(f, rel_level)
+    return safe_div(hits, n)
+
+
+def set_f_formula(f: Features, beta: float, rel_level: int) -> pl.Expr:
+    """SetF: the weighted harmonic mean of SetP and SetR (see :func:`set_f`)."""
+    hits, ret, n = set_counts(f, rel_level)
+    p, r = hits / ret, hits / n
+    return pl.when(hits > 0).then((beta + 1.0) * p * r / (beta * p + r)).otherwise(0.0)
+
+
+def set_ap_formula(f: Features, rel_level: int) -> pl.Expr:
+    """SetAP: SetP times SetR."""
+    hits, ret, n = set_counts(f, rel_level)
+    return safe_div(hits * hits, ret * n)
+
+
+def set_relative_precision_formula(f: Features, rel_level: int) -> pl.Expr:
+    """SetRelP: relevant retrieved over min(retrieved, |R|)."""
+    hits, ret, n = set_counts(f, rel_level)
+    return safe_div(hits, pl.min_horizontal(ret, n))
+
+
+def relative_precision_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
+    """RelP@k: relevant documents in the top k over min(k, |R|)."""
+    n = f.nrel(rel_level)
+    return safe_div(f.hits(rel_level, k), pl.min_horizontal(n, pl.lit(float(k))))
+
+
+def f1_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
+    """F1@k: 2 |relevant in the top k| / (k + |R|) (k: the retrieved count when None)."""
+    size = f.nret if k is None else pl.lit(float(k))
+    return safe_div(2.0 * f.hits(rel_level, k), size + f.nrel(rel_level))
+
+
+def utility_formula(
+    f: Features, a: float, b: float, c: float, d: float, n_docs: int, rel_level: int
+) -> pl.Expr:
+    """Utility: a*rel_ret + b*nonrel_ret + c*rel_missed + d*nonrel_missed (see :func:`utility`)."""
+    hits, ret, n = set_counts(f, rel_level)
+    value = a * hits + b * (ret - hits) + c * (n - hits) + d * (n_docs + hits - ret - n)
+    return value.cast(pl.Float64)

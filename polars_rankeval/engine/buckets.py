@@ -1,0 +1,298 @@
+"""Lazy runs in bounded memory: read once, scored in memory or bucket by bucket.
+
+A LazyFrame run (a Parquet or CSV scan, any lazy plan) is read once, in
+batches, on Polars' streaming engine; each batch is checked as it arrives
+(null ids, NaN scores: the error names the row of the whole input). While
+the rows read fit in a quarter of the memory limit they are kept, and the
+whole run is then scored as one in-memory piece. Past that, every row is
+written to one of :data:`BUCKETS` files on disk chosen by a hash of its
+query id, and the buckets are scored one at a time: each holds all the rows
+of its queries, so its values are those of the whole run. A bucket still too
+large is split again the same way (with another hash seed) before it is
+scored. The input is read once; the spilled rows are written and read back
+once (again only for a bucket split twice).
+
+The engine's peak memory is a small multiple of its piece's size (the packed
+sort keys, hashes and positions: about 30 bytes a row over the frame itself),
+which is what the quarter leaves room for.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from polars_rankeval.engine.pipeline import Piece, score_piece
+from polars_rankeval.measures import Measure
+from polars_rankeval.options import Options
+from polars_rankeval.validation import check_qrels_values, check_run_values
+
+DEFAULT_LIMIT = 1 << 30
+"""The default ``memory_limit`` of a lazy evaluation: 1 GiB."""
+BUCKETS = 64
+"""Buckets a spilled run is split into (and each oversized bucket again)."""
+PIECE_SHARE = 4
+"""A piece may take 1/PIECE_SHARE of the memory limit; the engine needs the rest."""
+BATCH_ROWS = 1 << 20
+"""Rows per batch read from the lazy run."""
+_SEED = 0x5EED_B0C4E7
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}  # fmt: skip
+
+
+def memory_bytes(limit: int | str | None) -> int:
+    """A memory limit in bytes, from an int or a string such as ``"512MiB"`` or ``"2GB"``.
+
+    Examples
+    --------
+    >>> memory_bytes("512MiB"), memory_bytes(10**9), memory_bytes(None) == DEFAULT_LIMIT
+    (536870912, 1000000000, True)
+    """
+    if limit is None:
+        return DEFAULT_LIMIT
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+        return limit
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*", str(limit), re.IGNORECASE)
+    if isinstance(limit, str) and match:
+        return int(float(match[1]) * _UNITS[(match[2] or "").lower()])
+    msg = (
+        f"memory_limit must be a positive number of bytes or a size such as '512MiB' or "
+        f"'2GB'. Got {limit!r} instead."
+    )
+    raise ValueError(msg)
+
+
+def query_bucket(query: str, n_buckets: int, seed: int = _SEED) -> pl.Expr:
+    """Bucket 0 .. n_buckets - 1 of each row's query id, hashed as a string.
+
+    ``401`` and ``"401"`` share a bucket, as they share a ranking once run and
+    qrels ids are aligned. The seed is fixed, so every process running the
+    same Polars version agrees.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"query": ["q1", "q2", "q1"]})
+    >>> b = df.select(query_bucket("query", 4))["query"]
+    >>> b[0] == b[2], bool(b.is_between(0, 3).all())
+    (True, True)
+    """
+    return pl.col(query).cast(pl.String).hash(seed=seed) % n_buckets
+
+
+@dataclass
+class Spill:
+    """Rows written to bucket files by a hash of their query id, in a temporary folder."""
+
+    folder: Path
+    query: str
+    n_buckets: int
+    seed: int
+    flush_bytes: int
+    files: list[list[Path]] = field(default_factory=list)
+    _buffers: list[list[pl.DataFrame]] = field(default_factory=list)
+    _buffered: int = 0
+
+    def __post_init__(self) -> None:
+        self.files = [[] for _ in range(self.n_buckets)]
+        self._buffers = [[] for _ in range(self.n_buckets)]
+
+    def add(self, frame: pl.DataFrame) -> None:
+        """Route ``frame``'s rows to their buckets (written out when enough are buffered)."""
+        bucket = query_bucket(self.query, self.n_buckets, self.seed).alias("__rk_bucket")
+        parts = frame.with_columns(bucket).partition_by(
+            "__rk_bucket", as_dict=True, include_key=False
+        )
+        for (b,), part in parts.items():
+            self._buffers[int(b)].append(part)  # type: ignore[call-overload]
+        self._buffered += frame.estimated_size()
+        if self._buffered >= self.flush_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every buffered bucket to a file of its own."""
+        for b, frames in enumerate(self._buffers):
+            if frames:
+                path = self.folder / f"s{self.seed:x}-b{b:03d}-{len(self.files[b]):05d}.arrow"
+                pl.concat(frames, rechunk=False).write_ipc(path, compression="uncompressed")
+                self.files[b].append(path)
+                frames.clear()
+        self._buffered = 0
+
+    def size(self, b: int) -> int:
+        """Bytes of bucket ``b`` on disk (about its size in memory: uncompressed Arrow)."""
+        return sum(p.stat().st_size for p in self.files[b])
+
+    def read(self, b: int) -> pl.DataFrame:
+        """Bucket ``b``'s rows, in the order they were read; its files are then deleted."""
+        frames = [pl.read_ipc(p, memory_map=False) for p in self.files[b]]
+        for p in self.files[b]:
+            p.unlink()
+        return pl.concat(frames, rechunk=False) if frames else pl.DataFrame()
+
+
+@dataclass
+class _Seen:
+    """What the pass over the run collects for the whole run (not per bucket)."""
+
+    options: Options
+    systems: list[pl.Series] = field(default_factory=list)
+    queries: list[pl.Series] = field(default_factory=list)
+    rows: int = 0
+
+    def add(self, batch: pl.DataFrame) -> None:
+        if self.options.missing == "zero" and self.options.system is not None:
+            self.systems.append(batch[self.options.system].unique())
+        if self.options.missing == "error":
+            self.queries.append(batch[self.options.query].cast(pl.String).unique())
+        self.rows += batch.height
+
+    def all_systems(self) -> pl.Series | None:
+        if not self.systems:
+            return None
+        return pl.concat(self.systems).unique(maintain_order=True)
+
+
+def score_lazy(
+    run: pl.LazyFrame,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    measures: Sequence[Measure],
+    options: Options,
+    *,
+    validate: bool,
+    limit: int,
+) -> pl.DataFrame:
+    """Per-ranking values of a lazy run (see the module docstring); unsorted."""
+    from polars_rankeval.evaluate import absent_queries, raise_absent_queries, warn_unscored_queries
+
+    qrels_df = qrels.lazy().select(options.qrels_columns).collect()
+    if validate:
+        check_qrels_values(qrels_df.lazy(), ids=[options.query, options.doc],
+                           relevance=options.relevance)  # fmt: skip
+    budget = max(1, limit // PIECE_SHARE)
+    seen = _Seen(options)
+    held: list[pl.DataFrame] = []
+    held_bytes = 0
+    progress = _Progress()
+    with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
+        spill: Spill | None = None
+        batches = run.select(options.run_columns).collect_batches(chunk_size=BATCH_ROWS)
+        for batch in batches:
+            if validate:
+                check_run_values(
+                    batch.lazy(), ids=[*options.keys, options.doc],
+                    score=options.score if options.order == "score" else None,
+                    rank=options.rank if options.order == "rank" else None, offset=seen.rows,
+                )  # fmt: skip
+            seen.add(batch)
+            progress.reading(seen.rows)
+            if spill is not None:
+                spill.add(batch)
+                continue
+            held.append(batch)
+            held_bytes += batch.estimated_size()
+            if held_bytes > budget:
+                spill = Spill(Path(folder), options.query, BUCKETS, _SEED, budget)
+                for frame in held:
+                    spill.add(frame)
+                held, held_bytes = [], 0
+        if options.missing == "error":
+            run_queries = (
+                pl.concat(seen.queries) if seen.queries else pl.Series([], dtype=pl.String)
+            )
+            raise_absent_queries(absent_queries(run_queries, qrels_df[options.query]))
+        systems = seen.all_systems()
+        if spill is None:
+            run_df = (
+                pl.concat(held, rechunk=False)
+                if held
+                else run.select(options.run_columns).clear().collect()
+            )
+            pieces = [_score(run_df, qrels_df, measures, options, validate, systems)]
+        else:
+            spill.flush()
+            pieces = list(_score_spill(spill, qrels_df, measures, options, validate, systems,
+                                       budget, progress))  # fmt: skip
+    progress.done()
+    warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
+    return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
+
+
+def _score(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    measures: Sequence[Measure],
+    options: Options,
+    validate: bool,
+    systems: pl.Series | None,
+) -> Piece:
+    return score_piece(run, qrels, measures, options, check_duplicates=validate, systems=systems)
+
+
+def _score_spill(
+    spill: Spill,
+    qrels: pl.DataFrame,
+    measures: Sequence[Measure],
+    options: Options,
+    validate: bool,
+    systems: pl.Series | None,
+    budget: int,
+    progress: _Progress,
+):  # type: ignore[no-untyped-def]
+    """Score every bucket of ``spill``, splitting again any bucket over ``budget``."""
+    bucket = query_bucket(options.query, spill.n_buckets, spill.seed)
+    qrels_parts = qrels.with_columns(bucket.alias("__rk_bucket")).partition_by(
+        "__rk_bucket", as_dict=True, include_key=False
+    )
+    empty_qrels = qrels.clear()
+    for b in range(spill.n_buckets):
+        progress.scoring(b, spill.n_buckets)
+        qrels_b = qrels_parts.get((b,), empty_qrels)  # type: ignore[call-overload]
+        if not spill.files[b]:
+            if options.missing == "zero" and qrels_b.height:
+                run_b = _empty_run(spill)
+                yield _score(run_b, qrels_b, measures, options, validate, systems)
+            continue
+        if spill.size(b) > budget:
+            inner = Spill(spill.folder, options.query, BUCKETS, spill.seed + 1, budget)
+            for path in list(spill.files[b]):
+                inner.add(pl.read_ipc(path, memory_map=False))
+                path.unlink()
+            inner.flush()
+            yield from _score_spill(inner, qrels_b, measures, options, validate, systems,
+                                    budget, progress)  # fmt: skip
+            continue
+        yield _score(spill.read(b), qrels_b, measures, options, validate, systems)
+
+
+def _empty_run(spill: Spill) -> pl.DataFrame:
+    """A zero-row run with the spilled columns' dtypes."""
+    first = next(files[0] for files in spill.files if files)
+    return pl.read_ipc(first, memory_map=False).clear()
+
+
+class _Progress:
+    """A one-line progress report on stderr, when it is a terminal."""
+
+    def __init__(self) -> None:
+        self.shown = sys.stderr.isatty()
+        self.used = False
+
+    def reading(self, rows: int) -> None:
+        if self.shown and rows >= 10 * BATCH_ROWS:
+            self.used = True
+            print(f"\rpolars_rankeval: read {rows:,} rows", end="", file=sys.stderr)
+
+    def scoring(self, b: int, n: int) -> None:
+        if self.shown:
+            self.used = True
+            print(f"\rpolars_rankeval: scoring bucket {b + 1}/{n}      ", end="", file=sys.stderr)
+
+    def done(self) -> None:
+        if self.used:
+            print(file=sys.stderr)

@@ -1,0 +1,111 @@
+"""One in-memory piece through the stages: scope -> rank -> select rows -> aggregate.
+
+:func:`score_piece` is what every way in runs: :func:`polars_rankeval.evaluate`
+on a DataFrame (one piece), on a LazyFrame (one piece per query bucket, see
+:mod:`polars_rankeval.engine.buckets`), and the Dask and Spark tasks. A piece
+must hold, for each of its queries, all of that query's run and qrels rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_rankeval.engine.features import Features
+from polars_rankeval.engine.select import RunColumns, judged_from_run
+from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
+from polars_rankeval.measures import Context, Measure
+from polars_rankeval.options import Options
+from polars_rankeval.validation import check_qrels_values, check_run_values
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A scored piece: per-ranking values, and what was left out."""
+
+    scores: pl.DataFrame
+    """``[system], query`` and one Float64 column per measure, scored rankings only."""
+    no_qrels: pl.DataFrame
+    """``[system], query`` of the run's rankings whose query has no qrels row."""
+    run_rows: int
+    qrels_rows: int
+
+
+def check_values(run: pl.DataFrame | pl.LazyFrame, qrels: pl.DataFrame | pl.LazyFrame,
+                 options: Options) -> None:  # fmt: skip
+    """Null ids, NaN or null scores, null ranks, grades that are not integers: raise
+    naming the first bad row (duplicates are found while the piece is selected)."""
+    check_run_values(
+        run.lazy(),
+        ids=[*options.keys, options.doc],
+        score=options.score if options.order == "score" else None,
+        rank=options.rank if options.order == "rank" else None,
+    )
+    check_qrels_values(qrels.lazy(), ids=[options.query, options.doc], relevance=options.relevance)
+
+
+def align_ids(
+    run: pl.DataFrame, qrels: pl.DataFrame, columns: Sequence[str]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Cast id columns to String on both sides where their dtypes differ."""
+    for name in columns:
+        if run.schema[name] != qrels.schema[name]:
+            run = run.with_columns(pl.col(name).cast(pl.String))
+            qrels = qrels.with_columns(pl.col(name).cast(pl.String))
+    return run, qrels
+
+
+def judged_piece(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    options: Options,
+    *,
+    check_duplicates: bool = True,
+    systems: pl.Series | None = None,
+) -> Judged:
+    """Scope, rank and select: a piece's run and qrels as the judged shape."""
+    run, qrels = align_ids(
+        run.select(options.run_columns), qrels.select(options.qrels_columns),
+        [options.query, options.doc],
+    )  # fmt: skip
+    columns = RunColumns(options.keys, options.query, options.doc, options.value,
+                         options.relevance, options.system)  # fmt: skip
+    return judged_from_run(
+        run,
+        qrels,
+        columns,
+        order=options.order,
+        depth=options.depth,
+        missing=options.missing,
+        duplicates=options.duplicates,
+        check=check_duplicates,
+        single_precision=options.single_precision,
+        systems=systems,
+    )
+
+
+def aggregate(shape: Judged, measures: Sequence[Measure], context: Context) -> pl.DataFrame:
+    """Every measure of every scored ranking: ``keys`` and one Float64 column per measure."""
+    features = Features(context)
+    values = {str(m): m.formula(features) for m in measures}
+    per_ranking = features.evaluate(shape, values)
+    return shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
+
+
+def score_piece(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    measures: Sequence[Measure],
+    options: Options,
+    *,
+    check_duplicates: bool = True,
+    systems: pl.Series | None = None,
+) -> Piece:
+    """Score one piece (see the module docstring): values and the unscored rankings."""
+    shape = judged_piece(run, qrels, options, check_duplicates=check_duplicates, systems=systems)
+    run_rankings = shape.rankings[HAS_RUN]
+    no_qrels = shape.keys.filter(run_rankings & shape.rankings[FACT].is_null())
+    scores = aggregate(shape, measures, options.context)
+    return Piece(scores, no_qrels, run.height, qrels.height)

@@ -1,0 +1,429 @@
+"""Rank: trec_eval's order of every ranking of an in-memory run, from one sort.
+
+Every run row gets one 64-bit integer packing its ranking's id (high bits), its
+ordering value mapped to an order-preserving integer (middle bits, as many as
+fit) and its row number (low bits). Those integers are sorted with nothing
+carried along: the sorted array holds each position's row number, so a row's
+rank is its sorted position minus the position where its ranking starts, plus
+one. Rows whose packed value ties with a neighbour's (a true tie, or two values
+closer than the bits kept) are then ordered exactly among their tie group: by
+value, then doc id descending compared as strings (trec_eval's
+``comp_sim_docno``). Only the rows whose rank is asked for pay for that.
+
+With rankings stored contiguously (the usual layout) the work is split into
+ranking-aligned slices sorted in parallel; numpy releases the GIL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+MAX_ROWS = 2**32 - 1
+"""Rows of one in-memory piece at most: row numbers and ranking ids share 64 bits."""
+_KEY_BITS = 64
+_SLICE_ROWS = 1 << 18  # a slice's keys stay in cache while they are sorted
+_SIGN = np.uint64(1 << 63)
+
+
+def ranking_ids(run: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, bool]:
+    """A dense ranking id per row (0, 1, ...), and whether each ranking's rows are contiguous.
+
+    When they are (the usual layout) the ids number the stretches of equal
+    keys in order, without hashing. Contiguity is checked on the first row of
+    each stretch when there are few stretches, else by counting the rankings
+    through categorical codes, which then serve as the ids if need be.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"query": ["b", "b", "a", "c"]})
+    >>> ids, contiguous = ranking_ids(run, ["query"])
+    >>> ids.tolist(), contiguous
+    ([0, 0, 1, 2], True)
+    >>> ids, contiguous = ranking_ids(run[[0, 2, 1, 3]], ["query"])
+    >>> len(set(ids.tolist())), contiguous
+    (3, False)
+    """
+    if run.height == 0:
+        return np.zeros(0, np.uint32), True
+    firsts = np.zeros(run.height, bool)  # first row of a stretch of equal keys
+    stretches = np.zeros(run.height, np.uint32)
+    for k in keys:
+        stretches = run.select(pl.col(k).rle_id()).to_series().to_numpy()
+        firsts[1:] |= stretches[1:] != stretches[:-1]
+    firsts[0] = True
+    n_stretches = int(firsts.sum())
+    if n_stretches <= run.height // 2:
+        if run.select(keys).filter(firsts).is_duplicated().any():
+            return _codes(run, keys), False
+    else:
+        codes = _codes(run, keys)
+        if int(codes.max()) + 1 != n_stretches:  # fewer rankings than stretches
+            return codes, False
+    if len(keys) == 1:
+        return stretches.astype(np.uint32), True
+    return np.cumsum(firsts, dtype=np.uint32) - np.uint32(1), True
+
+
+def _codes(run: pl.DataFrame, keys: Sequence[str]) -> np.ndarray:
+    """Dense ids (uint32) of the distinct ``keys`` values: categorical codes."""
+    ids: np.ndarray | None = None
+    for k in keys:
+        code = pl.col(k).cast(pl.String).cast(pl.Categorical(pl.Categories.random()))
+        codes = run.select(code.to_physical()).to_series().to_numpy()
+        if ids is None:
+            ids = codes.astype(np.uint64)
+            continue
+        ids = ids * np.uint64(int(codes.max()) + 1) + codes  # one-to-one, not dense
+    assert ids is not None
+    if len(keys) == 1:
+        return ids.astype(np.uint32)
+    combined = pl.DataFrame({"c": ids})
+    numbered = combined.unique().with_row_index("id")
+    joined = combined.join(numbered, on="c", how="left", maintain_order="left")
+    return joined["id"].to_numpy()
+
+
+def slices(starts: np.ndarray, n: int, contiguous: bool) -> list[tuple[int, int]]:
+    """Row ranges of about 2^18 rows to work on in parallel.
+
+    With contiguous rankings a range holds whole rankings (it is cut at a
+    ranking's first row, ``starts``), so sorting each range sorts the whole array.
+
+    Examples
+    --------
+    >>> slices(np.array([0, 3]), 5, True)
+    [(0, 5)]
+    """
+    targets = np.arange(_SLICE_ROWS, n, _SLICE_ROWS)
+    if contiguous and len(starts):
+        targets = starts[np.minimum(np.searchsorted(starts, targets), len(starts) - 1)]
+    cuts = np.unique(np.concatenate([[0], targets, [n]]))
+    return list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
+
+
+def in_parallel(work: Callable[[int, int], object], parts: list[tuple[int, int]]) -> list:
+    """``work(start, stop)`` for every slice, on Polars' number of threads.
+
+    The work is numpy, which releases the GIL: slices run truly in parallel.
+    """
+    if len(parts) <= 1:
+        return [work(*p) for p in parts]
+    with ThreadPoolExecutor(pl.thread_pool_size()) as pool:
+        return list(pool.map(lambda bounds: work(*bounds), parts))
+
+
+def descending_key(values: np.ndarray) -> np.ndarray:
+    """uint64 integers whose ascending order is float64 ``values``' descending order.
+
+    A float's bits read as an unsigned integer are in float order once
+    negative floats are inverted and positive ones get the sign bit; the
+    complement of that, ``raw ^ 0x7FF...F`` for a positive float and ``raw``
+    for a negative one, is in descending order. -0.0 is taken as 0.0.
+
+    Examples
+    --------
+    >>> keys = descending_key(np.array([2.5, -1.0, float("inf"), 0.0, -0.0]))
+    >>> np.argsort(keys, kind="stable").tolist()  # inf, 2.5, 0.0, -0.0, -1.0
+    [2, 0, 3, 4, 1]
+    """
+    raw = (values + 0.0).view(np.uint64)
+    flip = raw.view(np.int64) >> 63  # -1 for a negative float, 0 otherwise
+    np.invert(flip, out=flip)
+    descending = flip.view(np.uint64)
+    descending >>= np.uint64(1)
+    descending ^= raw
+    return descending
+
+
+def order_key(values: np.ndarray, *, descending: bool) -> np.ndarray:
+    """uint64 integers in rank order (ascending) for float or integer ``values``.
+
+    Floats compare as doubles (-0.0 as 0.0), integers exactly, whatever their
+    size: int64 scores above 2^53 (nanosecond timestamps) keep their order.
+
+    Examples
+    --------
+    >>> big = np.array([2**60 + 1, 2**60, -5], dtype=np.int64)
+    >>> np.argsort(order_key(big, descending=True)).tolist()
+    [0, 1, 2]
+    >>> np.argsort(order_key(np.array([3, 1, 2], np.uint32), descending=False)).tolist()
+    [1, 2, 0]
+    """
+    if values.dtype.kind == "f":
+        key = descending_key(values.astype(np.float64, copy=False))
+        return key if descending else ~key
+    if values.dtype.kind == "i":
+        key = values.astype(np.int64, copy=False).view(np.uint64) ^ _SIGN
+    else:
+        key = values.astype(np.uint64, copy=False).copy()
+    return ~key if descending else key
+
+
+def fit(low: int, high: int, bits: int) -> int:
+    """Right shift that brings integers in [low, high] minus low below 2**bits.
+
+    Applied to :func:`order_key` keys, ``(key - low) >> shift`` is monotone:
+    distinct values may share an integer (a tie, broken exactly later), never swap.
+
+    Examples
+    --------
+    >>> fit(0, 1000, 8)  # 1000 needs 10 bits
+    2
+    """
+    return max(0, (high - low).bit_length() - bits)
+
+
+def gather_sorted(column: pl.Series, rows: np.ndarray) -> pl.Series:
+    """``column[rows]`` for increasing ``rows``, chunk by chunk.
+
+    A frame read from Parquet holds many chunks per column, and a gather from
+    such a column first copies it into one; gathering from each chunk its
+    share of the (sorted) rows copies only those.
+
+    Examples
+    --------
+    >>> column = pl.concat([pl.Series(["a", "b"]), pl.Series(["c", "d"])], rechunk=False)
+    >>> gather_sorted(column, np.array([1, 2, 3])).to_list()
+    ['b', 'c', 'd']
+    """
+    chunks = column.get_chunks()
+    if len(chunks) == 1:
+        return column.gather(rows)
+    ends = np.cumsum([len(c) for c in chunks])
+    cuts = np.searchsorted(rows, ends)
+    parts = [
+        chunk.gather(rows[lo:hi] - (end - len(chunk)))
+        for chunk, end, lo, hi in zip(chunks, ends, [0, *cuts[:-1]], cuts, strict=True)
+    ]
+    return pl.concat(parts)
+
+
+def gather_rows(frame: pl.DataFrame, rows: np.ndarray) -> pl.DataFrame:
+    """``frame[rows]`` for rows in any order, gathered chunk by chunk in row order."""
+    by_row = np.argsort(rows, kind="stable")
+    picked = pl.DataFrame([gather_sorted(frame[c], rows[by_row]) for c in frame.columns])
+    return picked[np.argsort(by_row, kind="stable")]
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Where the rows of each ranking are: ids per row, counts, sorted starts."""
+
+    ids: np.ndarray
+    """Ranking id of each row (uint32, dense from 0)."""
+    contiguous: bool
+    """Each ranking's rows are contiguous in the frame."""
+    counts: np.ndarray
+    """Rows of each ranking."""
+    starts: np.ndarray
+    """Position of each ranking's first row once rows are sorted by ranking."""
+
+    @classmethod
+    def of(cls, run: pl.DataFrame, keys: Sequence[str]) -> Groups:
+        ids, contiguous = ranking_ids(run, keys)
+        counts = np.bincount(ids) if len(ids) else np.zeros(0, np.int64)
+        return cls(ids, contiguous, counts, np.cumsum(counts) - counts)
+
+    @property
+    def n(self) -> int:
+        """Number of rankings."""
+        return len(self.counts)
+
+    def slices(self) -> list[tuple[int, int]]:
+        """Row ranges for parallel work (whole rankings when contiguous)."""
+        return slices(self.starts, len(self.ids), self.contiguous)
+
+
+@dataclass(frozen=True)
+class TieBreak:
+    """Exact order within a group of rows whose packed keys are equal.
+
+    By ordering value (descending for scores, ascending for ranks), then doc
+    id descending compared as strings byte by byte, as trec_eval does.
+    """
+
+    values: np.ndarray
+    """The exact ordering value of every row (float64 or integer)."""
+    descending: bool
+    doc: pl.Series
+    """The run's doc id column."""
+
+    def places(
+        self, packed: np.ndarray, mask: np.uint64, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray
+    ) -> np.ndarray:
+        """Place (0 = first) of each of ``rows`` within its tie group.
+
+        A row's group spans ``lo:hi`` of the sorted ``packed`` keys (whose low
+        bits, ``mask``, are row numbers).
+        """
+        starts, first = np.unique(lo, return_index=True)
+        sizes = hi[first] - starts
+        offsets = np.cumsum(sizes) - sizes
+        positions = np.repeat(starts - offsets, sizes) + np.arange(sizes.sum())
+        members = (packed[positions] & mask).astype(np.int64)
+        by_member = np.argsort(members)
+        ordered = (
+            pl.DataFrame(
+                {
+                    "group": np.repeat(np.arange(len(starts)), sizes)[by_member],
+                    "row": members[by_member],
+                    "value": self.values[members[by_member]],
+                }
+            )
+            .with_columns(doc=gather_sorted(self.doc, members[by_member]).cast(pl.String))
+            .sort(["group", "value", "doc"], descending=[False, self.descending, True])["row"]
+            .to_numpy()
+        )
+        place = np.arange(len(ordered)) - np.repeat(offsets, sizes)
+        by_row = np.argsort(ordered)
+        return place[by_row][np.searchsorted(ordered[by_row], rows)]
+
+
+@dataclass(frozen=True)
+class RankOrder:
+    """Every row's place in trec_eval order: :meth:`ranks` of any rows.
+
+    ``packed`` holds the sorted (ranking | order key | row number) integers;
+    ``position[row]`` is the row's sorted position. ``tie_break`` is None when
+    the row order itself is the rank order (``order="presorted"``).
+    """
+
+    groups: Groups
+    packed: np.ndarray
+    row_bits: int
+    position: np.ndarray
+    tie_break: TieBreak | None
+
+    @property
+    def _mask(self) -> np.uint64:
+        return np.uint64((1 << self.row_bits) - 1)
+
+    def ranks(self, rows: np.ndarray) -> np.ndarray:
+        """trec_eval rank (1 = top) of each of ``rows`` (int64).
+
+        A row's rank is its sorted position minus its ranking's first position,
+        plus one, unless its packed key ties with a neighbour's: then it is the
+        tie group's first rank plus the row's place in the group.
+        """
+        groups, packed, n = self.groups, self.packed, len(self.packed)
+        pos = self.position[rows].astype(np.int64)
+        ranks = pos - groups.starts[groups.ids[rows]] + 1
+        if self.tie_break is None or n < 2:
+            return ranks
+        bits = np.uint64(self.row_bits)
+        key = packed[pos] >> bits
+        tied = np.zeros(len(pos), bool)
+        before, after = pos > 0, pos < n - 1
+        tied[before] = (packed[pos[before] - 1] >> bits) == key[before]
+        tied[after] |= (packed[pos[after] + 1] >> bits) == key[after]
+        if tied.any():
+            group = key[tied] << bits
+            lo = np.searchsorted(packed, group, "left")
+            hi = np.searchsorted(packed, group | self._mask, "right")
+            places = self.tie_break.places(packed, self._mask, lo, hi, rows[tied])
+            ranks[tied] = lo - groups.starts[groups.ids[rows[tied]]] + 1 + places
+        return ranks
+
+    def sorted_rows(self) -> np.ndarray:
+        """Row numbers by sorted position (int64): rankings in id order, each by key."""
+        return (self.packed & self._mask).astype(np.int64)
+
+    def first_rows(self) -> np.ndarray:
+        """The first row (by sorted position) of each ranking (int64)."""
+        return (self.packed[self.groups.starts] & self._mask).astype(np.int64)
+
+
+def _positions(packed: np.ndarray, row_bits: int, parts: list[tuple[int, int]]) -> np.ndarray:
+    """The inverse permutation of the sorted row numbers: each row's sorted position."""
+    n = len(packed)
+    mask = np.uint64((1 << row_bits) - 1)
+    position = np.empty(n, np.uint32)  # n <= MAX_ROWS
+
+    def place(start: int, stop: int) -> None:
+        rows_here = (packed[start:stop] & mask).astype(np.intp)
+        position[rows_here] = np.arange(start, stop, dtype=np.uint32)
+
+    in_parallel(place, parts)  # a permutation: the slices write disjoint entries
+    return position
+
+
+def rank_order(groups: Groups, values: np.ndarray, tie_break: TieBreak | None) -> RankOrder:
+    """Sort every row by (ranking, order key); ``values`` are in rank order ascending.
+
+    ``values`` are uint64 :func:`order_key` integers (or None-equivalent zeros
+    for ``order="presorted"``, with ``tie_break`` None: rows keep their order
+    within a ranking). The key gets the bits that the ranking id and the row
+    number leave (``n`` rows and ``n`` ranking ids at most: 64 - 2 * 32 >= 0
+    for up to :data:`MAX_ROWS` rows); the fewer they are, the more rows tie
+    and are ordered exactly by ``tie_break``.
+    """
+    n = len(values)
+    if n == 0:
+        empty = np.zeros(0, np.uint64)
+        return RankOrder(groups, empty, 1, np.zeros(0, np.uint32), tie_break)
+    if n > MAX_ROWS:
+        msg = f"An in-memory piece holds at most {MAX_ROWS:,} rows. Got {n:,}."
+        raise ValueError(msg)
+    parts = groups.slices()
+    row_bits = max(1, (n - 1).bit_length())
+    ranking_shift = np.uint64(_KEY_BITS - max(1, max(groups.n - 1, 0).bit_length()))
+    packed = np.empty(n, np.uint64)
+
+    def bounds(start: int, stop: int) -> tuple[int, int]:
+        part = values[start:stop]
+        return (int(part.min()), int(part.max())) if stop > start else (0, 0)
+
+    limits = in_parallel(bounds, parts)
+    low = min(b[0] for b in limits)
+    shift = np.uint64(fit(low, max(b[1] for b in limits), int(ranking_shift) - row_bits))
+    ids = groups.ids
+
+    def pack(start: int, stop: int) -> None:
+        part = packed[start:stop]
+        np.subtract(values[start:stop], np.uint64(low), out=part)
+        part >>= shift
+        part <<= np.uint64(row_bits)
+        part |= ids[start:stop].astype(np.uint64) << ranking_shift
+        part |= np.arange(start, stop, dtype=np.uint64)
+        if groups.contiguous:
+            part.sort()
+
+    in_parallel(pack, parts)
+    if not groups.contiguous:
+        packed.sort()
+    return RankOrder(groups, packed, row_bits, _positions(packed, row_bits, parts), tie_break)
+
+
+def order_values(column: pl.Series, *, by_rank: bool, single_precision: bool) -> np.ndarray:
+    """The exact value that orders each row: a score (higher first) or a rank (lower first).
+
+    Floats are compared as doubles, or as single-precision floats with
+    ``single_precision`` (trec_eval 9.x, which holds scores as C floats: two
+    scores equal in float32 tie and the doc id decides). Integers are compared
+    exactly, whatever their size. Other numeric types (Decimal) are replaced by
+    their dense rank, which is exact. A missing value sorts last.
+
+    Examples
+    --------
+    >>> order_values(pl.Series([7.0000001, 7.00000005]), by_rank=False,
+    ...              single_precision=True).tolist()
+    [7.0, 7.0]
+    """
+    dtype = column.dtype
+    if single_precision and not by_rank:
+        column = column.cast(pl.Float32).cast(pl.Float64)
+    elif not (dtype.is_float() or dtype.is_integer()) or dtype in (pl.Int128, pl.UInt128):
+        column = column.rank("dense", descending=False).cast(pl.UInt64)
+    if column.dtype.is_float():
+        last = float("inf") if by_rank else float("-inf")
+        return column.cast(pl.Float64).fill_null(last).to_numpy()
+    if column.has_nulls():
+        wide = pl.Int64 if column.dtype.is_signed_integer() else pl.UInt64
+        info = np.iinfo(np.int64 if wide == pl.Int64 else np.uint64)
+        column = column.cast(wide).fill_null(int(info.max if by_rank else info.min))
+    return column.to_numpy()

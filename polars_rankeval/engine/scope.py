@@ -1,0 +1,98 @@
+"""Scope: which rankings are scored, decided in one place.
+
+A ranking is one (system, query) of the run. It is scored when its query has
+at least one qrels row (any grade), as in trec_eval; a run query without
+qrels is left out and reported. Under ``missing="zero"`` (trec_eval ``-c``)
+every system also gets an empty ranking, scored, for each qrels query it did
+not retrieve for. :func:`polars_rankeval.coverage` reports the same decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_rankeval._typing import Missing
+from polars_rankeval.engine.shape import FACT, HAS_RUN, RANKING, SCORED
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The rankings: the run's first (in ranking-id order), then the empty ones added."""
+
+    keys: pl.DataFrame
+    """The user's key columns, one row per ranking."""
+    flags: pl.DataFrame
+    """``RANKING, FACT, SCORED, HAS_RUN``: one row per ranking, in the same order."""
+
+
+def scope(
+    run_keys: pl.DataFrame,
+    facts: pl.DataFrame,
+    *,
+    query: str,
+    system: str | None,
+    missing: Missing,
+    systems: pl.Series | None = None,
+    absent: bool | None = None,
+) -> Scope:
+    """The rankings to score, from the run's rankings and the qrels queries.
+
+    Parameters
+    ----------
+    run_keys
+        One row per ranking of the run: ``[system], query``.
+    facts
+        One row per qrels query: ``query, FACT`` (the id of its judgments).
+    query, system
+        Column names (``system`` None for a one-system run).
+    missing
+        ``"zero"`` adds a scored empty ranking for every (system, qrels query)
+        the run lacks; otherwise such rankings are not scored.
+    systems
+        Every system of the whole run, when ``run_keys`` come from one piece
+        of it (a bucket, a Dask or Spark task).
+    absent
+        Whether to list the rankings the run lacks (default: under ``missing="zero"``).
+
+    Examples
+    --------
+    >>> run_keys = pl.DataFrame({"query": ["a", "b"]})
+    >>> facts = pl.DataFrame({"query": ["a", "c"], "__rk_fact": [0, 1]},
+    ...                      schema_overrides={"__rk_fact": pl.UInt32})
+    >>> s = scope(run_keys, facts, query="query", system=None, missing="zero")
+    >>> s.keys["query"].to_list(), s.flags["__rk_scored"].to_list()
+    (['a', 'b', 'c'], [True, False, True])
+    """
+    joined = run_keys.select(query).join(facts, on=query, how="left", maintain_order="left")
+    fact = joined[FACT]
+    flags = fact.to_frame().with_columns(
+        pl.col(FACT).is_not_null().alias(SCORED), pl.lit(True).alias(HAS_RUN)
+    )
+    keys = run_keys
+    if absent if absent is not None else missing == "zero":
+        extra = _absent(run_keys, facts, query, system, systems)
+        keys = pl.concat([run_keys, extra.drop(FACT)], how="vertical_relaxed")
+        added = pl.DataFrame(
+            {FACT: extra[FACT], SCORED: missing == "zero", HAS_RUN: False},
+            schema={FACT: pl.UInt32, SCORED: pl.Boolean, HAS_RUN: pl.Boolean},
+        )
+        flags = pl.concat([flags, added])
+    ranking = pl.int_range(pl.len(), dtype=pl.UInt32).alias(RANKING)
+    return Scope(keys, flags.select(ranking, FACT, SCORED, HAS_RUN))
+
+
+def _absent(
+    run_keys: pl.DataFrame,
+    facts: pl.DataFrame,
+    query: str,
+    system: str | None,
+    systems: pl.Series | None,
+) -> pl.DataFrame:
+    """``[system], query, FACT`` of every (system, qrels query) the run has no ranking for."""
+    if system is None:
+        return facts.join(run_keys, on=query, how="anti", maintain_order="left")
+    every = systems if systems is not None else run_keys[system].unique(maintain_order=True)
+    wanted = every.to_frame(system).join(facts, how="cross")
+    return wanted.join(run_keys, on=[system, query], how="anti", maintain_order="left")

@@ -1,0 +1,333 @@
+"""Select: an in-memory run and qrels (or a pre-judged table) -> the judged shape.
+
+For a run, the retrieved documents that have a qrels row are found by one
+hash join on (query, doc), each match checked on the ids themselves (so a
+hash collision can never match two different documents); only those rows are
+ranked (:mod:`polars_rankeval.engine.rank`). The same hashes prove the run's
+(ranking, doc) pairs distinct, the duplicate check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from polars_rankeval import validation
+from polars_rankeval._typing import Missing, Order
+from polars_rankeval.engine.rank import (
+    Groups,
+    RankOrder,
+    TieBreak,
+    gather_rows,
+    gather_sorted,
+    in_parallel,
+    order_key,
+    order_values,
+    rank_order,
+)
+from polars_rankeval.engine.scope import Scope, scope
+from polars_rankeval.engine.shape import (
+    FACT,
+    GRADE,
+    HAS_RUN,
+    JUDGMENT_SCHEMA,
+    N_REL,
+    NRET,
+    RANK,
+    RANKING,
+    ROW_SCHEMA,
+    SCORED,
+    Judged,
+)
+from polars_rankeval.validation import key_hash
+
+_MIX = np.uint64(0x9E37_79B9_7F4A_7C15)  # odd: ranking ids spread over the hash space
+_ROW = "__rk_row"
+JUDGMENT = "__rk_judgment"
+"""The qrels row of a judgment (UInt32), in the judgments of :func:`ranking_scope`."""
+
+
+@dataclass(frozen=True)
+class RunColumns:
+    """Which columns of a run and its qrels hold what."""
+
+    keys: list[str]
+    """The columns that identify a ranking: ``[system], query``."""
+    query: str
+    doc: str
+    value: str | None
+    """The column that orders a ranking (score or rank); None for ``order="presorted"``."""
+    relevance: str
+    system: str | None
+
+
+@dataclass(frozen=True)
+class Matched:
+    """A run ranked, with its rows that have a qrels row."""
+
+    run: pl.DataFrame
+    """The run's columns (without the rows ``duplicates="keep_best"`` drops)."""
+    groups: Groups
+    order: RankOrder
+    run_rows: np.ndarray
+    """Run rows that have a qrels row (increasing)."""
+    judgments: np.ndarray
+    """The qrels row of each of ``run_rows``."""
+
+
+def match_and_rank(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    columns: RunColumns,
+    *,
+    order: Order,
+    duplicates: str,
+    check: bool,
+    single_precision: bool = False,
+) -> Matched:
+    """Rank every row of a run and find those that have a qrels row.
+
+    ``check`` looks for duplicate (ranking, doc) rows in the run and (query,
+    doc) rows in qrels, on the hashes the join needs anyway.
+    """
+    query, doc = columns.query, columns.doc
+    run_hash = run.select(key_hash([query, doc])).to_series().rechunk()
+    groups = Groups.of(run, columns.keys)
+    if (check or duplicates == "keep_best") and _duplicated(run, doc, run_hash, groups):
+        if duplicates != "keep_best":
+            validation.check_duplicates(run.lazy(), [*columns.keys, doc], "run")
+        else:
+            run = _keep_best(run, columns, order)
+            run_hash = run.select(key_hash([query, doc])).to_series().rechunk()
+            groups = Groups.of(run, columns.keys)
+    qrels_hash = qrels.select(key_hash([query, doc])).to_series().rechunk()
+    if check:
+        validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=qrels_hash)
+    run_rows, judgments = _matches(run, qrels, run_hash, qrels_hash, [query, doc])
+    del run_hash
+    ranked = rank_order_of(run, columns, groups, order, single_precision)
+    return Matched(run, groups, ranked, run_rows, judgments)
+
+
+def judged_from_run(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    columns: RunColumns,
+    *,
+    order: Order,
+    depth: int | None,
+    missing: Missing,
+    duplicates: str,
+    check: bool,
+    single_precision: bool = False,
+    systems: pl.Series | None = None,
+) -> Judged:
+    """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels.
+
+    ``systems``, the systems of the whole run when this is one piece of it,
+    decides which systems get empty rankings under ``missing="zero"``.
+    """
+    matched = match_and_rank(run, qrels, columns, order=order, duplicates=duplicates,
+                             check=check, single_precision=single_precision)  # fmt: skip
+    ranks = matched.order.ranks(matched.run_rows)
+    of = matched.groups.ids[matched.run_rows].astype(np.int64)
+    judgments = matched.judgments
+    if depth is not None:
+        kept = ranks <= depth
+        of, ranks, judgments = of[kept], ranks[kept], judgments[kept]
+    grades = qrels[columns.relevance].cast(pl.Int64).gather(judgments)
+    rows = _sorted_rows(of, ranks, grades)
+    in_scope, judgment_rows = ranking_scope(matched, qrels, columns, missing, systems)
+    counts = matched.groups.counts
+    nret = counts if depth is None else np.minimum(counts, depth)
+    n_extra = in_scope.keys.height - len(nret)
+    rankings = in_scope.flags.with_columns(
+        pl.Series(NRET, np.concatenate([nret, np.zeros(n_extra, np.int64)]), dtype=pl.Int64)
+    )
+    return Judged(in_scope.keys, rankings, rows, judgment_rows)
+
+
+def ranking_scope(
+    matched: Matched,
+    qrels: pl.DataFrame,
+    columns: RunColumns,
+    missing: Missing,
+    systems: pl.Series | None,
+    *,
+    absent: bool | None = None,
+) -> tuple[Scope, pl.DataFrame]:
+    """The rankings to score (see :mod:`polars_rankeval.engine.scope`) and the judgments."""
+    keys = gather_rows(matched.run.select(columns.keys), matched.order.first_rows())
+    facts, judgments = _facts(qrels, columns.query, columns.relevance)
+    decided = scope(keys, facts, query=columns.query, system=columns.system, missing=missing,
+                    systems=systems, absent=absent)  # fmt: skip
+    return decided, judgments
+
+
+def rank_order_of(
+    run: pl.DataFrame, columns: RunColumns, groups: Groups, order: Order, single_precision: bool
+) -> RankOrder:
+    """Every row's place: by value (score or rank) then doc id, or the row order as given."""
+    if order == "presorted" or columns.value is None:
+        return rank_order(groups, np.zeros(run.height, np.uint64), None)
+    by_rank = order == "rank"
+    values = order_values(run[columns.value], by_rank=by_rank, single_precision=single_precision)
+    tie_break = TieBreak(values, descending=not by_rank, doc=run[columns.doc])
+    return rank_order(groups, order_key(values, descending=not by_rank), tie_break)
+
+
+def _facts(qrels: pl.DataFrame, query: str, relevance: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(``query, FACT``: one row per qrels query) and the judgments ``FACT, GRADE, JUDGMENT``
+    (the qrels row), sorted by ``FACT``."""
+    groups = Groups.of(qrels, [query])
+    if groups.contiguous:
+        order = np.arange(qrels.height)
+    else:
+        order = np.argsort(groups.ids, kind="stable")
+    judgments = pl.DataFrame(
+        {
+            FACT: pl.Series(groups.ids[order], dtype=pl.UInt32),
+            GRADE: qrels[relevance].cast(pl.Int64).gather(order),
+            JUDGMENT: pl.Series(order, dtype=pl.UInt32),
+        },
+    )
+    first = order[groups.starts] if groups.n else np.zeros(0, np.int64)
+    facts = qrels.select(query)[first].with_columns(
+        pl.Series(FACT, np.arange(groups.n), dtype=pl.UInt32)
+    )
+    return facts, judgments
+
+
+def _sorted_rows(
+    ranking: np.ndarray, rank: np.ndarray, grade: pl.Series, *, presorted: bool = False
+) -> pl.DataFrame:
+    """``RANKING, RANK, GRADE`` sorted by ranking then rank (``presorted``: by ranking only)."""
+    if presorted:
+        order = np.argsort(ranking, kind="stable")
+    else:
+        key = (ranking.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64)
+        order = np.argsort(key, kind="stable")
+    return pl.DataFrame(
+        {
+            RANKING: pl.Series(ranking[order], dtype=pl.UInt32),
+            RANK: pl.Series(rank[order], dtype=pl.UInt32),
+            GRADE: grade.gather(order).cast(pl.Int64),
+        },
+        schema=ROW_SCHEMA,
+    )
+
+
+def _matches(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    run_hash: pl.Series,
+    qrels_hash: pl.Series,
+    ids: list[str],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(run row, qrels row) of every retrieved document that has a qrels row.
+
+    A join on the hashes of the ``ids`` (query, doc); each pair is then
+    checked on the ids themselves, so a hash collision cannot match two
+    different documents.
+    """
+    left = run_hash.alias("h").to_frame().with_row_index(_ROW)
+    right = qrels_hash.alias("h").to_frame().with_row_index(JUDGMENT)
+    pairs = left.join(right, on="h").sort(_ROW)
+    rows, judgments = pairs[_ROW].to_numpy().astype(np.int64), pairs[JUDGMENT]
+    same = pl.Series(np.ones(len(rows), bool))
+    for name in ids:
+        same &= gather_sorted(run[name], rows) == qrels[name].gather(judgments)
+    return rows[same.to_numpy()], judgments.filter(same).to_numpy().astype(np.int64)
+
+
+def _duplicated(run: pl.DataFrame, doc: str, pair_hash: pl.Series, groups: Groups) -> bool:
+    """Whether some (ranking, doc) may appear twice: distinct hashes prove it does not.
+
+    With contiguous rankings each slice's (ranking, query, doc) hashes are
+    sorted and compared with their neighbours, in parallel; otherwise they are
+    counted. Equal hashes (a duplicate, or a collision) return True, for the
+    exact check to decide and name the rows.
+    """
+    hashes = pair_hash.to_numpy()
+    ids = groups.ids
+    if groups.contiguous:
+
+        def distinct(start: int, stop: int) -> bool:
+            mixed = hashes[start:stop] + ids[start:stop].astype(np.uint64) * _MIX
+            mixed.sort()
+            return not (mixed[1:] == mixed[:-1]).any()
+
+        return not all(in_parallel(distinct, groups.slices()))
+    mixed = pl.Series(hashes + ids.astype(np.uint64) * _MIX)
+    if mixed.n_unique() == mixed.len():
+        return False
+    return True
+
+
+def _keep_best(run: pl.DataFrame, columns: RunColumns, order: Order) -> pl.DataFrame:
+    """The run with only the best row of each duplicated (ranking, doc).
+
+    Best: the highest score (``order="score"``), the lowest rank
+    (``order="rank"``) or the first row (``order="presorted"``); among equal
+    ones, the first row. Row order is kept.
+    """
+    ids = [*columns.keys, columns.doc]
+    ranked = run.with_row_index(_ROW)
+    if order != "presorted" and columns.value is not None:
+        ranked = ranked.sort([columns.value, _ROW], descending=[order == "score", False])
+    kept = ranked.unique(ids, keep="first")[_ROW].sort().to_numpy()
+    return gather_rows(run, kept)
+
+
+def judged_from_table(
+    table: pl.DataFrame,
+    *,
+    keys: Sequence[str],
+    rank: str,
+    relevance: str,
+    n_rel: str | None,
+    presorted: bool = False,
+) -> Judged:
+    """The judged shape of a pre-judged table (logs): ranks given, no qrels.
+
+    Each ranking's judgments are its own rows with a grade (shown or not);
+    its retrieved documents are its rows with a rank.
+    """
+    groups = Groups.of(table, list(keys))
+    ids = groups.ids.astype(np.int64)
+    ranks = table[rank]
+    grades = table[relevance].cast(pl.Int64)
+    shown = ranks.is_not_null().to_numpy()
+    graded = grades.is_not_null().to_numpy()
+    nret = np.bincount(ids[shown], minlength=groups.n)
+    picked = np.flatnonzero(shown & graded)
+    rows = _sorted_rows(
+        ids[picked], ranks.to_numpy()[picked], grades.gather(picked), presorted=presorted
+    )
+    judged = np.flatnonzero(graded)
+    by_fact = judged[np.argsort(ids[judged], kind="stable")]
+    judgments = pl.DataFrame(
+        {FACT: pl.Series(ids[by_fact], dtype=pl.UInt32), GRADE: grades.gather(by_fact)},
+        schema=JUDGMENT_SCHEMA,
+    )
+    first = _first_rows(ids, groups.n)
+    rankings = pl.DataFrame(
+        {
+            RANKING: pl.Series(np.arange(groups.n), dtype=pl.UInt32),
+            FACT: pl.Series(np.arange(groups.n), dtype=pl.UInt32),
+            NRET: pl.Series(nret, dtype=pl.Int64),
+        }
+    ).with_columns(pl.lit(True).alias(SCORED), pl.lit(True).alias(HAS_RUN))
+    if n_rel is not None:
+        rankings = rankings.with_columns(table[n_rel].gather(first).cast(pl.Float64).alias(N_REL))
+    return Judged(table.select(keys)[first], rankings, rows, judgments)
+
+
+def _first_rows(ids: np.ndarray, n: int) -> np.ndarray:
+    """The first row of each id 0..n-1."""
+    first = np.full(n, len(ids), dtype=np.int64)
+    np.minimum.at(first, ids, np.arange(len(ids)))
+    return first

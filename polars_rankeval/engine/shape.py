@@ -1,0 +1,72 @@
+"""The one intermediate shape: what every input becomes and every measure reads.
+
+Whatever comes in (a run and qrels as DataFrames, LazyFrames or TREC files,
+a pre-judged log, one piece of a Dask or Spark job), it is turned into a
+:class:`Judged`:
+
+* ``keys``: one row per ranking, the user's columns that identify it
+  (``[system], query``), in ranking-id order;
+* ``rankings``: per ranking, its id, the id of its query's judgments
+  (``FACT``, null when the query has no qrels row), how many documents it
+  retrieved after the depth cut (``NRET``), and whether it is scored;
+* ``rows``: the retrieved documents that have a qrels row (any grade, 0 and
+  negative included), each with its ranking, rank and grade, sorted by
+  ranking then rank;
+* ``judgments``: every qrels row of each query (``FACT``, grade): what |R|,
+  the judged non-relevant count and the ideal ranking are taken from.
+
+Every measure trec_eval has is a function of these: the unjudged retrieved
+documents matter only through their ranks (which shift the judged ones) and
+their number (``NRET``). Internal column names start with ``__rk_`` and never
+meet a user's column: user columns live only in ``keys``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+RANKING = "__rk_ranking"
+"""Ranking id (UInt32), dense from 0, in ``rows`` and ``rankings``."""
+RANK = "__rk_rank"
+"""Rank of a retrieved document (UInt32, 1 = top)."""
+GRADE = "__rk_grade"
+"""qrels grade (Int64)."""
+FACT = "__rk_fact"
+"""Id of a query's judgments (UInt32): ``judgments`` rows of that query."""
+NRET = "__rk_nret"
+"""Documents the ranking retrieved, after the depth cut (Int64)."""
+SCORED = "__rk_scored"
+"""Whether the ranking gets a row in the output (Boolean)."""
+HAS_RUN = "__rk_has_run"
+"""Whether the ranking comes from the run (False: an empty ranking added by missing='zero')."""
+N_REL = "__rk_n_rel"
+"""A given |R| per ranking (evaluate_judged's ``n_rel``), overriding the count of judgments."""
+
+IDEAL_POS = "__rk_ideal_pos"
+"""Position (1, 2, ...) in a query's ideal ranking (Float64)."""
+IDEAL_GAIN = "__rk_ideal_gain"
+"""Gain at a position of a query's ideal ranking (Float64)."""
+
+ROW_SCHEMA = {RANKING: pl.UInt32, RANK: pl.UInt32, GRADE: pl.Int64}
+JUDGMENT_SCHEMA = {FACT: pl.UInt32, GRADE: pl.Int64}
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Rankings, their judged retrieved rows and their queries' judgments."""
+
+    keys: pl.DataFrame
+    """The user's key columns, one row per ranking, row i = ranking i."""
+    rankings: pl.DataFrame
+    """``RANKING, FACT, NRET, SCORED, HAS_RUN`` (and ``N_REL`` when given), one row per ranking."""
+    rows: pl.DataFrame
+    """``RANKING, RANK, GRADE``: judged retrieved rows, sorted by ranking then rank."""
+    judgments: pl.DataFrame
+    """``FACT, GRADE``: the judged documents of every query, sorted by ``FACT``."""
+
+    def __post_init__(self) -> None:
+        if self.keys.height != self.rankings.height:
+            msg = "keys and rankings must have one row per ranking each"
+            raise AssertionError(msg)

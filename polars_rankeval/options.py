@@ -1,0 +1,161 @@
+"""Options: checked once, at the API boundary, into one frozen object.
+
+:func:`run_options` turns :func:`polars_rankeval.evaluate`'s keyword options
+and the run's and qrels' schemas into an :class:`Options`, raising on a bad
+value, a missing column or a dtype that cannot work, before any data is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, get_args
+
+import polars as pl
+
+from polars_rankeval._typing import Conventions, Duplicates, Missing, Order
+from polars_rankeval.measures import Context
+from polars_rankeval.validation import (
+    check_columns,
+    check_grade_dtype,
+    check_id_dtypes,
+    check_score_dtype,
+)
+
+
+def check_choice(name: str, value: Any, allowed: Any) -> None:
+    """Raise unless ``value`` is one of the values of the ``Literal`` type ``allowed``.
+
+    Examples
+    --------
+    >>> check_choice("order", "scores", Order)
+    Traceback (most recent call last):
+    ...
+    ValueError: order must be one of 'score', 'rank', 'presorted'. Got 'scores' instead.
+    """
+    choices = get_args(allowed)
+    if value not in choices or isinstance(value, bool):
+        listed = ", ".join(repr(c) for c in choices)
+        msg = f"{name} must be one of {listed}. Got {value!r} instead."
+        raise ValueError(msg)
+
+
+def check_int(name: str, value: Any, *, minimum: int, allow_none: bool = False) -> None:
+    """Raise unless ``value`` is an int >= ``minimum`` (or None when allowed).
+
+    Examples
+    --------
+    >>> check_int("depth", -1, minimum=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: depth must be an int >= 0. Got -1 instead.
+    """
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        msg = f"{name} must be an int >= {minimum}{' or None' if allow_none else ''}. "
+        msg += f"Got {value!r} instead."
+        raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a run is scored: its column names and evaluate's options."""
+
+    query: str = "query"
+    doc: str = "doc"
+    score: str = "score"
+    relevance: str = "relevance"
+    rank: str = "rank"
+    system: str | None = None
+    """The run's system column when it has one (resolved against its schema)."""
+    rel_level: int = 1
+    order: Order = "score"
+    depth: int | None = None
+    missing: Missing = "drop"
+    duplicates: Duplicates = "error"
+    conventions: Conventions = "trec_eval-10"
+
+    @property
+    def keys(self) -> list[str]:
+        """The columns that identify a ranking: ``[system], query``."""
+        return [self.query] if self.system is None else [self.system, self.query]
+
+    @property
+    def value(self) -> str | None:
+        """The column that orders a ranking (None for ``order="presorted"``)."""
+        return {"score": self.score, "rank": self.rank}.get(self.order)
+
+    @property
+    def run_columns(self) -> list[str]:
+        """The run columns the engine reads."""
+        return [*self.keys, self.doc, *([self.value] if self.value else [])]
+
+    @property
+    def qrels_columns(self) -> list[str]:
+        """The qrels columns the engine reads."""
+        return [self.query, self.doc, self.relevance]
+
+    @property
+    def single_precision(self) -> bool:
+        """Scores are ordered as single-precision floats (trec_eval 9.x)."""
+        return self.conventions == "trec_eval-9"
+
+    @property
+    def context(self) -> Context:
+        """What the measure formulas read of the options."""
+        return Context(rel_level=self.rel_level)
+
+
+def run_options(
+    run_schema: pl.Schema,
+    qrels_schema: pl.Schema,
+    *,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    rank: str = "rank",
+    system: str | None = "system",
+    rel_level: int = 1,
+    order: Order = "score",
+    depth: int | None = None,
+    missing: Missing = "drop",
+    duplicates: Duplicates = "error",
+    conventions: Conventions = "trec_eval-10",
+) -> Options:
+    """Check the options and the schemas; the :class:`Options` to score with.
+
+    ``system`` is kept only when the run has that column.
+    """
+    check_choice("order", order, Order)
+    check_choice("missing", missing, Missing)
+    check_choice("duplicates", duplicates, Duplicates)
+    check_choice("conventions", conventions, Conventions)
+    check_int("rel_level", rel_level, minimum=0)
+    check_int("depth", depth, minimum=0, allow_none=True)
+    system = system if system is not None and system in run_schema else None
+    needed = {"query": query, "doc": doc}
+    needed |= {"score": {"score": score}, "rank": {"rank": rank}, "presorted": {}}[order]
+    check_columns(run_schema, needed, "run")
+    check_columns(qrels_schema, {"query": query, "doc": doc, "relevance": relevance}, "qrels")
+    if order == "score":
+        check_score_dtype(run_schema, score)
+    if order == "rank":
+        check_rank_dtype(run_schema, rank)
+    check_grade_dtype(qrels_schema, relevance)
+    check_id_dtypes(run_schema, qrels_schema, [query, doc])
+    return Options(
+        query, doc, score, relevance, rank, system, rel_level, order, depth, missing,
+        duplicates, conventions,
+    )  # fmt: skip
+
+
+def check_rank_dtype(schema: pl.Schema, rank: str) -> None:
+    """Raise unless the rank column is numeric (order="rank")."""
+    dtype = schema[rank]
+    if not dtype.is_numeric():
+        msg = (
+            f"run column {rank!r} must hold numeric ranks for order='rank' (1 = top). "
+            f"Got dtype {dtype}. Cast it first, e.g. pl.col({rank!r}).cast(pl.Int64)."
+        )
+        raise TypeError(msg)

@@ -1,0 +1,382 @@
+"""The engine (:mod:`polars_rankeval.engine`) equals a plain reference, for every family.
+
+The reference is written the slow, obvious way: each ranking sorted by score
+(then doc id descending as a string), numbered, left-joined with qrels, the
+judgments it missed appended with a null rank, then every measure's own
+aggregation expression (``Measure.expr``, the one users put in their own
+``group_by``) over each ranking's rows. The engine instead ranks with packed
+integers, keeps only the judged rows and sums row features per ranking. Both
+must agree on every layout and option: rows shuffled so rankings are not
+contiguous, several systems, depth cuts, missing queries, rank order,
+presorted rows, special floats, and scores so close that only the exact tie
+stage can order them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from corpus import mismatches, pytrec_reference, random_corpus
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as pr
+from polars_rankeval.engine import rank as engine_rank
+from polars_rankeval.engine import select
+from polars_rankeval.measures import REGISTRY, Context, parse
+
+SAMPLES = [
+    "NumRet", "NumRel", "NumRel(rel=2)", "NumRelRet", "AP", "AP@5", "AP(norm=min)@5", "GMAP",
+    "Rprec", "Rprec(mult=0.4)", "Rprec(mult=2.0)", "Bpref", "GMBpref", "RR", "RR@3",
+    "IPrec@0.3", "IPrec@0", "IPrec(rounding=v10)@0.5", "IPrecAvg", "P@3", "P(rel=2)@5", "R@5",
+    "R(norm=min)@5", "infAP", "Utility", "Utility(a=2,b=-0.5,c=1,d=0.25,n_docs=500)", "binG",
+    "G", "G(gains=1:3;2:0.5)", "nDCG", "nDCG@3", "nDCG(gain=exp)@3", "nDCG(gains=0:1;2:5)",
+    "nDCG(gains=1:-2;3:4)@5", "nDCGRel", "nDCGRel(gains=1:2)", "Rndcg", "Rndcg(gains=2:1;3:1)",
+    "RelP@3", "Success@2", "Success", "SetP", "SetRelP", "SetR", "SetAP", "SetF",
+    "SetF(beta=0.5)", "NumNonRelJudgedRet", "F1@3", "F1", "ERR@5", "ERR(max_grade=4)@5", "ERR",
+    "RBP(p=0.5)", "RBP", "RBPResid(p=0.5)", "Judged@3", "Judged", "ExpectedP@3", "ExpectedAP",
+]  # fmt: skip
+TOL = 1e-12
+
+
+def reference_judged(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    *,
+    order: str = "score",
+    depth: int | None = None,
+    missing: str = "drop",
+    single_precision: bool = False,
+) -> tuple[pl.DataFrame, list[str]]:
+    """The judged table built the obvious way, and its key columns."""
+    keys = ["system", "query"] if "system" in run.columns else ["query"]
+    run = run.with_columns(pl.col("query", "doc").cast(pl.String))
+    qrels = qrels.with_columns(pl.col("query", "doc").cast(pl.String))
+    if order == "presorted":
+        ranked = run.with_row_index("__order")
+    else:
+        value = pl.col("score") if order == "score" else -pl.col("rank").cast(pl.Float64)
+        if single_precision:
+            value = value.cast(pl.Float32)
+        ranked = run.with_columns(__value=value.cast(pl.Float64)).sort(
+            [*keys, "__value", "doc"], descending=[False] * len(keys) + [True, True]
+        )
+        ranked = ranked.with_row_index("__order")
+    ranked = ranked.sort("__order").with_columns(
+        rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(keys)
+    )
+    if depth is not None:
+        ranked = ranked.filter(pl.col("rank") <= depth)
+    retrieved = ranked.join(qrels, on=["query", "doc"], how="left").select(
+        *keys, "doc", "rank", "relevance"
+    )
+    rankings = run.select(keys).unique()
+    if missing == "zero":
+        queries = qrels.select("query").unique()
+        systems = run.select("system").unique() if "system" in keys else None
+        every = queries if systems is None else systems.join(queries, how="cross")
+        rankings = pl.concat([rankings, every]).unique()
+    missed = (
+        rankings.join(qrels, on="query")
+        .join(retrieved.filter(pl.col("relevance").is_not_null()), on=[*keys, "doc"], how="anti")
+        .select(*keys, "doc", pl.lit(None, pl.UInt32).alias("rank"), "relevance")
+    )
+    table = pl.concat([retrieved, missed.with_columns(pl.col("relevance").cast(pl.Int64))])
+    judged_queries = qrels.select("query").unique()
+    table = table.join(judged_queries, on="query", how="semi")
+    return table.sort([*keys, "rank"], nulls_last=True, maintain_order=True), keys
+
+
+def reference_values(
+    run: pl.DataFrame, qrels: pl.DataFrame, measures: list[str], rel_level: int = 1, **kw
+) -> pl.DataFrame:
+    """Every measure's aggregation expression over the reference judged table."""
+    table, keys = reference_judged(run, qrels, **kw)
+    ctx = Context(rel_level=rel_level)
+    exprs = [parse(m).expr(ctx) for m in measures]
+    return table.group_by(keys, maintain_order=True).agg(exprs).sort(keys)
+
+
+def engine_values(run, qrels, measures, **kw) -> pl.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        out = pr.evaluate(run, qrels, measures, **kw)
+    return out.with_columns(pl.col("query").cast(pl.String))
+
+
+def assert_same(got: pl.DataFrame, want: pl.DataFrame) -> None:
+    """Equal keys; values equal up to the order of float summation."""
+    got = got.select(want.columns)
+    assert_frame_equal(got, want, check_exact=False, rel_tol=TOL, abs_tol=TOL)
+
+
+def test_every_family_has_a_sample():
+    assert {parse(m).family.name for m in SAMPLES} == set(REGISTRY)
+
+
+OPTIONS = [
+    {},
+    {"depth": 4},
+    {"depth": 0},
+    {"missing": "zero"},
+    {"rel_level": 2},
+    {"rel_level": 0},
+    {"order": "rank"},
+    {"order": "presorted"},
+]
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("systems", [1, 3])
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(map(str, o.items())) or "-")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_engine_equals_reference(seed, options, systems, shuffle):
+    run, qrels = random_corpus(seed, n_queries=25, systems=systems)
+    if options.get("order") == "rank":  # ranks that disagree with the scores, with ties
+        run = run.with_columns(rank=(pl.col("score") * 7 + pl.col("doc").str.len_bytes()) % 5)
+    if shuffle:  # rankings no longer contiguous
+        run = run.sample(fraction=1.0, shuffle=True, seed=seed)
+    rel_level = options.get("rel_level", 1)
+    reference_kw = {k: v for k, v in options.items() if k != "rel_level"}
+    want = reference_values(run, qrels, SAMPLES, rel_level, **reference_kw)
+    got = engine_values(run, qrels, SAMPLES, **options)
+    assert got.height > 0
+    assert_same(got, want)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_lazy_and_judged_inputs_equal_the_dataframe_path(seed):
+    run, qrels = random_corpus(seed, n_queries=25, systems=2)
+    frame = engine_values(run, qrels, SAMPLES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        lazy = pr.evaluate(run.lazy(), qrels.lazy(), SAMPLES).collect()
+        judged = pr.evaluate_judged(pr.judge(run, qrels), SAMPLES)
+    assert_frame_equal(lazy.with_columns(pl.col("query").cast(pl.String)), frame)
+    scored = frame.select("system", "query")
+    assert_same(judged.join(scored, on=["system", "query"], how="semi"), frame)
+
+
+def test_single_precision_scores_tie_under_trec_eval_9():
+    run = pl.DataFrame(
+        {"query": ["q"] * 3, "doc": ["a", "b", "c"], "score": [7.0000001, 7.00000005, 1.0]}
+    )
+    qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})
+    # doubles: a (7.0000001) is first; single precision: a and b tie, b wins on doc id
+    assert pr.evaluate(run, qrels, ["RR"])["RR"].item() == 1.0
+    assert pr.evaluate(run, qrels, ["RR"], conventions="trec_eval-9")["RR"].item() == 0.5
+    run2, qrels2 = random_corpus(5, n_queries=20)
+    run2 = run2.with_columns(pl.col("score") + pl.Series(np.linspace(0, 1e-7, run2.height)))
+    want = reference_values(run2, qrels2, SAMPLES, single_precision=True)
+    assert_same(engine_values(run2, qrels2, SAMPLES, conventions="trec_eval-9"), want)
+
+
+@pytest.mark.parametrize("key_bits", [30, 24])
+def test_few_bits_for_the_score_change_nothing(monkeypatch, key_bits):
+    """With few bits left for the score, most rows tie on the packed key and are
+    ordered by the exact stage."""
+    run, qrels = random_corpus(7, n_queries=25, systems=2, tie_levels=40)
+    want = engine_values(run, qrels, SAMPLES)
+    monkeypatch.setattr(engine_rank, "_KEY_BITS", key_bits)
+    assert_same(engine_values(run, qrels, SAMPLES), want)
+
+
+@pytest.mark.parametrize("slice_rows", [1, 37, 500])
+def test_work_split_in_slices_changes_nothing(monkeypatch, slice_rows):
+    run, qrels = random_corpus(8, n_queries=25, systems=2)
+    want = engine_values(run, qrels, SAMPLES)
+    monkeypatch.setattr(engine_rank, "_SLICE_ROWS", slice_rows)
+    assert_same(engine_values(run, qrels, SAMPLES), want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scores=st.lists(
+        st.one_of(
+            st.floats(allow_nan=False, width=64),
+            st.sampled_from([0.0, -0.0, 1e-308, 5e-324, -5e-324, 1.0, 1.0 + 2**-52]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    grades=st.lists(st.integers(-1, 3), min_size=1, max_size=40),
+)
+def test_special_floats_rank_as_the_reference(scores, grades):
+    n = len(scores)
+    run = pl.DataFrame(
+        {
+            "query": [f"q{i % 3}" for i in range(n)],
+            "doc": [f"d{i}" for i in range(n)],
+            "score": scores,
+        }  # fmt: skip
+    )
+    qrels = pl.DataFrame(
+        {"query": [f"q{i % 3}" for i in range(len(grades))],
+         "doc": [f"d{(i * 7) % (n + 3)}" for i in range(len(grades))], "relevance": grades}
+    ).unique(["query", "doc"])  # fmt: skip
+    measures = ["AP", "RR", "nDCG@3", "Bpref", "IPrec@0.5", "NumRet", "G", "Rndcg"]
+    assert_same(engine_values(run, qrels, measures), reference_values(run, qrels, measures))
+
+
+def test_integer_scores_are_ordered_exactly():
+    """Nanosecond timestamps as scores: distinct above 2^53, equal as doubles."""
+    base = 1_700_000_000_000_000_000
+    run = pl.DataFrame({"query": ["q"] * 3, "doc": ["a", "b", "c"], "score": [base, base + 1, 5]})
+    qrels = pl.DataFrame({"query": ["q"], "doc": ["b"], "relevance": [1]})
+    assert float(base) == float(base + 1)
+    assert pr.evaluate(run, qrels, ["RR"])["RR"].item() == 1.0  # b outranks a by one ns
+    assert pr.judge(run, qrels)["doc"].to_list() == ["b", "a", "c"]
+
+
+def test_unsigned_and_float_rank_columns():
+    run = pl.DataFrame({"query": ["q"] * 3, "doc": ["a", "b", "c"], "score": [1.0, 2.0, 3.0]})
+    qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})
+    for dtype in (pl.UInt32, pl.UInt8, pl.Int16, pl.Float32):
+        ranked = run.with_columns(rank=pl.Series([1, 2, 3], dtype=dtype))
+        assert pr.evaluate(ranked, qrels, ["RR"], order="rank")["RR"].item() == 1.0
+
+
+def test_a_hash_collision_cannot_match_different_documents():
+    """Every run row hashes alike here: only the id check tells the true matches."""
+    run = pl.DataFrame({"query": ["q", "q", "r"], "doc": ["a", "b", "a"]})
+    qrels = pl.DataFrame({"query": ["q", "r", "r"], "doc": ["b", "a", "c"]})
+    same_hash = pl.Series([7, 7, 7], dtype=pl.UInt64)
+    rows, judgments = select._matches(run, qrels, same_hash, same_hash, ["query", "doc"])
+    assert sorted(zip(rows.tolist(), judgments.tolist(), strict=True)) == [(1, 0), (2, 1)]
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2, 3], [0, 2, 1, 3]], ids=["contiguous", "interleaved"])
+def test_duplicate_rows_are_refused(order):
+    run = pl.DataFrame(
+        {
+            "system": ["s", "s", "t", "t"],
+            "query": ["q"] * 4,
+            "doc": ["a", "a", "a", "b"],
+            "score": [1.0, 2.0, 1.0, 0.5],
+        }
+    )[order]
+    qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})
+    with pytest.raises(ValueError, match=r"run has duplicate rows for \(system='s', query='q'"):
+        pr.evaluate(run, qrels, ["AP"])
+    with pytest.raises(ValueError, match=r"run has duplicate rows for \(system='s', query='q'"):
+        pr.evaluate(run.lazy(), qrels, ["AP"]).collect()
+    # the same doc in two systems is no duplicate
+    fine = run.filter(~((pl.col("system") == "s") & (pl.col("score") == 2.0)))
+    assert pr.evaluate(fine, qrels, ["AP"])["AP"].to_list() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("order", ["score", "rank", "presorted"])
+def test_keep_best_keeps_one_row_per_document_in_every_order(order):
+    """The best copy: highest score, lowest rank, or the first row."""
+    run = pl.DataFrame(
+        {
+            "query": ["q"] * 4,
+            "doc": ["x", "y", "z", "y"],
+            "score": [4.0, 1.0, 3.0, 3.5],
+            "rank": [1, 4, 3, 2],
+        }
+    )
+    qrels = pl.DataFrame({"query": ["q", "q"], "doc": ["y", "w"], "relevance": [1, 1]})
+    out = pr.evaluate(run, qrels, ["NumRelRet", "NumRet", "RR"], order=order,
+                      duplicates="keep_best")  # fmt: skip
+    expected_rr = {"score": 0.5, "rank": 0.5, "presorted": 0.5}[order]
+    assert out.row(0) == ("q", 1.0, 3.0, expected_rr)
+
+
+@pytest.mark.filterwarnings("ignore::polars_rankeval.UnscoredQueriesWarning")
+def test_many_chunk_frames_score_as_one_chunk():
+    """A frame read from Parquet comes in many chunks; gathers go chunk by chunk."""
+    run, qrels = random_corpus(11, n_queries=30, systems=2)
+    pieces = [run[i : i + 97] for i in range(0, run.height, 97)]
+    chunked = pl.concat(pieces, rechunk=False)
+    assert chunked.n_chunks() > 5
+    assert_frame_equal(pr.evaluate(chunked, qrels, SAMPLES), pr.evaluate(run, qrels, SAMPLES))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 6), min_size=1, max_size=6),
+    picks=st.lists(st.integers(0, 10_000), max_size=20),
+)
+def test_gather_sorted_equals_gather(sizes, picks):
+    parts = [
+        pl.Series([f"v{i}-{j}" for j in range(n)], dtype=pl.String) for i, n in enumerate(sizes)
+    ]
+    column = pl.concat(parts, rechunk=False)
+    if column.len() == 0:
+        return
+    rows = np.array(sorted({p % column.len() for p in picks}), dtype=np.int64)
+    assert engine_rank.gather_sorted(column, rows).to_list() == column.gather(rows).to_list()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.floats(allow_nan=False, width=64), min_size=1, max_size=50),
+    bits=st.integers(0, 62),
+)
+def test_score_bits_never_swap_two_scores(values, bits):
+    """The packed score: order keys, less their minimum, shifted by ``fit``."""
+    x = np.array(values, dtype=np.float64)
+    full = engine_rank.order_key(x.copy(), descending=True)
+    low = int(full.min())
+    keys = (full - np.uint64(low)) >> np.uint64(engine_rank.fit(low, int(full.max()), bits))
+    assert int(keys.max()) < 2**bits or (bits == 0 and int(keys.max()) == 0)
+    order = np.argsort(-x, kind="stable")  # descending scores
+    assert np.all(np.diff(keys[order].astype(np.float64)) >= 0)
+    # all 64 bits: distinct scores, distinct keys (-0.0 is 0.0)
+    same = full[:, None] == full[None, :]
+    assert np.array_equal(same, x[:, None] == x[None, :])
+
+
+@pytest.mark.filterwarnings("ignore::polars_rankeval.UnscoredQueriesWarning")
+@pytest.mark.parametrize("shared", [True, False], ids=["same-categories", "own-categories"])
+def test_categorical_ids_score_as_strings(shared):
+    run, qrels = random_corpus(12, n_queries=20)
+    categories = [pl.Categories.random() for _ in range(2)]
+    run_c = run.with_columns(pl.col("query", "doc").cast(pl.Categorical(categories[0])))
+    qrels_c = qrels.with_columns(
+        pl.col("query", "doc").cast(pl.Categorical(categories[0 if shared else 1]))
+    )
+    got = pr.evaluate(run_c, qrels_c, SAMPLES).with_columns(pl.col("query").cast(pl.String))
+    assert_frame_equal(got, pr.evaluate(run, qrels, SAMPLES))
+
+
+def _qrels(rows: list[tuple[str, str, int]]) -> pl.DataFrame:
+    schema = {"query": pl.String, "doc": pl.String, "relevance": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+EDGE_QRELS = {
+    "empty": _qrels([]),
+    "only-grade-0": _qrels([("q1", "a", 0), ("q3", "z", 0)]),
+    "negative-and-missed": _qrels([("q1", "a", -1), ("q1", "x", 2), ("q2", "c", 1)]),
+}
+
+
+@pytest.mark.parametrize("missing", ["drop", "zero"])
+@pytest.mark.parametrize("case", list(EDGE_QRELS))
+def test_edge_qrels_score_as_the_reference(case, missing):
+    run = pl.DataFrame({"query": ["q1", "q1", "q2"], "doc": ["a", "b", "c"], "score": [1.0, 2, 3]})
+    for r in (run, run.head(1)):
+        want = reference_values(r, EDGE_QRELS[case], SAMPLES, missing=missing)
+        assert_same(engine_values(r, EDGE_QRELS[case], SAMPLES, missing=missing), want)
+
+
+def test_one_document_per_ranking():
+    run = pl.DataFrame({"query": [f"q{i}" for i in range(300)], "doc": "d", "score": 1.0})
+    qrels = _qrels([(f"q{i}", "d", 1) for i in range(0, 300, 3)])
+    got = engine_values(run, qrels, SAMPLES)
+    assert got.height == 100
+    assert_same(got, reference_values(run, qrels, SAMPLES))
+
+
+def test_engine_matches_trec_eval_on_shuffled_runs():
+    run, qrels = random_corpus(13, n_queries=30)
+    run = run.sample(fraction=1.0, shuffle=True, seed=1)
+    measures = ["AP", "P@5", "nDCG@10", "RR", "Rprec"]
+    ours = engine_values(run, qrels, measures)
+    assert mismatches(ours, pytrec_reference(run, qrels, measures), measures) == []
