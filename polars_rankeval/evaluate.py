@@ -203,10 +203,19 @@ def evaluate(
     options = run_options(
         run.lazy().collect_schema(),
         qrels.lazy().collect_schema(),
-        query=query, doc=doc, score=score, relevance=relevance, rank=rank, system=system,
-        rel_level=rel_level, order=order, depth=depth, missing=missing,
-        duplicates=duplicates, conventions=conventions,
-    )  # fmt: skip
+        query=query,
+        doc=doc,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        system=system,
+        rel_level=rel_level,
+        order=order,
+        depth=depth,
+        missing=missing,
+        duplicates=duplicates,
+        conventions=conventions,
+    )
     check_output_names(options.keys, [str(m) for m in parsed])
     if isinstance(run, pl.DataFrame):
         qrels_df = qrels.collect() if isinstance(qrels, pl.LazyFrame) else qrels
@@ -247,14 +256,19 @@ def finish(
     scores = scores.sort(options.keys)
     if per_query:
         return scores
-    return mean_scores(scores, [str(x) for x in measures], system=options.system,
-                       query=options.query)  # fmt: skip
+    return mean_scores(
+        scores, [str(x) for x in measures], system=options.system, query=options.query
+    )
 
 
 def output_schema(
-    run: pl.LazyFrame, qrels: FrameT, measures: list[Measure], options: Options, *,
+    run: pl.LazyFrame,
+    qrels: FrameT,
+    measures: list[Measure],
+    options: Options,
+    *,
     per_query: bool,
-) -> pl.Schema:  # fmt: skip
+) -> pl.Schema:
     """The schema of :func:`evaluate`'s result, known before any data is read."""
     run_schema, qrels_schema = run.collect_schema(), qrels.lazy().collect_schema()
     keys = {k: run_schema[k] for k in options.keys}

@@ -145,9 +145,19 @@ def run_options(
     check_grade_dtype(qrels_schema, relevance)
     check_id_dtypes(run_schema, qrels_schema, [query, doc])
     return Options(
-        query, doc, score, relevance, rank, system, rel_level, order, depth, missing,
-        duplicates, conventions,
-    )  # fmt: skip
+        query,
+        doc,
+        score,
+        relevance,
+        rank,
+        system,
+        rel_level,
+        order,
+        depth,
+        missing,
+        duplicates,
+        conventions,
+    )
 
 
 def check_rank_dtype(schema: pl.Schema, rank: str) -> None:

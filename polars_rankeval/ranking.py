@@ -99,8 +99,11 @@ def rank_run(
     check_int("depth", depth, minimum=0, allow_none=True)
     keys = [query] if system is None else [system, query]
     value = {"score": score, "rank": rank}.get(order)
-    check_columns(run.lazy().collect_schema(), {"query": query, "doc": doc} | (
-        {order: value} if value else {}), "run")  # fmt: skip
+    check_columns(
+        run.lazy().collect_schema(),
+        {"query": query, "doc": doc} | ({order: value} if value else {}),
+        "run",
+    )
     options = Options(query=query, doc=doc, score=score, rank=rank, system=system, order=order)
 
     def ranked(frame: pl.DataFrame) -> pl.DataFrame:
@@ -192,10 +195,19 @@ def judge(
     """
     check_frames(run=run, qrels=qrels)
     options = run_options(
-        run.lazy().collect_schema(), qrels.lazy().collect_schema(),
-        query=query, doc=doc, score=score, relevance=relevance, rank=rank, system=system,
-        order=order, depth=depth, missing=missing, duplicates=duplicates,
-    )  # fmt: skip
+        run.lazy().collect_schema(),
+        qrels.lazy().collect_schema(),
+        query=query,
+        doc=doc,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        system=system,
+        order=order,
+        depth=depth,
+        missing=missing,
+        duplicates=duplicates,
+    )
 
     def judged(run_df: pl.DataFrame, qrels_df: pl.DataFrame) -> pl.DataFrame:
         if validate:
@@ -223,13 +235,21 @@ def judged_table(
 ) -> pl.DataFrame:
     """Every retrieved row with its rank and grade, then each ranking's unretrieved judgments."""
     run, qrels = align_ids(
-        run.select(options.run_columns), qrels.select(options.qrels_columns),
+        run.select(options.run_columns),
+        qrels.select(options.qrels_columns),
         [options.query, options.doc],
-    )  # fmt: skip
-    columns = RunColumns(options.keys, options.query, options.doc, options.value,
-                         options.relevance, options.system)  # fmt: skip
-    matched = match_and_rank(run, qrels, columns, order=options.order,
-                             duplicates=options.duplicates, check=check_duplicates)  # fmt: skip
+    )
+    columns = RunColumns(
+        options.keys, options.query, options.doc, options.value, options.relevance, options.system
+    )
+    matched = match_and_rank(
+        run,
+        qrels,
+        columns,
+        order=options.order,
+        duplicates=options.duplicates,
+        check=check_duplicates,
+    )
     n = matched.run.height
     ranks = matched.order.ranks(np.arange(n))
     grade_row = np.full(n, -1, np.int64)
@@ -263,8 +283,9 @@ def judged_table(
             options.relevance: grades.gather(at),
         }
     )
-    table = pl.concat([retrieved, missed]).sort([RANKING, options.rank], nulls_last=True,
-                                                 maintain_order=True)  # fmt: skip
+    table = pl.concat([retrieved, missed]).sort(
+        [RANKING, options.rank], nulls_last=True, maintain_order=True
+    )
     keys = decided.keys[table[RANKING].to_numpy()]
     return keys.hstack(table.drop(RANKING))
 

@@ -30,16 +30,67 @@ from polars_rankeval.engine import select
 from polars_rankeval.measures import REGISTRY, Context, parse
 
 SAMPLES = [
-    "NumRet", "NumRel", "NumRel(rel=2)", "NumRelRet", "AP", "AP@5", "AP(norm=min)@5", "GMAP",
-    "Rprec", "Rprec(mult=0.4)", "Rprec(mult=2.0)", "Bpref", "GMBpref", "RR", "RR@3",
-    "IPrec@0.3", "IPrec@0", "IPrec(rounding=v10)@0.5", "IPrecAvg", "P@3", "P(rel=2)@5", "R@5",
-    "R(norm=min)@5", "infAP", "Utility", "Utility(a=2,b=-0.5,c=1,d=0.25,n_docs=500)", "binG",
-    "G", "G(gains=1:3;2:0.5)", "nDCG", "nDCG@3", "nDCG(gain=exp)@3", "nDCG(gains=0:1;2:5)",
-    "nDCG(gains=1:-2;3:4)@5", "nDCGRel", "nDCGRel(gains=1:2)", "Rndcg", "Rndcg(gains=2:1;3:1)",
-    "RelP@3", "Success@2", "Success", "SetP", "SetRelP", "SetR", "SetAP", "SetF",
-    "SetF(beta=0.5)", "NumNonRelJudgedRet", "F1@3", "F1", "ERR@5", "ERR(max_grade=4)@5", "ERR",
-    "RBP(p=0.5)", "RBP", "RBPResid(p=0.5)", "Judged@3", "Judged", "ExpectedP@3", "ExpectedAP",
-]  # fmt: skip
+    "NumRet",
+    "NumRel",
+    "NumRel(rel=2)",
+    "NumRelRet",
+    "AP",
+    "AP@5",
+    "AP(norm=min)@5",
+    "GMAP",
+    "Rprec",
+    "Rprec(mult=0.4)",
+    "Rprec(mult=2.0)",
+    "Bpref",
+    "GMBpref",
+    "RR",
+    "RR@3",
+    "IPrec@0.3",
+    "IPrec@0",
+    "IPrec(rounding=v10)@0.5",
+    "IPrecAvg",
+    "P@3",
+    "P(rel=2)@5",
+    "R@5",
+    "R(norm=min)@5",
+    "infAP",
+    "Utility",
+    "Utility(a=2,b=-0.5,c=1,d=0.25,n_docs=500)",
+    "binG",
+    "G",
+    "G(gains=1:3;2:0.5)",
+    "nDCG",
+    "nDCG@3",
+    "nDCG(gain=exp)@3",
+    "nDCG(gains=0:1;2:5)",
+    "nDCG(gains=1:-2;3:4)@5",
+    "nDCGRel",
+    "nDCGRel(gains=1:2)",
+    "Rndcg",
+    "Rndcg(gains=2:1;3:1)",
+    "RelP@3",
+    "Success@2",
+    "Success",
+    "SetP",
+    "SetRelP",
+    "SetR",
+    "SetAP",
+    "SetF",
+    "SetF(beta=0.5)",
+    "NumNonRelJudgedRet",
+    "F1@3",
+    "F1",
+    "ERR@5",
+    "ERR(max_grade=4)@5",
+    "ERR",
+    "RBP(p=0.5)",
+    "RBP",
+    "RBPResid(p=0.5)",
+    "Judged@3",
+    "Judged",
+    "ExpectedP@3",
+    "ExpectedAP",
+]
 TOL = 1e-12
 
 
@@ -212,12 +263,12 @@ def test_special_floats_rank_as_the_reference(scores, grades):
             "query": [f"q{i % 3}" for i in range(n)],
             "doc": [f"d{i}" for i in range(n)],
             "score": scores,
-        }  # fmt: skip
+        }
     )
-    qrels = pl.DataFrame(
-        {"query": [f"q{i % 3}" for i in range(len(grades))],
-         "doc": [f"d{(i * 7) % (n + 3)}" for i in range(len(grades))], "relevance": grades}
-    ).unique(["query", "doc"])  # fmt: skip
+    judged_queries = [f"q{i % 3}" for i in range(len(grades))]
+    judged_docs = [f"d{(i * 7) % (n + 3)}" for i in range(len(grades))]
+    qrels = pl.DataFrame({"query": judged_queries, "doc": judged_docs, "relevance": grades})
+    qrels = qrels.unique(["query", "doc"])
     measures = ["AP", "RR", "nDCG@3", "Bpref", "IPrec@0.5", "NumRet", "G", "Rndcg"]
     assert_same(engine_values(run, qrels, measures), reference_values(run, qrels, measures))
 
@@ -281,8 +332,9 @@ def test_keep_best_keeps_one_row_per_document_in_every_order(order):
         }
     )
     qrels = pl.DataFrame({"query": ["q", "q"], "doc": ["y", "w"], "relevance": [1, 1]})
-    out = pr.evaluate(run, qrels, ["NumRelRet", "NumRet", "RR"], order=order,
-                      duplicates="keep_best")  # fmt: skip
+    out = pr.evaluate(
+        run, qrels, ["NumRelRet", "NumRet", "RR"], order=order, duplicates="keep_best"
+    )
     expected_rr = {"score": 0.5, "rank": 0.5, "presorted": 0.5}[order]
     assert out.row(0) == ("q", 1.0, 3.0, expected_rr)
 

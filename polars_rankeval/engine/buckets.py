@@ -42,8 +42,18 @@ PIECE_SHARE = 4
 BATCH_ROWS = 1 << 20
 """Rows per batch read from the lazy run."""
 _SEED = 0x5EED_B0C4E7
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}  # fmt: skip
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+}
 
 
 def memory_bytes(limit: int | str | None) -> int:
@@ -172,8 +182,9 @@ def score_lazy(
 
     qrels_df = qrels.lazy().select(options.qrels_columns).collect()
     if validate:
-        check_qrels_values(qrels_df.lazy(), ids=[options.query, options.doc],
-                           relevance=options.relevance)  # fmt: skip
+        check_qrels_values(
+            qrels_df.lazy(), ids=[options.query, options.doc], relevance=options.relevance
+        )
     budget = max(1, limit // PIECE_SHARE)
     seen = _Seen(options)
     held: list[pl.DataFrame] = []
@@ -185,10 +196,12 @@ def score_lazy(
         for batch in batches:
             if validate:
                 check_run_values(
-                    batch.lazy(), ids=[*options.keys, options.doc],
+                    batch.lazy(),
+                    ids=[*options.keys, options.doc],
                     score=options.score if options.order == "score" else None,
-                    rank=options.rank if options.order == "rank" else None, offset=seen.rows,
-                )  # fmt: skip
+                    rank=options.rank if options.order == "rank" else None,
+                    offset=seen.rows,
+                )
             seen.add(batch)
             progress.reading(seen.rows)
             if spill is not None:
@@ -216,8 +229,11 @@ def score_lazy(
             pieces = [_score(run_df, qrels_df, measures, options, validate, systems)]
         else:
             spill.flush()
-            pieces = list(_score_spill(spill, qrels_df, measures, options, validate, systems,
-                                       budget, progress))  # fmt: skip
+            pieces = list(
+                _score_spill(
+                    spill, qrels_df, measures, options, validate, systems, budget, progress
+                )
+            )
     progress.done()
     warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
     return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
@@ -264,10 +280,16 @@ def _score_spill(
                 inner.add(pl.read_ipc(path, memory_map=False))
                 path.unlink()
             inner.flush()
-            yield from _score_spill(inner, qrels_b, measures, options, validate, systems,
-                                    budget, progress)  # fmt: skip
+            yield from _score_spill(
+                inner, qrels_b, measures, options, validate, systems, budget, progress
+            )
             continue
         yield _score(spill.read(b), qrels_b, measures, options, validate, systems)
+
+
+def _no_rows(run: pl.LazyFrame, options: Options) -> pl.DataFrame:
+    """A zero-row run with the columns the engine reads."""
+    return pl.DataFrame(schema=run.select(options.run_columns).collect_schema())
 
 
 def _empty_run(spill: Spill) -> pl.DataFrame:

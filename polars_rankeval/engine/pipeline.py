@@ -33,8 +33,9 @@ class Piece:
     qrels_rows: int
 
 
-def check_values(run: pl.DataFrame | pl.LazyFrame, qrels: pl.DataFrame | pl.LazyFrame,
-                 options: Options) -> None:  # fmt: skip
+def check_values(
+    run: pl.DataFrame | pl.LazyFrame, qrels: pl.DataFrame | pl.LazyFrame, options: Options
+) -> None:
     """Null ids, NaN or null scores, null ranks, grades that are not integers: raise
     naming the first bad row (duplicates are found while the piece is selected)."""
     check_run_values(
@@ -67,11 +68,13 @@ def judged_piece(
 ) -> Judged:
     """Scope, rank and select: a piece's run and qrels as the judged shape."""
     run, qrels = align_ids(
-        run.select(options.run_columns), qrels.select(options.qrels_columns),
+        run.select(options.run_columns),
+        qrels.select(options.qrels_columns),
         [options.query, options.doc],
-    )  # fmt: skip
-    columns = RunColumns(options.keys, options.query, options.doc, options.value,
-                         options.relevance, options.system)  # fmt: skip
+    )
+    columns = RunColumns(
+        options.keys, options.query, options.doc, options.value, options.relevance, options.system
+    )
     return judged_from_run(
         run,
         qrels,

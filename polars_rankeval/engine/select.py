@@ -130,8 +130,15 @@ def judged_from_run(
     ``systems``, the systems of the whole run when this is one piece of it,
     decides which systems get empty rankings under ``missing="zero"``.
     """
-    matched = match_and_rank(run, qrels, columns, order=order, duplicates=duplicates,
-                             check=check, single_precision=single_precision)  # fmt: skip
+    matched = match_and_rank(
+        run,
+        qrels,
+        columns,
+        order=order,
+        duplicates=duplicates,
+        check=check,
+        single_precision=single_precision,
+    )
     ranks = matched.order.ranks(matched.run_rows)
     of = matched.groups.ids[matched.run_rows].astype(np.int64)
     judgments = matched.judgments
@@ -162,8 +169,15 @@ def ranking_scope(
     """The rankings to score (see :mod:`polars_rankeval.engine.scope`) and the judgments."""
     keys = gather_rows(matched.run.select(columns.keys), matched.order.first_rows())
     facts, judgments = _facts(qrels, columns.query, columns.relevance)
-    decided = scope(keys, facts, query=columns.query, system=columns.system, missing=missing,
-                    systems=systems, absent=absent)  # fmt: skip
+    decided = scope(
+        keys,
+        facts,
+        query=columns.query,
+        system=columns.system,
+        missing=missing,
+        systems=systems,
+        absent=absent,
+    )
     return decided, judgments
 
 
