@@ -291,7 +291,6 @@ def evaluate_judged(
     system: str | None = "system",
     n_rel: str | None = None,
     rel_level: int = 1,
-    presorted: bool = False,
     validate: bool = True,
 ) -> FrameT:
     r"""Score a table that already carries relevance and order: no qrels needed.
@@ -317,12 +316,12 @@ def evaluate_judged(
         Column names; ``system`` is used when present.
     rel_level
         Minimum grade that counts as relevant.
-    presorted
-        True when the rows of each query are already in rank order (no sort).
     validate
-        Check the table first (default True): ranks are integers >= 1, unique
-        within a ranking; grades are integers or Booleans, never null on a
-        shown row.
+        Check the table first (default True): ids are not null, ranks are
+        integers >= 1 and unique within a ranking, grades are integers or
+        Booleans. A null rank (judged, not shown) and a null grade (shown, not
+        judged, as in :func:`polars_rankeval.judge`'s table) are allowed.
+        Rows may come in any order.
 
     Examples
     --------
@@ -360,7 +359,7 @@ def evaluate_judged(
         if validate:
             check_judged_values(table, keys=keys, rank=rank, relevance=relevance)
         shape = judged_from_table(
-            table, keys=keys, rank=rank, relevance=relevance, n_rel=n_rel, presorted=presorted
+            table, keys=keys, rank=rank, relevance=relevance, n_rel=n_rel, check=validate
         )
         return aggregate(shape, parsed, context).sort(keys)
 

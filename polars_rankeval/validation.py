@@ -225,7 +225,8 @@ def check_output_names(keys: Sequence[str], measures: Sequence[str]) -> None:
 def check_judged_values(
     table: pl.DataFrame, *, keys: Sequence[str], rank: str, relevance: str
 ) -> None:
-    """A pre-judged table: ranks integers >= 1 and unique per ranking, grades integers.
+    """A pre-judged table: ranks integers >= 1, grades integers (two rows at one rank are
+    found when the table is ranked, see :func:`polars_rankeval.engine.select.judged_from_table`).
 
     Null ranks (judged but not shown) and null grades (shown but not judged)
     are allowed, as in the table :func:`polars_rankeval.judge` returns.
@@ -261,10 +262,3 @@ def check_judged_values(
             (fractional.fill_null(False), f"has a grade {relevance!r} that is not an integer")
         )
     _raise_first(table.lazy(), problems, "judged")
-    shown = table.filter(r.is_not_null())
-    repeated = shown.select(*keys, rank).is_duplicated()
-    if repeated.any():
-        row = shown.filter(repeated).row(0, named=True)
-        where = ", ".join(f"{k}={row[k]!r}" for k in [*keys, rank])
-        msg = f"judged has two rows at the same rank ({where}): each rank holds one document."
-        raise ValueError(msg)

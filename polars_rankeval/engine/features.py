@@ -1,30 +1,40 @@
 """Features: the named columns measure formulas read, each computed once, only when asked for.
 
 A measure's formula (``MeasureFamily.formula``) is written against a
-:class:`Features` object: it asks for row-level columns (a hit, the hits so
-far in the ranking, a gain), per-ranking aggregations of them (plain sums and
-maxima: no cumulative sum or filter inside ``agg``, which would run group by
-group), per-query facts from the judgments (|R|, the judged non-relevant
-count, ideal DCG at k) and per-ranking numbers (documents retrieved), and
-returns a per-ranking expression over those. Every feature is named after the
-expression that defines it, so measures that share one (P@10, R@10 and
-Success@10 share the hits in the top 10) compute it once.
+:class:`Features` object. It asks for
 
-:meth:`Features.evaluate` runs the whole set on a
-:class:`~polars_rankeval.engine.shape.Judged` shape in vectorised steps:
+* row-level columns over the judged retrieved rows (a hit, the hits so far in
+  the ranking, a discounted gain), Polars expressions computed once;
+* per-ranking reductions of them: a sum or a maximum over the ranking's rows,
+  the value of a cumulative column at rank k (:meth:`Features.at_rank`: P@k,
+  AP@k, nDCG@k, ... for every k read from one cumulative column), or the
+  largest value over the hits from the c-th on (interpolated precision);
+* per-query facts from the judgments (|R|, the judged non-relevant count,
+  sums over the ideal ranking) and per-ranking numbers (documents retrieved);
 
-1. per query: sums over its judgments (one ``group_by`` of rows sorted by
-   query) and over its ideal rankings (one sort of the positive gains);
-2. those facts joined to the rankings, and per-ranking columns;
-3. row features (``with_columns``; cumulative sums within a ranking), then one
-   ``group_by`` of the rows, sorted by ranking so that its groups are slices;
-4. late per-ranking features, then one ``select`` of every measure's value.
+and returns a per-ranking expression over those. Every feature is named after
+what defines it, so measures that share one (P@10, R@10 and Success@10 read
+the hits in the top 10) compute it once.
+
+:meth:`Features.evaluate` runs the set on a
+:class:`~polars_rankeval.engine.shape.Judged` shape in vectorised steps, with
+no per-query Python and no cumulative sum or filter inside a ``group_by``
+(which would run group by group):
+
+1. per query: aggregations of its judgments (rows sorted by query) and of its
+   ideal rankings (one sort of the positive gains); joined to the rankings;
+2. per-ranking columns, broadcast to the rows in one gather;
+3. row columns (``with_columns``; cumulative sums within a ranking);
+4. per-ranking sums and maxima (``numpy`` segment reductions over the rows,
+   sorted by ranking), values at ranks (one binary search per cutoff);
+5. one ``select`` of every measure's value over the per-ranking frame.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -64,14 +74,44 @@ class Built:
     """What :meth:`Features.evaluate` has built so far, for features computed by functions."""
 
     rows: pl.DataFrame
-    """The judged retrieved rows, with the row features built so far."""
+    """The judged retrieved rows, sorted by ranking then rank, with the row columns so far."""
     per_ranking: pl.DataFrame
     """One row per ranking: ``RANKING, FACT, NRET, ...`` and the per-ranking features."""
     ideals: dict[str, pl.DataFrame]
-    """Per gain function: ``FACT, IDEAL_GAIN, IDEAL_POS`` and cumulative columns."""
+    """Per gain function: ``FACT, IDEAL_GAIN, IDEAL_POS`` and the ideal columns asked for."""
+    cache: dict[str, object] = field(default_factory=dict)
+
+    @cached_property
+    def first_row(self) -> np.ndarray:
+        """Index of each ranking's first row (int64; the next ranking's when it has none)."""
+        return np.cumsum(self.row_count) - self.row_count
+
+    @cached_property
+    def row_count(self) -> np.ndarray:
+        """Rows of each ranking (int64)."""
+        ids = self.rows[RANKING].to_numpy()
+        return np.bincount(ids, minlength=self.per_ranking.height).astype(np.int64)
+
+    @cached_property
+    def rank_key(self) -> np.ndarray:
+        """(ranking, rank) of each row as increasing uint64 integers."""
+        ranking = self.rows[RANKING].to_numpy().astype(np.uint64)
+        return (ranking << np.uint64(32)) | self.rows[RANK].to_numpy().astype(np.uint64)
 
 
 RowFunction = Callable[[Built], pl.Series]
+
+
+def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
+    """Per ranking: the sum (``how="sum"``, 0 when no row) or maximum (``"max"``, -inf
+    when none) of ``values``, one per row, sorted by ranking."""
+    n = built.per_ranking.height
+    present = built.row_count > 0
+    out = np.zeros(n) if how == "sum" else np.full(n, -np.inf)
+    if present.any():
+        reduce = np.add if how == "sum" else np.maximum
+        out[present] = reduce.reduceat(values, built.first_row[present])
+    return out
 
 
 class Features:
@@ -80,7 +120,7 @@ class Features:
     Formulas call the methods below; each returns an expression naming a
     column that :meth:`evaluate` computes. Row-level expressions read ``RANK``
     (:attr:`rank`) and ``GRADE`` (:attr:`grade`) of the judged retrieved rows;
-    per-ranking expressions read :meth:`sum`, :meth:`max`, :meth:`nrel`,
+    per-ranking expressions read :meth:`sum`, :meth:`at_rank`, :meth:`nrel`,
     :attr:`nret` and the other per-ranking features.
     """
 
@@ -92,9 +132,10 @@ class Features:
         self._ideal_sums: dict[str, tuple[str, pl.Expr]] = {}
         self._ideal_cols: dict[str, tuple[str, pl.Expr]] = {}
         self._ranking_cols: dict[str, pl.Expr] = {}
+        self._broadcasts: dict[str, str] = {}
         self._row_cols: dict[str, pl.Expr | RowFunction] = {}
-        self._row_sums: dict[str, pl.Expr] = {}
-        self._row_maxes: dict[str, pl.Expr] = {}
+        self._sums: dict[str, pl.Expr] = {}
+        self._maxes: dict[str, pl.Expr] = {}
         self._late: dict[str, RowFunction] = {}
 
     def _name(self, kind: str, key: str) -> str:
@@ -145,15 +186,19 @@ class Features:
         self._row_cols.setdefault(name, expr.cum_sum().over(RANKING))
         return pl.col(name)
 
+    def hits_so_far(self, rel_level: int) -> pl.Expr:
+        """Row-level: relevant documents at this row's rank or above."""
+        return self.cum(self.hit(rel_level).cast(pl.Float64))
+
     def on_rows(self, per_ranking: pl.Expr) -> pl.Expr:
         """A per-ranking expression, broadcast to each row of the ranking."""
-        is_column = per_ranking.meta.is_column()
-        source = per_ranking.meta.output_name() if is_column else self._ranking(per_ranking)
-
-        def broadcast(built: Built) -> pl.Series:
-            return built.per_ranking[source].gather(built.rows[RANKING])
-
-        return self.row_function(f"broadcast|{source}", broadcast)
+        if per_ranking.meta.is_column():
+            source = per_ranking.meta.output_name()
+        else:
+            source = self.ranking(per_ranking).meta.output_name()
+        name = self._name("b", source)
+        self._broadcasts.setdefault(name, source)
+        return pl.col(name)
 
     def row_function(self, key: str, fn: RowFunction) -> pl.Expr:
         """A row-level column computed by ``fn`` from what is built so far."""
@@ -163,25 +208,78 @@ class Features:
 
     # ------------------------------------------------------------------ per ranking
 
-    def hits(self, rel_level: int, k: float | None = None) -> pl.Expr:
-        """Relevant documents retrieved at rank <= k (all retrieved when k is None)."""
-        return self.sum((self.hit(rel_level) & self.in_top(k)).cast(pl.Float64))
-
-    def hits_so_far(self, rel_level: int) -> pl.Expr:
-        """Row-level: relevant documents at this row's rank or above."""
-        return self.cum(self.hit(rel_level).cast(pl.Float64))
-
     def sum(self, expr: pl.Expr) -> pl.Expr:
         """Sum of a row expression over the ranking's judged retrieved rows (0 when none)."""
         name = self._name("s", str(expr))
-        self._row_sums.setdefault(name, expr)
+        self._sums.setdefault(name, expr)
         return pl.col(name)
 
     def max(self, expr: pl.Expr) -> pl.Expr:
-        """Maximum of a row expression over the ranking's judged retrieved rows (null when none)."""
+        """Maximum of a row expression over the ranking's judged retrieved rows (null when
+        none; null values are skipped)."""
         name = self._name("m", str(expr))
-        self._row_maxes.setdefault(name, expr)
+        self._maxes.setdefault(name, expr)
         return pl.col(name)
+
+    def at_rank(self, cumulative: pl.Expr, k: float | pl.Expr | None) -> pl.Expr:
+        """Per ranking: a cumulative row column's value at its last row of rank <= k.
+
+        0 when the ranking has no such row; ``k`` None (or beyond any rank)
+        means its last row. ``k`` may be a per-ranking expression (|R| for
+        R-precision). One binary search per ranking finds the row.
+        """
+        source = cumulative.meta.output_name()
+        if isinstance(k, pl.Expr):
+            cut: str | float | None = self.ranking(k).meta.output_name()
+        else:
+            cut = None if k is None or k >= _U32_LIMIT else float(k)
+
+        def lookup(built: Built) -> pl.Series:
+            values = built.rows[source].to_numpy()
+            last = built.first_row + built.row_count - 1
+            if cut is None:
+                at, found = last, built.row_count > 0
+            else:
+                limit = built.per_ranking[cut].to_numpy() if isinstance(cut, str) else cut
+                limit = np.clip(np.nan_to_num(np.floor(limit), nan=0.0), 0, _U32_LIMIT - 1)
+                rankings = np.arange(built.per_ranking.height, dtype=np.uint64)
+                target = (rankings << np.uint64(32)) | limit.astype(np.uint64)
+                at = np.searchsorted(built.rank_key, target, side="right") - 1
+                found = (built.row_count > 0) & (at >= built.first_row)
+            picked = values[np.clip(at, 0, None)] if len(values) else np.zeros(len(at))
+            return pl.Series(np.where(found, picked, 0.0), dtype=pl.Float64)
+
+        return self.late(f"at|{source}|{cut}", lookup)
+
+    def hits(self, rel_level: int, k: float | pl.Expr | None = None) -> pl.Expr:
+        """Relevant documents retrieved at rank <= k (all retrieved when k is None)."""
+        if k is None:
+            return self.sum(self.hit(rel_level).cast(pl.Float64))
+        return self.at_rank(self.hits_so_far(rel_level), k)
+
+    def max_from_hit(self, rel_level: int, value: pl.Expr, count: pl.Expr) -> pl.Expr:
+        """Per ranking: the largest ``value`` over its relevant rows from the ``count``-th
+        on (``count`` a per-ranking expression, at least 1); null when it has fewer."""
+        cut = self.ranking(count).meta.output_name()
+        value_row = self.row(value)
+        hit_row = self.row(self.hit(rel_level))
+        key = f"suffix|{hit_row}|{value_row}"
+
+        def lookup(built: Built) -> pl.Series:
+            if key not in built.cache:
+                hits = built.rows.select(RANKING, value_row, hit=hit_row).filter("hit")
+                suffix = hits.select(value_row.cum_max(reverse=True).over(RANKING))
+                counts = np.bincount(hits[RANKING].to_numpy(), minlength=built.per_ranking.height)
+                built.cache[key] = (suffix.to_series().to_numpy(), counts)
+            suffix_max, counts = built.cache[key]
+            first = np.cumsum(counts) - counts
+            c = np.maximum(np.floor(built.per_ranking[cut].to_numpy()), 1).astype(np.int64)
+            found = c <= counts
+            at = np.where(found, first + c - 1, 0)
+            picked = suffix_max[at] if len(suffix_max) else np.zeros(len(at))
+            return pl.Series(np.where(found, picked, np.nan), dtype=pl.Float64).fill_nan(None)
+
+        return self.late(f"{key}|{cut}", lookup)
 
     @property
     def nret(self) -> pl.Expr:
@@ -210,15 +308,12 @@ class Features:
 
     def ranking(self, expr: pl.Expr) -> pl.Expr:
         """A per-ranking column computed once, from the facts, before the row features."""
-        return pl.col(self._ranking(expr))
-
-    def _ranking(self, expr: pl.Expr) -> str:
         name = self._name("k", str(expr))
         self._ranking_cols.setdefault(name, expr)
-        return name
+        return pl.col(name)
 
     def late(self, key: str, fn: RowFunction) -> pl.Expr:
-        """A per-ranking column computed by ``fn`` after the rows are aggregated."""
+        """A per-ranking column computed by ``fn`` once the rows are reduced."""
         name = self._name("l", key)
         self._late.setdefault(name, fn)
         return pl.col(name)
@@ -263,13 +358,14 @@ class Features:
         ``position`` a row expression (usually the rank).
         """
         cumulative = self.ideal_column(ideal, term.cum_sum().over(FACT)).meta.output_name()
-        length = self.ideal_length(ideal)
         start = self.on_rows(pl.col(self._start_name(ideal))).meta.output_name()
-        steps = self.row(pl.min_horizontal(position.cast(pl.Float64), self.on_rows(length)))
+        steps = self.row(pl.min_horizontal(position.cast(pl.Float64),
+                                           self.on_rows(self.ideal_length(ideal))))  # fmt: skip
+        steps_name = steps.meta.output_name()
 
         def prefix(built: Built) -> pl.Series:
             values = built.ideals[ideal.key][cumulative].to_numpy()
-            n = built.rows[steps.meta.output_name()].to_numpy().astype(np.int64)
+            n = built.rows[steps_name].to_numpy().astype(np.int64)
             at = built.rows[start].to_numpy().astype(np.int64) + n - 1
             picked = values[np.clip(at, 0, len(values) - 1)] if len(values) else 0.0
             return pl.Series(np.where(n > 0, picked, 0.0), dtype=pl.Float64)
@@ -288,7 +384,7 @@ class Features:
         per_ranking = self._with_facts(shape, ideals).with_columns(**self._ranking_cols)
         built = Built(shape.rows, per_ranking, ideals)
         built.rows = self._row_features(built)
-        built.per_ranking = self._aggregate_rows(built)
+        built.per_ranking = self._reduce_rows(built)
         for name, fn in self._late.items():
             built.per_ranking = built.per_ranking.with_columns(fn(built).alias(name))
         return built.per_ranking.select(**values)
@@ -302,8 +398,8 @@ class Features:
                 .filter(pl.col(IDEAL_GAIN) > 0)
                 .sort([FACT, IDEAL_GAIN], descending=[False, True])
                 .with_columns(pl.col(FACT).set_sorted())
+                .with_row_index(_AT)
             )
-            table = table.with_row_index(_AT)
             position = pl.col(_AT) - pl.col(_AT).first().over(FACT) + 1
             table = table.with_columns(position.cast(pl.Float64).alias(IDEAL_POS)).drop(_AT)
             for name, (of, expr) in self._ideal_cols.items():
@@ -332,8 +428,13 @@ class Features:
         return rankings.with_columns(pl.col(filled).fill_null(0))
 
     def _row_features(self, built: Built) -> pl.DataFrame:
-        """The row-level columns, in the order asked for (each after what it reads)."""
+        """Broadcast per-ranking columns (one gather), then the row columns in the order
+        asked for (each after what it reads)."""
         rows = built.rows
+        if self._broadcasts:
+            sources = built.per_ranking.select(list(dict.fromkeys(self._broadcasts.values())))
+            gathered = sources[rows[RANKING].to_numpy()]
+            rows = rows.hstack([gathered[s].alias(n) for n, s in self._broadcasts.items()])
         batch: dict[str, pl.Expr] = {}
         for name, feature in self._row_cols.items():
             if isinstance(feature, pl.Expr):
@@ -347,14 +448,18 @@ class Features:
             rows = rows.with_columns(feature(built).alias(name))
         return rows.with_columns(**batch) if batch else rows
 
-    def _aggregate_rows(self, built: Built) -> pl.DataFrame:
+    def _reduce_rows(self, built: Built) -> pl.DataFrame:
         """Per ranking: every requested sum (0 when no row) and maximum (null when none)."""
-        if not self._row_sums and not self._row_maxes:
+        if not self._sums and not self._maxes:
             return built.per_ranking
-        aggs = [e.sum().alias(n) for n, e in self._row_sums.items()]
-        aggs += [e.max().alias(n) for n, e in self._row_maxes.items()]
-        by_ranking = built.rows.with_columns(pl.col(RANKING).set_sorted()).group_by(RANKING)
-        joined = built.per_ranking.join(
-            by_ranking.agg(aggs), on=RANKING, how="left", maintain_order="left"
+        terms = built.rows.select(
+            *(e.cast(pl.Float64).fill_null(0.0).alias(n) for n, e in self._sums.items()),
+            *(e.cast(pl.Float64).fill_null(-np.inf).alias(n) for n, e in self._maxes.items()),
         )
-        return joined.with_columns(pl.col(list(self._row_sums)).fill_null(0))
+        reduced = [
+            pl.Series(n, segment_reduce(terms[n].to_numpy(), built, "sum")) for n in self._sums
+        ]
+        for n in self._maxes:
+            top = segment_reduce(terms[n].to_numpy(), built, "max")
+            reduced.append(pl.Series(n, np.where(np.isneginf(top), np.nan, top)).fill_nan(None))
+        return built.per_ranking.hstack(reduced)

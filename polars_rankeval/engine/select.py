@@ -215,15 +215,10 @@ def _facts(qrels: pl.DataFrame, query: str, relevance: str) -> tuple[pl.DataFram
     return facts, judgments
 
 
-def _sorted_rows(
-    ranking: np.ndarray, rank: np.ndarray, grade: pl.Series, *, presorted: bool = False
-) -> pl.DataFrame:
-    """``RANKING, RANK, GRADE`` sorted by ranking then rank (``presorted``: by ranking only)."""
-    if presorted:
-        order = np.argsort(ranking, kind="stable")
-    else:
-        key = (ranking.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64)
-        order = np.argsort(key, kind="stable")
+def _sorted_rows(ranking: np.ndarray, rank: np.ndarray, grade: pl.Series) -> pl.DataFrame:
+    """``RANKING, RANK, GRADE`` sorted by ranking then rank."""
+    key = (ranking.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64)
+    order = np.argsort(key, kind="stable")
     return pl.DataFrame(
         {
             RANKING: pl.Series(ranking[order], dtype=pl.UInt32),
@@ -247,9 +242,9 @@ def _matches(
     checked on the ids themselves, so a hash collision cannot match two
     different documents.
     """
-    left = run_hash.alias("h").to_frame().with_row_index(_ROW)
-    right = qrels_hash.alias("h").to_frame().with_row_index(JUDGMENT)
-    pairs = left.join(right, on="h").sort(_ROW)
+    left = run_hash.alias("h").to_frame().with_row_index(_ROW).lazy()
+    right = qrels_hash.alias("h").to_frame().with_row_index(JUDGMENT).lazy()
+    pairs = left.join(right, on="h").sort(_ROW).collect()  # the lazy join is the faster one
     rows, judgments = pairs[_ROW].to_numpy().astype(np.int64), pairs[JUDGMENT]
     same = pl.Series(np.ones(len(rows), bool))
     for name in ids:
@@ -303,31 +298,49 @@ def judged_from_table(
     rank: str,
     relevance: str,
     n_rel: str | None,
-    presorted: bool = False,
+    check: bool = True,
 ) -> Judged:
     """The judged shape of a pre-judged table (logs): ranks given, no qrels.
 
     Each ranking's judgments are its own rows with a grade (shown or not);
-    its retrieved documents are its rows with a rank.
+    its retrieved documents are its rows with a rank. Rows already in rank
+    order within contiguous rankings (the usual layout of logs) are taken as
+    they are; others are sorted. ``check`` refuses two rows at one rank.
     """
     groups = Groups.of(table, list(keys))
     ids = groups.ids.astype(np.int64)
-    ranks = table[rank]
+    ranks = table[rank].cast(pl.Int64)
     grades = table[relevance].cast(pl.Int64)
-    shown = ranks.is_not_null().to_numpy()
-    graded = grades.is_not_null().to_numpy()
-    nret = np.bincount(ids[shown], minlength=groups.n)
-    picked = np.flatnonzero(shown & graded)
-    rows = _sorted_rows(
-        ids[picked], ranks.to_numpy()[picked], grades.gather(picked), presorted=presorted
+    shown = np.flatnonzero(ranks.is_not_null().to_numpy())
+    key = (ids[shown].astype(np.uint64) << np.uint64(32)) | (
+        ranks.gather(shown).to_numpy().astype(np.uint64)
     )
-    judged = np.flatnonzero(graded)
-    by_fact = judged[np.argsort(ids[judged], kind="stable")]
+    if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
+        order = np.argsort(key, kind="stable")
+        shown, key = shown[order], key[order]
+    if check and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
+        at = shown[np.flatnonzero(key[1:] == key[:-1])[0]]
+        where = ", ".join(f"{k}={table[k][int(at)]!r}" for k in [*keys, rank])
+        msg = f"judged has two rows at the same rank ({where}): each rank holds one document."
+        raise ValueError(msg)
+    nret = np.bincount(ids[shown], minlength=groups.n)
+    picked = shown[grades.gather(shown).is_not_null().to_numpy()]
+    rows = pl.DataFrame(
+        {
+            RANKING: pl.Series(ids[picked], dtype=pl.UInt32),
+            RANK: pl.Series(ranks.gather(picked), dtype=pl.UInt32),
+            GRADE: grades.gather(picked),
+        },
+        schema=ROW_SCHEMA,
+    )
+    graded = np.flatnonzero(grades.is_not_null().to_numpy())
+    if not groups.contiguous:
+        graded = graded[np.argsort(ids[graded], kind="stable")]
     judgments = pl.DataFrame(
-        {FACT: pl.Series(ids[by_fact], dtype=pl.UInt32), GRADE: grades.gather(by_fact)},
+        {FACT: pl.Series(ids[graded], dtype=pl.UInt32), GRADE: grades.gather(graded)},
         schema=JUDGMENT_SCHEMA,
     )
-    first = _first_rows(ids, groups.n)
+    first = groups.starts if groups.contiguous else _first_rows(ids, groups.n)
     rankings = pl.DataFrame(
         {
             RANKING: pl.Series(np.arange(groups.n), dtype=pl.UInt32),

@@ -81,6 +81,6 @@ def average_precision_formula(
     f: Features, k: int | None, rel_level: int, norm: str = "R"
 ) -> pl.Expr:
     """AP@k over the engine's features: the sum of precision at each relevant rank <= k."""
-    hit = f.hit(rel_level)
-    at_hits = pl.when(hit & f.in_top(k)).then(f.hits_so_far(rel_level) / f.rank).otherwise(0.0)
-    return safe_div(f.sum(at_hits), normalizer(k, f.nrel(rel_level), norm))
+    at_hits = pl.when(f.hit(rel_level)).then(f.hits_so_far(rel_level) / f.rank).otherwise(0.0)
+    total = f.sum(at_hits) if k is None else f.at_rank(f.cum(at_hits), k)
+    return safe_div(total, normalizer(k, f.nrel(rel_level), norm))

@@ -212,6 +212,7 @@ def num_nonrel_judged_ret_formula(f: Features, rel_level: int) -> pl.Expr:
 
 def judged_at_formula(f: Features, k: int | None) -> pl.Expr:
     """Judged@k: judged documents (grade >= 0) in the top k over min(k, retrieved)."""
-    judged_top = f.sum(((f.grade >= 0) & f.in_top(k)).cast(pl.Float64))
+    judged = (f.grade >= 0).cast(pl.Float64)
+    judged_top = f.sum(judged) if k is None else f.at_rank(f.cum(judged), k)
     top = f.nret if k is None else pl.min_horizontal(f.nret, pl.lit(float(k)))
     return safe_div(judged_top, top)

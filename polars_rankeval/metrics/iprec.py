@@ -148,10 +148,9 @@ def iprec_at_recall_formula(
 ) -> pl.Expr:
     """IPrec@level over the engine's features (see :func:`iprec_at_recall`)."""
     check_probability(level, "recall level", "IPrec")
-    found = f.hits_so_far(rel_level)
-    cut = f.on_rows(pl.max_horizontal(recall_cutoff(level, f.nrel(rel_level), rounding), 1.0))
-    keep = f.hit(rel_level) & (found >= cut)
-    return f.max(pl.when(keep).then(found / f.rank)).fill_null(0.0).cast(pl.Float64)
+    cut = pl.max_horizontal(recall_cutoff(level, f.nrel(rel_level), rounding), 1.0)
+    best = f.max_from_hit(rel_level, f.hits_so_far(rel_level) / f.rank, cut)
+    return best.fill_null(0.0).cast(pl.Float64)
 
 
 def iprec_average_formula(
@@ -165,5 +164,5 @@ def iprec_average_formula(
 def rprec_mult_formula(f: Features, mult: float, rel_level: int) -> pl.Expr:
     """Rprec_mult over the engine's features (see :func:`rprec_mult`)."""
     cut = recall_cutoff(mult, f.nrel(rel_level))
-    hits = f.sum((f.hit(rel_level) & (f.rank <= f.on_rows(cut))).cast(pl.Float64))
+    hits = f.hits(rel_level, cut)
     return pl.when(cut > 0).then(hits / cut).otherwise(0.0).cast(pl.Float64)

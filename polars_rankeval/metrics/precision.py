@@ -228,8 +228,7 @@ def recall_formula(f: Features, k: int | None, rel_level: int, norm: str = "R") 
 def r_precision_formula(f: Features, rel_level: int) -> pl.Expr:
     """Rprec: relevant documents in the top |R|, divided by |R|."""
     n = f.nrel(rel_level)
-    within = f.rank <= f.on_rows(n)
-    return safe_div(f.sum((f.hit(rel_level) & within).cast(pl.Float64)), n)
+    return safe_div(f.hits(rel_level, n), n)
 
 
 def success_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
