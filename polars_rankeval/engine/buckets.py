@@ -140,7 +140,7 @@ class Spill:
 
     def read(self, b: int) -> pl.DataFrame:
         """Bucket ``b``'s rows, in the order they were read; its files are then deleted."""
-        frames = [pl.read_ipc(p, memory_map=False) for p in self.files[b]]
+        frames = [pl.read_ipc(p) for p in self.files[b]]
         for p in self.files[b]:
             p.unlink()
         return pl.concat(frames, rechunk=False) if frames else pl.DataFrame()
@@ -210,10 +210,10 @@ def score_lazy(
             held.append(batch)
             held_bytes += batch.estimated_size()
             if held_bytes > budget:
-                spill = Spill(Path(folder), options.query, BUCKETS, _SEED, budget)
-                for frame in held:
-                    spill.add(frame)
-                held, held_bytes = [], 0
+                spill = Spill(Path(folder), options.query, BUCKETS, _SEED, budget // 4)
+                while held:  # one batch at a time, so that rows are never held twice
+                    spill.add(held.pop(0))
+                held_bytes = 0
         if options.missing == "error":
             run_queries = (
                 pl.concat(seen.queries) if seen.queries else pl.Series([], dtype=pl.String)
@@ -275,9 +275,9 @@ def _score_spill(
                 yield _score(run_b, qrels_b, measures, options, validate, systems)
             continue
         if spill.size(b) > budget:
-            inner = Spill(spill.folder, options.query, BUCKETS, spill.seed + 1, budget)
+            inner = Spill(spill.folder, options.query, BUCKETS, spill.seed + 1, budget // 4)
             for path in list(spill.files[b]):
-                inner.add(pl.read_ipc(path, memory_map=False))
+                inner.add(pl.read_ipc(path))
                 path.unlink()
             inner.flush()
             yield from _score_spill(
@@ -295,7 +295,7 @@ def _no_rows(run: pl.LazyFrame, options: Options) -> pl.DataFrame:
 def _empty_run(spill: Spill) -> pl.DataFrame:
     """A zero-row run with the spilled columns' dtypes."""
     first = next(files[0] for files in spill.files if files)
-    return pl.read_ipc(first, memory_map=False).clear()
+    return pl.read_ipc(first).clear()
 
 
 class _Progress:
