@@ -40,6 +40,7 @@ def test_baseline_rows_equal_scipy_and_arithmetic(per_query):
     out = pr.compare(per_query, baseline="sys0")
     assert out.columns == [
         "measure",
+        "aggregate",
         "system_a",
         "system_b",
         "mean_a",
@@ -209,8 +210,13 @@ def test_missing_zero_scores_absent_queries_zero(per_query):
     ("kwargs", "message"),
     [
         ({"baseline": "bm25"}, "baseline 'bm25' is not a system"),
-        ({"test": "ttest"}, "test must be 't', 'wilcoxon'"),
-        ({"correction": "fdr"}, "correction must be 'none', 'bonferroni' or 'holm'"),
+        ({"test": "ttest"}, "test must be one of 't', 'wilcoxon'"),
+        ({"correction": "fdr"}, "correction must be one of 'none', 'bonferroni', 'holm'"),
+        ({"baseline": []}, "baseline=\\[\\] names no system"),
+        ({"baseline": ["sys0", "bm25"]}, "baseline 'bm25' is not a system"),
+        ({"test": "tukey", "correction": "holm"}, "already controls the family-wise error"),
+        ({"test": "randomized_tukey", "alternative": "greater"}, "alternative must be 'two"),
+        ({"aggregate": "median"}, "aggregate must be 'trec' or 'mean'"),
         ({"missing": "ignore"}, "missing must be 'error', 'drop' or 'zero'"),
         ({"measures": ["MAP"]}, "per_query has no measure column 'MAP'"),
         ({"system": "run"}, "per_query has no system column 'run'"),
@@ -237,12 +243,14 @@ def test_summarize_stderr_and_intervals(per_query):
     assert normal.columns == [
         "system",
         "measure",
+        "aggregate",
         "mean",
         "std",
         "stderr",
         "ci_low",
         "ci_high",
         "n",
+        "clipped",
     ]
     assert normal.select("system", "measure").rows()[:3] == [
         ("sys0", "AP"),
@@ -258,10 +266,15 @@ def test_summarize_stderr_and_intervals(per_query):
         assert row["std"] == pytest.approx(sd)
         assert row["stderr"] == pytest.approx(sd / math.sqrt(n))
         z = sps.norm.ppf(0.975)
-        assert row["ci_low"] == pytest.approx(x.mean() - z * sd / math.sqrt(n))
-        assert row["ci_high"] == pytest.approx(x.mean() + z * sd / math.sqrt(n))
+        low, high = x.mean() - z * sd / math.sqrt(n), x.mean() + z * sd / math.sqrt(n)
+        # AP and RR lie in [0, 1]: the interval is clipped there, and says so
+        assert row["ci_low"] == pytest.approx(max(low, 0.0))
+        assert row["ci_high"] == pytest.approx(min(high, 1.0))
+        assert row["clipped"] == (low < 0.0 or high > 1.0)
         low, high = sps.t.interval(0.9, n - 1, loc=x.mean(), scale=sd / math.sqrt(n))
-        assert (trow["ci_low"], trow["ci_high"]) == pytest.approx((low, high), abs=1e-12)
+        assert (trow["ci_low"], trow["ci_high"]) == pytest.approx(
+            (max(low, 0.0), min(high, 1.0)), abs=1e-12
+        )
 
 
 def test_summarize_bootstrap_is_seeded_and_agrees_with_scipy(per_query):

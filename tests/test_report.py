@@ -36,6 +36,7 @@ def test_frame_means_markers_and_order(per_query):
     assert frame.columns == [
         "system",
         "measure",
+        "aggregate",
         "mean",
         "diff",
         "p_value",
