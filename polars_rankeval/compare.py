@@ -64,10 +64,12 @@ RESULT_COLUMNS = (
     "losses",
 )
 COLUMN_BLOCK = 1024
-"""Most comparisons tested at once by a pairwise test."""
-COLUMN_BUDGET = 1 << 22
-"""Most values per (queries x comparisons) array of a block (32 MiB of float64): a
-block holds ``min(COLUMN_BLOCK, COLUMN_BUDGET // n_queries)`` comparisons."""
+"""Most comparisons tested at once by a pairwise test. A resampling test draws its
+resamples once per block, so it takes blocks this large whatever the memory."""
+COLUMN_BUDGET = 1 << 20
+"""Most values per (queries x comparisons) array of a block of a test that does not
+resample (8 MiB of float64): it holds ``min(COLUMN_BLOCK, COLUMN_BUDGET //
+n_queries)`` comparisons, which bounds memory at no cost in time."""
 
 UNIT_RANGE = frozenset(
     {
@@ -414,7 +416,9 @@ def _pairwise(
     """A pairwise test on every (measure, pair), blocks of comparisons at a time."""
     jobs = [(m, j) for m in values for j in range(len(ia))]
     n = next(iter(values.values())).shape[0]
-    step = max(1, min(COLUMN_BLOCK, COLUMN_BUDGET // max(1, n)))
+    step = (
+        COLUMN_BLOCK if info.resampling else max(1, min(COLUMN_BLOCK, COLUMN_BUDGET // max(1, n)))
+    )
     results = []
     for start in range(0, len(jobs), step):
         block = jobs[start : start + step]

@@ -291,9 +291,10 @@ def ttest_matrix(a: np.ndarray, b: np.ndarray, *, alternative: Alternative = "tw
     stat, pval = np.full(m, np.nan), np.full(m, np.nan)
     ok = ~degenerate
     if ok.any():
+        a_ok, b_ok = (a, b) if ok.all() else (a[:, ok], b[:, ok])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            res = _scipy_stats().ttest_rel(a[:, ok], b[:, ok], axis=0, alternative=alternative)
+            res = _scipy_stats().ttest_rel(a_ok, b_ok, axis=0, alternative=alternative)
         stat[ok] = np.asarray(res.statistic, dtype=np.float64)
         pval[ok] = np.asarray(res.pvalue, dtype=np.float64)
     return {"statistic": stat, "p_value": pval, **diff_summary(a, b)}
