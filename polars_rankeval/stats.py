@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -216,7 +216,7 @@ def combine(x: np.ndarray, aggregate: Aggregate) -> np.ndarray:
     return np.exp(mean) if aggregate == "gmean" else mean
 
 
-def diff_summary(a: np.ndarray, b: np.ndarray) -> Arrays:
+def diff_summary(a: np.ndarray, b: np.ndarray | float) -> Arrays:
     r"""Mean difference, Cohen's :math:`d_z` and n of paired columns.
 
     .. math:: d_z = \bar d / s_d
@@ -224,7 +224,7 @@ def diff_summary(a: np.ndarray, b: np.ndarray) -> Arrays:
     where :math:`s_d` is the sample standard deviation (ddof=1) of the
     differences; NaN when the differences are all equal or n < 2.
     """
-    d = _as_matrix(a) - _as_matrix(b)
+    d = _as_matrix(a) - (_as_matrix(b) if isinstance(b, np.ndarray) else b)
     n = d.shape[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = d.sum(axis=0) / n if n else np.full(d.shape[1], np.nan)
@@ -825,7 +825,7 @@ def _paired_expr(
 ) -> pl.Expr:
     """Wrap a matrix core as a scalar struct expression over two columns."""
 
-    def run(series: list[pl.Series]) -> pl.Series:
+    def run(series: Sequence[pl.Series]) -> pl.Series:
         x = _values(series[0], "a", function)
         y = _values(series[1], "b", function)
         return _struct_row(core(x, y), dtype, series[0].name)
@@ -1180,7 +1180,7 @@ def mean_interval(
     check_interval(interval)
     check_aggregate(aggregate)
 
-    def run(series: list[pl.Series]) -> pl.Series:
+    def run(series: Sequence[pl.Series]) -> pl.Series:
         values = _values(series[0], "x", "mean_interval")
         out = interval_matrix(
             values,
@@ -1676,7 +1676,7 @@ def rank_correlation(a: IntoExpr, b: IntoExpr, *, method: RankMethod = "kendall"
         msg = f"method must be 'kendall' or 'tau_ap'. Got {method!r} instead."
         raise ValueError(msg)
 
-    def run(series: list[pl.Series]) -> pl.Series:
+    def run(series: Sequence[pl.Series]) -> pl.Series:
         x = _values(series[0], "a", "rank_correlation")
         y = _values(series[1], "b", "rank_correlation")
         if method == "kendall":
