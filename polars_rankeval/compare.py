@@ -22,6 +22,7 @@ import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing
 from polars_rankeval.measures import aggregate_kind, parse
+from polars_rankeval.options import check_choice
 from polars_rankeval.stats import (
     Aggregate,
     Alternative,
@@ -120,9 +121,7 @@ def measure_kind(name: str, aggregate: AggregateMode = "trec") -> Aggregate:
     >>> measure_kind("GMAP"), measure_kind("num_ret"), measure_kind("GMAP", "mean")
     ('gmean', 'sum', 'mean')
     """
-    if aggregate not in ("trec", "mean"):
-        msg = f"aggregate must be 'trec' or 'mean'. Got {aggregate!r} instead."
-        raise ValueError(msg)
+    check_choice("aggregate", aggregate, AggregateMode)
     return aggregate_kind(name) if aggregate == "trec" else "mean"
 
 
@@ -316,9 +315,7 @@ def align(
     ...
     ValueError: Systems do not share the same queries, ... system 'b' lacks 1 (q2). ...
     """
-    if missing not in ("drop", "zero", "error"):
-        msg = f"missing must be 'error', 'drop' or 'zero'. Got {missing!r} instead."
-        raise ValueError(msg)
+    check_choice("missing", missing, Missing)
     frame = per_query.lazy().collect() if isinstance(per_query, pl.LazyFrame) else per_query
     _check_keys(frame, system, query)
     cols = _measure_columns(frame.schema, measures, [system, query])
@@ -462,9 +459,7 @@ def _check_compare_options(
     if not 0.0 < alpha < 1.0:
         msg = f"alpha must be strictly between 0 and 1. Got {alpha!r} instead."
         raise ValueError(msg)
-    if family not in ("measure", "all"):
-        msg = f"family must be 'measure' or 'all'. Got {family!r} instead."
-        raise ValueError(msg)
+    check_choice("family", family, Family)
     if alternative not in info.alternatives:
         msg = (
             f"test={test!r} is two-sided (it compares the range of all system means); "

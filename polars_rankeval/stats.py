@@ -36,13 +36,14 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.measures import MIN_GEO_MEAN
+from polars_rankeval.options import check_choice, check_int
 
 Alternative: TypeAlias = Literal["two-sided", "greater", "less"]
 IntervalKind: TypeAlias = Literal["normal", "t", "bootstrap", "bca"]
@@ -90,9 +91,7 @@ INTERVAL_DTYPE = pl.Struct(
         "clipped": pl.Boolean,
     }
 )
-_ALTERNATIVES = ("two-sided", "greater", "less")
-_INTERVALS = ("normal", "t", "bootstrap", "bca")
-_AGGREGATES = ("mean", "gmean", "sum")
+_ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
 
 
 # --------------------------------------------------------------------- checks
@@ -100,9 +99,7 @@ _AGGREGATES = ("mean", "gmean", "sum")
 
 def check_alternative(alternative: str) -> None:
     """Raise unless ``alternative`` is one of scipy's three."""
-    if alternative not in _ALTERNATIVES:
-        msg = f"alternative must be 'two-sided', 'greater' or 'less'. Got {alternative!r} instead."
-        raise ValueError(msg)
+    check_choice("alternative", alternative, Alternative)
 
 
 def check_level(level: float) -> None:
@@ -114,40 +111,28 @@ def check_level(level: float) -> None:
 
 def check_resamples(n_resamples: int) -> None:
     """Raise unless ``n_resamples`` is an int >= 1."""
-    if not isinstance(n_resamples, int) or isinstance(n_resamples, bool) or n_resamples < 1:
-        msg = f"n_resamples must be an int >= 1. Got {n_resamples!r} instead."
-        raise ValueError(msg)
+    check_int("n_resamples", n_resamples, minimum=1)
 
 
 def check_interval(interval: str) -> None:
     """Raise unless ``interval`` is ``"normal"``, ``"t"``, ``"bootstrap"`` or ``"bca"``."""
-    if interval not in _INTERVALS:
-        msg = f"interval must be 'normal', 't', 'bootstrap' or 'bca'. Got {interval!r} instead."
-        raise ValueError(msg)
+    check_choice("interval", interval, IntervalKind)
 
 
 def check_aggregate(aggregate: str) -> None:
     """Raise unless ``aggregate`` is ``"mean"``, ``"gmean"`` or ``"sum"``."""
-    if aggregate not in _AGGREGATES:
-        msg = f"aggregate must be 'mean', 'gmean' or 'sum'. Got {aggregate!r} instead."
-        raise ValueError(msg)
+    check_choice("aggregate", aggregate, Aggregate)
 
 
 def check_test(test: str) -> StatTest:
-    """The registered test called ``test``, or a ValueError listing the names."""
-    if test not in TESTS:
-        names = ", ".join(repr(t) for t in TESTS)
-        msg = f"test must be one of {names}. Got {test!r} instead."
-        raise ValueError(msg)
+    """The registered test called ``test`` (a ValueError listing the names otherwise)."""
+    check_choice("test", test, Test)
     return TESTS[test]
 
 
 def check_correction(correction: str) -> CorrectionMethod:
-    """The registered correction called ``correction``, or a ValueError listing the names."""
-    if correction not in CORRECTIONS:
-        names = ", ".join(repr(c) for c in CORRECTIONS)
-        msg = f"correction must be one of {names}. Got {correction!r} instead."
-        raise ValueError(msg)
+    """The registered correction called ``correction`` (a ValueError listing the names)."""
+    check_choice("correction", correction, Correction)
     return CORRECTIONS[correction]
 
 
@@ -1672,9 +1657,7 @@ def rank_correlation(a: IntoExpr, b: IntoExpr, *, method: RankMethod = "kendall"
     s4; by AP, s1 is not below s2 (0/1), while s3 and s4 sit below everything
     above them (2/2, 3/3): 2/3 * (0 + 1 + 1) - 1 = 1/3. The swap is at the top.
     """
-    if method not in ("kendall", "tau_ap"):
-        msg = f"method must be 'kendall' or 'tau_ap'. Got {method!r} instead."
-        raise ValueError(msg)
+    check_choice("method", method, RankMethod)
 
     def run(series: Sequence[pl.Series]) -> pl.Series:
         x = _values(series[0], "a", "rank_correlation")

@@ -400,9 +400,12 @@ def test_null_values_raise_with_a_fix():
         (lambda: pr.paired_ttest("a", "b", alternative="two_sided"), "alternative must be"),
         (lambda: pr.randomization_test("a", "b", n_resamples=0), "n_resamples must be an int"),
         (lambda: pr.bootstrap_test("a", "b", level=95), "level must be strictly between"),
-        (lambda: pr.mean_interval("a", interval="student"), "interval must be 'normal'"),
-        (lambda: pr.mean_interval("a", aggregate="median"), "aggregate must be 'mean'"),
-        (lambda: pr.rank_correlation("a", "b", method="spearman"), "method must be 'kendall'"),
+        (lambda: pr.mean_interval("a", interval="student"), "interval must be one of 'normal'"),
+        (lambda: pr.mean_interval("a", aggregate="median"), "aggregate must be one of 'mean'"),
+        (
+            lambda: pr.rank_correlation("a", "b", method="spearman"),
+            "method must be one of 'kendall'",
+        ),
     ],
 )
 def test_invalid_options_are_named(expr, message):
