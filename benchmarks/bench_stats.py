@@ -1,29 +1,50 @@
-"""Benchmark: compare 50 systems with a baseline on 10 measures over 10,000 queries.
+"""Benchmark: significance tests on many systems, measures and queries.
 
-Builds a synthetic long per-query frame (as ``evaluate`` returns: ``system, query``
-and one Float64 column per measure; values with the ties and zeros real measures
-have), then times ``pr.compare(..., baseline=...)`` with the paired t-test and with
-the 10,000-resample randomization test: 49 systems x 10 measures = 490 comparisons.
-Prints wall time per step and the peak resident set size of the process.
+Two parts, on a synthetic long per-query frame (as ``evaluate`` returns:
+``system, query`` and one Float64 column per measure; values with the ties and
+zeros real measures have):
+
+- ``many`` (issue 16): 50 systems x 10,000 queries, one measure, every pair of
+  systems (1,225 comparisons): the paired t-test (Holm), Tukey's HSD, and
+  Carterette's randomised Tukey HSD with 1,000 permutations, then with a quarter
+  of them, to show that time grows linearly and memory does not grow with the
+  number of permutations.
+- ``baseline`` (issue 4): 50 systems x 10 measures x 10,000 queries, every system
+  against a baseline (490 comparisons): t-test and 10,000-resample
+  randomization test, Holm-corrected.
+
+Each step prints its wall time, the peak resident set size during the step
+(Linux: the ``VmHWM`` counter, reset before each step through
+``/proc/self/clear_refs``; elsewhere the process peak so far) and the peak of
+Python/numpy allocations traced by ``tracemalloc``.
 
 Run from the repository root::
 
-    /work/venv/bin/python benchmarks/bench_stats.py
+    python benchmarks/bench_stats.py                      # both parts
+    python benchmarks/bench_stats.py --part many          # issue 16 only
 
-Options: ``--systems 50 --measures 10 --queries 10000 --resamples 10000``.
-Not a test: no assertion on time.
+Options: ``--systems 50 --queries 10000 --measures 10 --permutations 1000
+--resamples 10000 --part many|baseline|all``. Not a test: no assertion on time.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 import polars_rankeval as pr
+
+STATUS = Path("/proc/self/status")
+CLEAR_REFS = Path("/proc/self/clear_refs")
 
 
 def synthetic_per_query(
@@ -53,36 +74,100 @@ def synthetic_per_query(
     )
 
 
+def reset_peak_rss() -> bool:
+    """Reset the kernel's peak-RSS counter of this process (Linux); False if not possible."""
+    try:
+        CLEAR_REFS.write_text("5")
+    except OSError:
+        return False
+    return True
+
+
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
+    """Peak resident set size in MiB: since the last reset (VmHWM) or of the process."""
+    if STATUS.exists():
+        for line in STATUS.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(label: str, step: Callable[[], Any]) -> Any:
+    """Run one step; print its time, peak RSS during it and peak traced allocations."""
+    resettable = reset_peak_rss()
+    tracemalloc.start()
+    start = time.perf_counter()
+    result = step()
+    elapsed = time.perf_counter() - start
+    _, traced = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss = f"{peak_rss_mb():.0f} MiB" + ("" if resettable else " (process peak so far)")
+    print(
+        f"{label}: {elapsed:.2f} s; peak RSS {rss}; peak numpy/Python allocations "
+        f"{traced / 2**20:.0f} MiB"
+    )
+    return result
+
+
+def many_systems(args: argparse.Namespace) -> None:
+    per_query = synthetic_per_query(args.systems, 2, args.queries).select("system", "query", "M1")
+    pairs = args.systems * (args.systems - 1) // 2
+    print(
+        f"\n[many] {args.systems} systems x {args.queries:,} queries, one measure, "
+        f"all {pairs:,} pairs"
+    )
+    out = measure(
+        "  t-test, Holm",
+        lambda: pr.compare(per_query, test="t", correction="holm"),
+    )
+    print(f"    {out['significant'].sum()} of {pairs} pairs significant")
+    out = measure("  Tukey HSD", lambda: pr.compare(per_query, test="tukey"))
+    print(f"    {out['significant'].sum()} of {pairs} pairs significant")
+    for permutations in (args.permutations // 4, args.permutations):
+        out = measure(
+            f"  randomised Tukey HSD, {permutations:,} permutations",
+            lambda n=permutations: pr.compare(
+                per_query, test="randomized_tukey", n_resamples=n, seed=0
+            ),
+        )
+        print(f"    {out['significant'].sum()} of {pairs} pairs significant")
+
+
+def against_baseline(args: argparse.Namespace) -> None:
+    per_query = synthetic_per_query(args.systems, args.measures, args.queries)
+    comparisons = (args.systems - 1) * args.measures
+    print(
+        f"\n[baseline] {args.systems} systems x {args.measures} measures x "
+        f"{args.queries:,} queries against sys00: {comparisons} comparisons"
+    )
+    for test, options in (("t", {}), ("randomization", {"n_resamples": args.resamples})):
+        label = test if test == "t" else f"{test} ({args.resamples:,} resamples)"
+        out = measure(
+            f"  {label}, Holm",
+            lambda t=test, o=options: pr.compare(
+                per_query, baseline="sys00", test=t, correction="holm", **o
+            ),
+        )
+        print(f"    {out['significant'].sum()} of {comparisons} significant")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--systems", type=int, default=50)
-    parser.add_argument("--measures", type=int, default=10)
     parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--measures", type=int, default=10)
+    parser.add_argument("--permutations", type=int, default=1_000)
     parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--part", choices=("many", "baseline", "all"), default="all")
     args = parser.parse_args()
+    import scipy.stats  # noqa: F401  (imported before the clocks start: slow to import)
 
-    start = time.perf_counter()
-    per_query = synthetic_per_query(args.systems, args.measures, args.queries)
-    print(
-        f"per-query frame: {per_query.height:,} rows x {args.measures} measures "
-        f"({time.perf_counter() - start:.2f} s to build)"
-    )
-    comparisons = (args.systems - 1) * args.measures
-    for test, options in (("t", {}), ("randomization", {"n_resamples": args.resamples})):
-        start = time.perf_counter()
-        result = pr.compare(per_query, baseline="sys00", test=test, correction="holm", **options)
-        elapsed = time.perf_counter() - start
-        label = test if test == "t" else f"{test} ({args.resamples:,} resamples)"
-        print(
-            f"compare {label}: {comparisons} comparisons x {args.queries:,} queries "
-            f"in {elapsed:.2f} s; {result['significant'].sum()} significant after Holm"
-        )
-    print(f"peak RSS: {peak_rss_mb():.0f} MiB")
+    print(f"cpus: {os.cpu_count()}; load average before: {os.getloadavg()}")
+    if args.part in ("many", "all"):
+        many_systems(args)
+    if args.part in ("baseline", "all"):
+        against_baseline(args)
+    print(f"\nload average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

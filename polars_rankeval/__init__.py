@@ -6,7 +6,7 @@
 """
 
 from polars_rankeval import curves, metrics, namespace  # namespace registers df.rankeval
-from polars_rankeval.compare import align, compare, summarize
+from polars_rankeval.compare import align, compare, discriminative_power, summarize
 from polars_rankeval.curves import precision_recall_curve
 from polars_rankeval.evaluate import (
     UnscoredQueriesWarning,
@@ -26,29 +26,41 @@ from polars_rankeval.measures import Measure, parse, parse_measures
 from polars_rankeval.ranking import judge, rank_run
 from polars_rankeval.report import Report, report
 from polars_rankeval.stats import (
+    CORRECTIONS,
+    TESTS,
     adjust_pvalues,
+    benjamini_hochberg,
+    benjamini_yekutieli,
     bonferroni,
     bootstrap_test,
     holm,
     mean_interval,
+    paired_t_power,
     paired_ttest,
     randomization_test,
+    rank_correlation,
+    topic_set_size,
     wilcoxon,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CORRECTIONS",
+    "TESTS",
     "Measure",
     "Report",
     "UnscoredQueriesWarning",
     "adjust_pvalues",
     "align",
+    "benjamini_hochberg",
+    "benjamini_yekutieli",
     "bonferroni",
     "bootstrap_test",
     "compare",
     "coverage",
     "curves",
+    "discriminative_power",
     "evaluate",
     "evaluate_judged",
     "holm",
@@ -57,11 +69,13 @@ __all__ = [
     "mean_scores",
     "metrics",
     "namespace",
+    "paired_t_power",
     "paired_ttest",
     "parse",
     "parse_measures",
     "precision_recall_curve",
     "randomization_test",
+    "rank_correlation",
     "rank_run",
     "read_trec_qrels",
     "read_trec_run",
@@ -69,6 +83,7 @@ __all__ = [
     "scan_trec_qrels",
     "scan_trec_run",
     "summarize",
+    "topic_set_size",
     "wilcoxon",
     "write_trec_run",
 ]

@@ -1,14 +1,17 @@
 """Compare systems query by query on the long per-query output of ``evaluate``.
 
 :func:`compare` runs one paired test per (measure, pair of systems) and corrects
-the p-values for multiple comparisons; :func:`summarize` gives each system's mean,
-standard error and interval per measure. Both take the frame that
-:func:`polars_rankeval.evaluate` returns for a run with a ``system`` column
-(one row per system and query, one column per measure).
+the p-values for multiple comparisons; :func:`summarize` gives each system's
+score, standard error and interval per measure; :func:`discriminative_power`
+counts, per measure, the pairs of systems a test tells apart. All take the frame
+that :func:`polars_rankeval.evaluate` returns for a run with a ``system`` column
+(one row per system and query, one column per measure), and combine each measure
+over queries as trec_eval's ``all`` line does (:func:`measure_kind`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
@@ -18,28 +21,34 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing
+from polars_rankeval.measures import aggregate_kind, parse
+from polars_rankeval.options import check_choice
 from polars_rankeval.stats import (
+    Aggregate,
     Alternative,
     Arrays,
     Correction,
     IntervalKind,
-    adjust_pvalues,
-    bootstrap_matrix,
+    StatTest,
+    Test,
     check_alternative,
+    check_correction,
+    check_interval,
     check_level,
     check_resamples,
+    check_test,
+    combine,
     interval_matrix,
-    randomization_matrix,
     stderr_progress,
-    ttest_matrix,
-    wilcoxon_matrix,
+    transform,
 )
 
-Test: TypeAlias = Literal["t", "wilcoxon", "randomization", "bootstrap"]
 Family: TypeAlias = Literal["measure", "all"]
+AggregateMode: TypeAlias = Literal["trec", "mean"]
 
 RESULT_COLUMNS = (
     "measure",
+    "aggregate",
     "system_a",
     "system_b",
     "mean_a",
@@ -56,7 +65,90 @@ RESULT_COLUMNS = (
     "losses",
 )
 COLUMN_BLOCK = 1024
-"""Comparisons tested at once (bounds memory: three (queries x block) float arrays)."""
+"""Most comparisons tested at once by a pairwise test. A resampling test draws its
+resamples once per block, so it takes blocks this large whatever the memory."""
+COLUMN_BUDGET = 1 << 20
+"""Most values per (queries x comparisons) array of a block of a test that does not
+resample (8 MiB of float64): it holds ``min(COLUMN_BLOCK, COLUMN_BUDGET //
+n_queries)`` comparisons, which bounds memory at no cost in time."""
+
+UNIT_RANGE = frozenset(
+    {
+        "AP",
+        "GMAP",
+        "Rprec",
+        "Bpref",
+        "GMBpref",
+        "RR",
+        "IPrec",
+        "IPrecAvg",
+        "P",
+        "R",
+        "nDCG",
+        "nDCGRel",
+        "Rndcg",
+        "RelP",
+        "Success",
+        "SetP",
+        "SetRelP",
+        "SetR",
+        "SetAP",
+        "SetF",
+        "F1",
+        "ERR",
+        "RBP",
+        "RBPResid",
+        "Judged",
+        "ExpectedP",
+        "ExpectedAP",
+    }
+)
+"""Measure families whose per-query values lie in [0, 1] by definition (nDCG with
+non-negative gains). Others (infAP, G, binG, Utility, unknown columns) are not clipped."""
+
+
+def measure_kind(name: str, aggregate: AggregateMode = "trec") -> Aggregate:
+    """How a measure column combines over queries: ``"mean"``, ``"gmean"`` or ``"sum"``.
+
+    With ``aggregate="trec"``, as :func:`polars_rankeval.mean_scores` and trec_eval's
+    ``all`` line (:func:`polars_rankeval.measures.aggregate_kind`): geometric mean
+    for GMAP and GMBpref, sum for the counts (NumRet, NumRel, NumRelRet,
+    NumNonRelJudgedRet), mean otherwise and for columns that are not measures.
+    ``aggregate="mean"``: always the mean.
+
+    Examples
+    --------
+    >>> measure_kind("GMAP"), measure_kind("num_ret"), measure_kind("GMAP", "mean")
+    ('gmean', 'sum', 'mean')
+    """
+    check_choice("aggregate", aggregate, AggregateMode)
+    return aggregate_kind(name) if aggregate == "trec" else "mean"
+
+
+def measure_bounds(name: str) -> tuple[float, float] | None:
+    """The range of a measure's per-query values, or None when it is not known.
+
+    ``(0, 1)`` for the proportions in :data:`UNIT_RANGE` (nDCG only when no gain
+    is negative), ``(0, inf)`` for the counts; None for other measures and for
+    columns that are not measure names.
+
+    Examples
+    --------
+    >>> measure_bounds("recip_rank"), measure_bounds("NumRet"), measure_bounds("Utility")
+    ((0.0, 1.0), (0.0, inf), None)
+    """
+    try:
+        measure = parse(name)
+    except ValueError:
+        return None
+    if measure.family.aggregate == "sum":
+        return (0.0, math.inf)
+    if measure.family.name not in UNIT_RANGE:
+        return None
+    gains = measure.get("gains")
+    if gains and any(gain < 0 for _, gain in gains):
+        return None
+    return (0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -101,6 +193,44 @@ def _check_keys(frame: pl.DataFrame, system: str, query: str) -> None:
             raise ValueError(msg)
         if frame[name].null_count():
             msg = f"per_query column {name!r} has {frame[name].null_count()} null ids."
+            raise ValueError(msg)
+
+
+def check_values(
+    frame: pl.DataFrame, measures: list[str], *, system: str | None, query: str
+) -> None:
+    """Raise on a null, NaN or infinite measure value, naming measure, system and query.
+
+    A test or interval on such a value would be meaningless (a NaN made the
+    resampling tests report p = 1/(R+1)).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pq = pl.DataFrame({"system": ["a", "b"], "query": ["q1", "q1"],
+    ...                    "AP": [0.5, float("nan")]})
+    >>> check_values(pq, ["AP"], system="system", query="query")
+    Traceback (most recent call last):
+    ...
+    ValueError: measure 'AP' has 1 NaN or infinite values (first: system='b', query='q1'); ...
+    """
+    keys = [k for k in (system, query) if k is not None and k in frame.columns]
+    for c in measures:
+        column = frame[c]
+        for what, bad in (
+            ("null", column.is_null()),
+            ("NaN or infinite", ~column.cast(pl.Float64).is_finite().fill_null(True)),
+        ):
+            count = int(bad.sum())
+            if not count:
+                continue
+            row = frame.filter(bad).row(0, named=True)
+            where = ", ".join(f"{k}={row[k]!r}" for k in keys) or "row 0"
+            msg = (
+                f"measure {c!r} has {count} {what} values (first: {where}); tests and "
+                f"intervals need a finite value for every system and query: fix the "
+                f"measure or drop those rows first."
+            )
             raise ValueError(msg)
 
 
@@ -163,6 +293,8 @@ def align(
         What to do when systems do not have the same queries: ``"error"``
         (default; the message names the missing queries), ``"drop"`` (keep the
         queries every system has) or ``"zero"`` (absent queries score 0).
+        Null, NaN and infinite values raise in every case, naming the measure,
+        system and query (:func:`check_values`).
 
     Returns
     -------
@@ -183,21 +315,12 @@ def align(
     ...
     ValueError: Systems do not share the same queries, ... system 'b' lacks 1 (q2). ...
     """
-    if missing not in ("drop", "zero", "error"):
-        msg = f"missing must be 'error', 'drop' or 'zero'. Got {missing!r} instead."
-        raise ValueError(msg)
+    check_choice("missing", missing, Missing)
     frame = per_query.lazy().collect() if isinstance(per_query, pl.LazyFrame) else per_query
     _check_keys(frame, system, query)
     cols = _measure_columns(frame.schema, measures, [system, query])
     frame = frame.select(system, query, *cols)
-    for c in cols:
-        if frame[c].null_count():
-            bad = frame.filter(pl.col(c).is_null()).row(0, named=True)
-            msg = (
-                f"measure column {c!r} has {frame[c].null_count()} null values (first: "
-                f"{system}={bad[system]!r}, {query}={bad[query]!r}); fill or drop them first."
-            )
-            raise ValueError(msg)
+    check_values(frame, cols, system=system, query=query)
     systems = frame[system].unique().sort()
     queries = frame[query].unique().sort()
     s_idx = systems.search_sorted(frame[system]).to_numpy()
@@ -223,16 +346,43 @@ def align(
     return Aligned(systems=systems.to_list(), queries=queries, values=values)
 
 
-def _pairs(systems: list[Any], baseline: Any) -> list[tuple[int, int]]:
-    """(a, b) column indices: every system against the baseline, or every pair."""
+def _baselines(systems: list[Any], baseline: Any) -> list[int] | None:
+    """Column indices of the baseline(s), in the order given; None for all pairs."""
     if baseline is None:
-        return list(combinations(range(len(systems)), 2))
-    if baseline not in systems:
-        shown = ", ".join(repr(s) for s in systems[:20])
-        msg = f"baseline {baseline!r} is not a system in per_query (systems: {shown})."
+        return None
+    given = list(baseline) if isinstance(baseline, list | tuple) else [baseline]
+    if not given:
+        msg = "baseline=[] names no system; pass baseline=None to compare every pair."
         raise ValueError(msg)
-    b = systems.index(baseline)
-    return [(a, b) for a in range(len(systems)) if a != b]
+    out: list[int] = []
+    for b in given:
+        if b not in systems:
+            shown = ", ".join(repr(s) for s in systems[:20])
+            msg = f"baseline {b!r} is not a system in per_query (systems: {shown})."
+            raise ValueError(msg)
+        if systems.index(b) not in out:
+            out.append(systems.index(b))
+    return out
+
+
+def _pairs(systems: list[Any], baseline: Any) -> list[tuple[int, int]]:
+    """(a, b) column indices: every system against each baseline, or every pair.
+
+    With several baselines, each unordered pair is tested once: the first
+    baseline is b against every other system (the later baselines included),
+    the second against every system but the first, and so on.
+    """
+    bases = _baselines(systems, baseline)
+    if bases is None:
+        return list(combinations(range(len(systems)), 2))
+    pairs: list[tuple[int, int]] = []
+    seen: set[frozenset[int]] = set()
+    for b in bases:
+        for a in range(len(systems)):
+            if a != b and frozenset((a, b)) not in seen:
+                seen.add(frozenset((a, b)))
+                pairs.append((a, b))
+    return pairs
 
 
 def _gather(
@@ -246,57 +396,83 @@ def _gather(
     return np.ascontiguousarray(np.concatenate(parts, axis=1))
 
 
-def _run_test(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    test: Test,
-    alternative: Alternative,
-    n_resamples: int,
-    seed: int | None,
+def _concat(results: list[Arrays], keys: Iterable[str]) -> Arrays:
+    return {k: np.concatenate([np.asarray(r[k]) for r in results]) for k in keys}
+
+
+_KEPT = ("statistic", "p_value", "effect_size", "n", "wins", "ties", "losses")
+
+
+def _pairwise(
+    values: dict[str, np.ndarray],
+    ia: np.ndarray,
+    ib: np.ndarray,
+    info: StatTest,
     options: Mapping[str, Any],
-    progress_label: str,
 ) -> Arrays:
-    """One test over every column of a and b (the matrix cores of :mod:`stats`)."""
-    if test == "t":
-        return ttest_matrix(a, b, alternative=alternative, **options)
-    if test == "wilcoxon":
-        return wilcoxon_matrix(a, b, alternative=alternative, **options)
-    progress = stderr_progress(progress_label)
-    if test == "randomization":
-        return randomization_matrix(
-            a,
-            b,
-            n_resamples=n_resamples,
-            seed=seed,
-            alternative=alternative,
-            progress=progress,
-            **options,
-        )
-    return bootstrap_matrix(
-        a,
-        b,
-        n_resamples=n_resamples,
-        seed=seed,
-        alternative=alternative,
-        progress=progress,
-        **options,
+    """A pairwise test on every (measure, pair), blocks of comparisons at a time."""
+    jobs = [(m, j) for m in values for j in range(len(ia))]
+    n = next(iter(values.values())).shape[0]
+    step = (
+        COLUMN_BLOCK if info.resampling else max(1, min(COLUMN_BLOCK, COLUMN_BUDGET // max(1, n)))
     )
+    results = []
+    for start in range(0, len(jobs), step):
+        block = jobs[start : start + step]
+        a = _gather(values, block, ia)
+        b = _gather(values, block, ib)
+        label = (
+            f"{info.name} test, comparisons {start + 1}-{start + len(block)} "
+            f"of {len(jobs)}, resamples"
+        )
+        out = info.run(
+            a, b, progress=stderr_progress(label) if info.resampling else None, **options
+        )
+        counts = {"wins": (a > b).sum(axis=0), "ties": (a == b).sum(axis=0)}
+        results.append({**out, **counts, "losses": (a < b).sum(axis=0)})
+    return _concat(results, _KEPT)
 
 
-def _check_compare_options(test: str, correction: str, alpha: float, family: str) -> None:
-    if test not in ("t", "wilcoxon", "randomization", "bootstrap"):
-        msg = f"test must be 't', 'wilcoxon', 'randomization' or 'bootstrap'. Got {test!r}."
-        raise ValueError(msg)
-    if correction not in ("none", "bonferroni", "holm"):
-        msg = f"correction must be 'none', 'bonferroni' or 'holm'. Got {correction!r} instead."
-        raise ValueError(msg)
+def _all_systems(
+    values: dict[str, np.ndarray],
+    ia: np.ndarray,
+    ib: np.ndarray,
+    info: StatTest,
+    options: Mapping[str, Any],
+) -> Arrays:
+    """A test over all systems of each measure (Tukey), for the requested pairs."""
+    pairs = np.column_stack([ia, ib])
+    results = []
+    for i, (m, x) in enumerate(values.items()):
+        label = f"{info.title}, {m} ({i + 1} of {len(values)}), permutations"
+        progress = stderr_progress(label) if info.resampling else None
+        results.append(info.run(x, pairs, progress=progress, **options))
+    return _concat(results, _KEPT)
+
+
+def _check_compare_options(
+    test: str, correction: str, alpha: float, family: str, alternative: str
+) -> StatTest:
+    info = check_test(test)
+    check_correction(correction)
+    check_alternative(alternative)
     if not 0.0 < alpha < 1.0:
         msg = f"alpha must be strictly between 0 and 1. Got {alpha!r} instead."
         raise ValueError(msg)
-    if family not in ("measure", "all"):
-        msg = f"family must be 'measure' or 'all'. Got {family!r} instead."
+    check_choice("family", family, Family)
+    if alternative not in info.alternatives:
+        msg = (
+            f"test={test!r} is two-sided (it compares the range of all system means); "
+            f"alternative must be 'two-sided'. Got {alternative!r} instead."
+        )
         raise ValueError(msg)
+    if info.familywise and correction != "none":
+        msg = (
+            f"test={test!r} already controls the family-wise error over all pairs of "
+            f"systems of a measure; correction must be 'none'. Got {correction!r} instead."
+        )
+        raise ValueError(msg)
+    return info
 
 
 def compare(
@@ -311,18 +487,24 @@ def compare(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     family: Family = "measure",
+    aggregate: AggregateMode = "trec",
     system: str = "system",
     query: str = "query",
     missing: Missing = "error",
     test_options: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
-    r"""Paired significance tests between systems, for every measure at once.
+    r"""Significance tests between systems, for every measure at once.
 
     For each measure and each pair (every system against ``baseline``, or every
     pair of systems when it is None), the per-query values are paired by query
     and tested; p-values are then adjusted for the number of comparisons.
 
-    .. math:: \text{diff} = \bar a - \bar b = \frac{1}{n}\sum_q (a_q - b_q)
+    .. math:: \text{diff} = S(a) - S(b)
+
+    where :math:`S` combines a system's per-query values as trec_eval's ``all``
+    line does (:func:`measure_kind`): the mean :math:`\frac1n\sum_q x_q` for most
+    measures, the geometric mean :math:`\exp(\frac1n\sum_q \ln\max(x_q, 10^{-5}))`
+    for GMAP and GMBpref, the total :math:`\sum_q x_q` for the counts.
 
     Parameters
     ----------
@@ -333,26 +515,46 @@ def compare(
         Measure columns to compare; default all but ``system`` and ``query``.
     baseline
         A system id: compare every other system (``system_a``) against it
-        (``system_b``). None: every pair of systems, in sorted order.
+        (``system_b``). A list of ids: every system against each baseline, each
+        unordered pair once (the first baseline against all, the second against
+        all but the first, ...). None: every pair of systems, in sorted order.
     test
-        ``"t"`` (:func:`~polars_rankeval.paired_ttest`, = scipy ``ttest_rel``),
+        A name in :data:`polars_rankeval.stats.TESTS`: ``"t"``
+        (:func:`~polars_rankeval.paired_ttest`, = scipy ``ttest_rel``),
         ``"wilcoxon"`` (= scipy ``wilcoxon``), ``"randomization"`` (Fisher's
-        sign-flip test, :func:`~polars_rankeval.randomization_test`) or
-        ``"bootstrap"`` (:func:`~polars_rankeval.bootstrap_test`).
+        sign-flip test, :func:`~polars_rankeval.randomization_test`),
+        ``"bootstrap"`` (:func:`~polars_rankeval.bootstrap_test`), ``"tukey"``
+        (Tukey's HSD, :func:`~polars_rankeval.stats.tukey_hsd_matrix`) or
+        ``"randomized_tukey"`` (Carterette's randomised Tukey HSD,
+        :func:`~polars_rankeval.stats.randomized_tukey_matrix`). The two Tukey
+        tests look at all systems of a measure at once (also those outside the
+        reported pairs when ``baseline`` is given): their p-values already hold
+        family-wise over every pair of systems, so ``p_adjusted`` equals
+        ``p_value`` and ``correction`` must be ``"none"``.
     correction
-        ``"none"``, ``"bonferroni"`` or ``"holm"``: multiple-comparison
-        adjustment of the p-values within each ``family``.
+        A name in :data:`polars_rankeval.stats.CORRECTIONS`: ``"none"``,
+        ``"bonferroni"``, ``"holm"`` (family-wise error rate), ``"bh"``
+        (Benjamini-Hochberg) or ``"by"`` (Benjamini-Yekutieli; false discovery
+        rate), applied within each ``family``.
     alpha
         ``significant`` is ``p_adjusted < alpha``.
     alternative
-        ``"two-sided"``, ``"greater"`` (a better than b) or ``"less"``.
+        ``"two-sided"``, ``"greater"`` (a better than b) or ``"less"``; the
+        Tukey tests are two-sided only.
     n_resamples, seed
-        Resamples and seed of the randomization and bootstrap tests. Every
-        comparison uses the same seeded resamples, so a row equals the
-        expression helper on the same two columns with the same seed.
+        Resamples (permutations) and seed of the randomization, bootstrap and
+        randomised Tukey tests. Every comparison uses the same seeded resamples,
+        so a row equals the expression helper on the same two columns with the
+        same seed.
     family
         The set of comparisons one correction spans: ``"measure"`` (default; all
         pairs of one measure) or ``"all"`` (every row of the result).
+    aggregate
+        ``"trec"`` (default): combine and test each measure as above; GMAP and
+        GMBpref are tested on :math:`\ln\max(x_q, 10^{-5})` (a difference of
+        geometric means is a ratio test on that scale); the counts are tested on
+        their per-query values (the mean difference is the total difference over
+        n). ``"mean"``: arithmetic means and raw values for every column.
     system, query
         Column names in ``per_query``.
     missing
@@ -366,19 +568,24 @@ def compare(
     Returns
     -------
     pl.DataFrame
-        One row per measure and pair: ``measure, system_a, system_b, mean_a,
-        mean_b, diff, statistic, p_value, p_adjusted, significant, effect_size``
-        (Cohen's :math:`d_z`, the mean difference over its standard deviation),
-        ``n`` (queries), ``wins`` (queries where a > b), ``ties``, ``losses``.
-        A LazyFrame input is collected.
+        One row per measure and pair: ``measure, aggregate`` (``"mean"``,
+        ``"gmean"`` or ``"sum"``: what ``mean_a`` and ``mean_b`` are),
+        ``system_a, system_b, mean_a, mean_b, diff, statistic, p_value,
+        p_adjusted, significant, effect_size`` (Cohen's :math:`d_z`, the mean
+        difference over its standard deviation, on the tested scale),
+        ``n`` (queries), ``wins`` (queries where a > b on the tested values),
+        ``ties``, ``losses``. A LazyFrame input is collected.
 
     Notes
     -----
-    The randomization test on Q queries costs one (block x Q) @ (Q x comparisons)
-    matrix product per block of resamples; progress is printed to stderr when it
-    is a terminal. With all per-query differences equal (e.g. a system compared
-    with a copy of itself), t and Wilcoxon are undefined: scipy gives NaN, the
-    p-value stays NaN, ``p_adjusted`` null and ``significant`` False.
+    A null, NaN or infinite per-query value raises, naming the measure, system
+    and query. Degenerate comparisons (one query; all differences equal for the
+    t-test and the bootstrap; all differences zero for Wilcoxon; no residual
+    variance for Tukey) give a NaN p-value, a null ``p_adjusted`` and
+    ``significant`` False; the permutation tests (randomization, randomised
+    Tukey) stay defined for equal differences. The randomization test on Q
+    queries costs one (block x Q) @ (Q x comparisons) matrix product per block of
+    resamples; progress is printed to stderr when it is a terminal.
 
     Examples
     --------
@@ -399,10 +606,29 @@ def compare(
     ╞══════════╪══════════╪═══════╪══════════╪═════╪══════╪══════╪════════╡
     │ dense    ┆ bm25     ┆ 0.125 ┆ 0.079605 ┆ 4   ┆ 3    ┆ 1    ┆ 0      │
     └──────────┴──────────┴───────┴──────────┴─────┴──────┴──────┴────────┘
+
+    Three systems, Tukey's HSD over all of them:
+
+    >>> three = pl.DataFrame({
+    ...     "system": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
+    ...     "query": ["q1", "q2", "q3", "q4"] * 3,
+    ...     "AP": [0.2, 0.5, 0.1, 0.4, 0.3, 0.4, 0.2, 0.6, 0.5, 0.9, 0.4, 0.8],
+    ... })
+    >>> pr.compare(three, test="tukey").select("system_a", "system_b", "diff", "significant")
+    shape: (3, 4)
+    ┌──────────┬──────────┬────────┬─────────────┐
+    │ system_a ┆ system_b ┆ diff   ┆ significant │
+    │ ---      ┆ ---      ┆ ---    ┆ ---         │
+    │ str      ┆ str      ┆ f64    ┆ bool        │
+    ╞══════════╪══════════╪════════╪═════════════╡
+    │ a        ┆ b        ┆ -0.075 ┆ false       │
+    │ a        ┆ c        ┆ -0.35  ┆ true        │
+    │ b        ┆ c        ┆ -0.275 ┆ true        │
+    └──────────┴──────────┴────────┴─────────────┘
     """
-    _check_compare_options(test, correction, alpha, family)
-    check_alternative(alternative)
+    info = _check_compare_options(test, correction, alpha, family, alternative)
     check_resamples(n_resamples)
+    measure_kind("", aggregate)  # checks the option before the data are read
     aligned = align(per_query, measures, system=system, query=query, missing=missing)
     pairs = _pairs(aligned.systems, baseline)
     if not pairs:
@@ -413,42 +639,29 @@ def compare(
     ia = np.array([p[0] for p in pairs])
     ib = np.array([p[1] for p in pairs])
     names = list(aligned.values)
-    jobs = [(m, j) for m in names for j in range(len(pairs))]
-    results: list[Arrays] = []
-    for start in range(0, len(jobs), COLUMN_BLOCK):
-        block = jobs[start : start + COLUMN_BLOCK]
-        a = _gather(aligned.values, block, ia)
-        b = _gather(aligned.values, block, ib)
-        out = _run_test(
-            a,
-            b,
-            test=test,
-            alternative=alternative,
-            n_resamples=n_resamples,
-            seed=seed,
-            options=dict(test_options or {}),
-            progress_label=f"{test} test, comparisons {start + 1}-{start + len(block)} "
-            f"of {len(jobs)}, resamples",
-        )
-        out = {
-            **out,
-            "mean_a": a.mean(axis=0) if a.shape[0] else np.full(a.shape[1], np.nan),
-            "mean_b": b.mean(axis=0) if b.shape[0] else np.full(a.shape[1], np.nan),
-            "wins": (a > b).sum(axis=0),
-            "ties": (a == b).sum(axis=0),
-            "losses": (a < b).sum(axis=0),
-        }
-        results.append(out)
-    cat = {k: np.concatenate([r[k] for r in results]) for k in results[0]}
+    kinds = {m: measure_kind(m, aggregate) for m in names}
+    tested = {m: transform(aligned.values[m], kinds[m]) for m in names}
+    options = {
+        "alternative": alternative,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        **dict(test_options or {}),
+    }
+    run = _pairwise if info.scope == "pair" else _all_systems
+    cat = run(tested, ia, ib, info, options)
+    scores = {m: combine(aligned.values[m], kinds[m]) for m in names}
+    mean_a = np.concatenate([scores[m][ia] for m in names])
+    mean_b = np.concatenate([scores[m][ib] for m in names])
     sys_dtype = pl.Series(aligned.systems).dtype
     table = pl.DataFrame(
         {
-            "measure": [m for m, _ in jobs],
-            "system_a": pl.Series([aligned.systems[ia[j]] for _, j in jobs], dtype=sys_dtype),
-            "system_b": pl.Series([aligned.systems[ib[j]] for _, j in jobs], dtype=sys_dtype),
-            "mean_a": cat["mean_a"],
-            "mean_b": cat["mean_b"],
-            "diff": cat["mean_a"] - cat["mean_b"],
+            "measure": [m for m in names for _ in pairs],
+            "aggregate": [kinds[m] for m in names for _ in pairs],
+            "system_a": pl.Series([aligned.systems[i] for i in ia] * len(names), dtype=sys_dtype),
+            "system_b": pl.Series([aligned.systems[i] for i in ib] * len(names), dtype=sys_dtype),
+            "mean_a": mean_a,
+            "mean_b": mean_b,
+            "diff": mean_a - mean_b,
             "statistic": cat["statistic"],
             "p_value": cat["p_value"],
             "effect_size": cat["effect_size"],
@@ -458,7 +671,7 @@ def compare(
             "losses": pl.Series(cat["losses"], dtype=pl.UInt32),
         }
     )
-    adjusted = adjust_pvalues("p_value", method=correction)
+    adjusted = check_correction(correction).adjust("p_value")
     if family == "measure":
         adjusted = adjusted.over("measure")
     return table.with_columns(
@@ -475,10 +688,12 @@ def summarize(
     level: float = 0.95,
     n_resamples: int = 10_000,
     seed: int | None = 0,
+    aggregate: AggregateMode = "trec",
+    clip: bool = True,
     system: str | None = "system",
     query: str = "query",
 ) -> pl.DataFrame:
-    r"""Mean, spread and confidence interval per system and measure.
+    r"""Score, spread and confidence interval per system and measure.
 
     .. math:: SE = \frac{s}{\sqrt{n}}, \qquad
               \bar x \pm z_{1-\alpha/2}\,SE \ (\text{normal}), \qquad
@@ -486,7 +701,14 @@ def summarize(
 
     where :math:`s` is the sample standard deviation (ddof=1) over the system's
     n queries and :math:`\alpha = 1 - level`; ``"bootstrap"`` is the percentile
-    interval of ``n_resamples`` means of queries resampled with replacement.
+    interval of ``n_resamples`` means of queries resampled with replacement,
+    ``"bca"`` scipy's bias-corrected and accelerated bootstrap interval.
+
+    Each measure is combined as :func:`polars_rankeval.mean_scores` combines it
+    (:func:`measure_kind`): GMAP and GMBpref as geometric means (``std``,
+    ``stderr`` and the interval on :math:`\ln\max(x, 10^{-5})`, the interval
+    exponentiated back), the counts as totals (``stderr`` and interval n times
+    those of the mean), every other measure as the mean.
 
     Parameters
     ----------
@@ -496,22 +718,31 @@ def summarize(
     measures
         Measure columns; default all but ``system`` and ``query``.
     interval
-        ``"normal"``, ``"t"`` or ``"bootstrap"``.
+        ``"normal"``, ``"t"``, ``"bootstrap"`` or ``"bca"``.
     level
         Coverage of the interval, strictly between 0 and 1.
     n_resamples, seed
-        Bootstrap resamples and seed (``interval="bootstrap"`` only).
+        Bootstrap resamples and seed (``"bootstrap"`` and ``"bca"`` only).
+    aggregate
+        ``"trec"`` (default, as above) or ``"mean"`` (arithmetic mean of every
+        column, as ``mean_scores(..., aggregate="mean")``).
+    clip
+        Clip the interval to the measure's range (:func:`measure_bounds`: [0, 1]
+        for proportions such as AP or RR, [0, inf) for counts); the ``clipped``
+        column says where an end was moved. False: the interval as computed.
     system, query
         Column names.
 
     Returns
     -------
     pl.DataFrame
-        ``[system], measure, mean, std, stderr, ci_low, ci_high, n``, sorted by
-        system, measures in the given order. Each system is summarized over its
-        own queries (nothing is paired here; :func:`compare` pairs and checks
-        that the query sets match). std, stderr and the interval are NaN below
-        two queries.
+        ``[system], measure, aggregate, mean`` (the combined score: mean,
+        geometric mean or total, as ``aggregate`` says), ``std, stderr, ci_low,
+        ci_high, n, clipped``, sorted by system, measures in the given order.
+        Each system is summarized over its own queries (nothing is paired here;
+        :func:`compare` pairs and checks that the query sets match). std, stderr
+        and the interval are NaN below two queries. A null, NaN or infinite
+        value raises, naming the measure, system and query.
 
     Examples
     --------
@@ -519,44 +750,138 @@ def summarize(
     >>> import polars_rankeval as pr
     >>> pq = pl.DataFrame({"system": ["a"] * 4, "query": ["q1", "q2", "q3", "q4"],
     ...                    "AP": [0.2, 0.4, 0.6, 0.8]})
-    >>> pr.summarize(pq)  # stderr = sd / sqrt(4); ci = mean -/+ 1.96 * stderr
-    shape: (1, 8)
-    ┌────────┬─────────┬──────┬──────────┬──────────┬─────────┬─────────┬─────┐
-    │ system ┆ measure ┆ mean ┆ std      ┆ stderr   ┆ ci_low  ┆ ci_high ┆ n   │
-    │ ---    ┆ ---     ┆ ---  ┆ ---      ┆ ---      ┆ ---     ┆ ---     ┆ --- │
-    │ str    ┆ str     ┆ f64  ┆ f64      ┆ f64      ┆ f64     ┆ f64     ┆ u32 │
-    ╞════════╪═════════╪══════╪══════════╪══════════╪═════════╪═════════╪═════╡
-    │ a      ┆ AP      ┆ 0.5  ┆ 0.258199 ┆ 0.129099 ┆ 0.24697 ┆ 0.75303 ┆ 4   │
-    └────────┴─────────┴──────┴──────────┴──────────┴─────────┴─────────┴─────┘
+    >>> pr.summarize(pq).select("system", "measure", "mean", "stderr", "ci_low", "ci_high")
+    shape: (1, 6)
+    ┌────────┬─────────┬──────┬──────────┬─────────┬─────────┐
+    │ system ┆ measure ┆ mean ┆ stderr   ┆ ci_low  ┆ ci_high │
+    │ ---    ┆ ---     ┆ ---  ┆ ---      ┆ ---     ┆ ---     │
+    │ str    ┆ str     ┆ f64  ┆ f64      ┆ f64     ┆ f64     │
+    ╞════════╪═════════╪══════╪══════════╪═════════╪═════════╡
+    │ a      ┆ AP      ┆ 0.5  ┆ 0.129099 ┆ 0.24697 ┆ 0.75303 │
+    └────────┴─────────┴──────┴──────────┴─────────┴─────────┘
+
+    stderr = sd / sqrt(4) = 0.2582 / 2, and the interval is 0.5 -/+ 1.96 stderr.
+    >>> gm = pq.rename({"AP": "GMAP"})
+    >>> pr.summarize(gm).select("aggregate", "mean").row(0)  # (0.2*0.4*0.6*0.8)^(1/4)
+    ('gmean', 0.442673)
     """
     check_level(level)
-    if interval not in ("normal", "t", "bootstrap"):
-        msg = f"interval must be 'normal', 't' or 'bootstrap'. Got {interval!r} instead."
-        raise ValueError(msg)
+    check_interval(interval)
+    measure_kind("", aggregate)
     frame = per_query.lazy().collect() if isinstance(per_query, pl.LazyFrame) else per_query
     system = system if system is not None and system in frame.columns else None
     keys = [system] if system else []
     cols = _measure_columns(frame.schema, measures, [*keys, query])
+    check_values(frame, cols, system=system, query=query)
     groups = frame.partition_by(system, maintain_order=True) if system else [frame]
     parts = []
     for group in sorted(groups, key=lambda g: g[system][0]) if system else groups:
-        values = []
+        rows = []
         for c in cols:
-            if group[c].null_count():
-                msg = f"measure column {c!r} has null values; fill or drop them first."
-                raise ValueError(msg)
-            values.append(group[c].cast(pl.Float64).to_numpy())
-        out = interval_matrix(
-            np.column_stack(values),
-            interval=interval,
-            level=level,
-            n_resamples=n_resamples,
-            seed=seed,
+            kind = measure_kind(c, aggregate)
+            out = interval_matrix(
+                group[c].cast(pl.Float64).to_numpy(),
+                interval=interval,
+                level=level,
+                n_resamples=n_resamples,
+                seed=seed,
+                aggregate=kind,
+                bounds=measure_bounds(c) if clip else None,
+            )
+            rows.append({"measure": c, "aggregate": kind, **{k: v[0] for k, v in out.items()}})
+        part = pl.DataFrame(rows).with_columns(
+            pl.col("n").cast(pl.UInt32), pl.col("clipped").cast(pl.Boolean)
         )
-        part = pl.DataFrame({"measure": cols, **out}).with_columns(pl.col("n").cast(pl.UInt32))
         if system:
             part = part.select(
                 pl.lit(group[system][0], dtype=frame.schema[system]).alias(system), pl.all()
             )
         parts.append(part)
     return pl.concat(parts)
+
+
+def discriminative_power(
+    per_query: FrameT,
+    measures: str | Iterable[str] | None = None,
+    *,
+    test: Test = "randomized_tukey",
+    alpha: float = 0.05,
+    correction: Correction = "none",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    aggregate: AggregateMode = "trec",
+    system: str = "system",
+    query: str = "query",
+    missing: Missing = "error",
+) -> pl.DataFrame:
+    r"""Share of system pairs a test finds significantly different, per measure.
+
+    Sakai's discriminative power: with k systems, every one of the
+    :math:`k(k-1)/2` pairs is tested (:func:`compare` with ``baseline=None``) and
+
+    .. math:: \text{discriminative power} = \frac{\#\{\text{pairs with } p < \alpha\}}{k(k-1)/2}
+
+    A measure that separates more pairs on the same topics is more discriminative
+    (given that it measures what matters). The default test is the randomised
+    Tukey HSD, which holds the family-wise error over all pairs as Sakai's later
+    work does; Sakai 2006 used paired bootstrap tests (``test="bootstrap"``).
+
+    Parameters
+    ----------
+    per_query
+        Output of :func:`polars_rankeval.evaluate` with at least two systems.
+    measures
+        Measure columns; default all.
+    test, alpha, correction, n_resamples, seed, aggregate, system, query, missing
+        As in :func:`compare`.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``measure, pairs, significant, discriminative_power``, one row per measure.
+
+    References
+    ----------
+    Sakai, "Evaluating evaluation metrics based on the bootstrap", SIGIR 2006;
+    Sakai, "Statistical reform in information retrieval?", SIGIR Forum 48(1), 2014.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as pr
+    >>> pq = pl.DataFrame({
+    ...     "system": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
+    ...     "query": ["q1", "q2", "q3", "q4"] * 3,
+    ...     "AP": [0.2, 0.5, 0.1, 0.4, 0.3, 0.4, 0.2, 0.6, 0.5, 0.9, 0.4, 0.8],
+    ... })
+    >>> pr.discriminative_power(pq, test="tukey")  # a-c and b-c differ, a-b does not
+    shape: (1, 4)
+    ┌─────────┬───────┬─────────────┬──────────────────────┐
+    │ measure ┆ pairs ┆ significant ┆ discriminative_power │
+    │ ---     ┆ ---   ┆ ---         ┆ ---                  │
+    │ str     ┆ u32   ┆ u32         ┆ f64                  │
+    ╞═════════╪═══════╪═════════════╪══════════════════════╡
+    │ AP      ┆ 3     ┆ 2           ┆ 0.666667             │
+    └─────────┴───────┴─────────────┴──────────────────────┘
+    """
+    result = compare(
+        per_query,
+        measures,
+        baseline=None,
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        seed=seed,
+        aggregate=aggregate,
+        system=system,
+        query=query,
+        missing=missing,
+    )
+    counts = result.group_by("measure", maintain_order=True).agg(
+        pairs=pl.len().cast(pl.UInt32),
+        significant=pl.col("significant").sum().cast(pl.UInt32),
+    )
+    return counts.with_columns(
+        discriminative_power=pl.col("significant") / pl.col("pairs").cast(pl.Float64)
+    )

@@ -1,37 +1,35 @@
-r"""The results table of a paper: means per system and measure, marked against a baseline.
+r"""The results table of a paper: scores per system and measure, marked by significance.
 
-:func:`report` runs :func:`polars_rankeval.compare` against the baseline and keeps,
-for every system and measure, the mean, the difference to the baseline and
-whether it is significant. The :class:`Report` it returns holds that as a tidy
-Polars frame and renders it as Markdown or LaTeX (booktabs), with ▲ / ▼ for a
-significant gain / loss and the best mean of each measure in bold.
+:func:`report` runs :func:`polars_rankeval.compare` and keeps, for every system
+and measure, the score (combined over queries as trec_eval does) and what the
+test found. The :class:`Report` it returns holds that as a tidy Polars frame and
+renders it as Markdown or LaTeX (booktabs), with the best score of each measure
+in bold, in one of two styles:
+
+- **arrows**, against one baseline: ▲ / ▼ for a significant gain / loss;
+- **letters**, for several systems (no baseline, or several baselines), as ranx
+  prints them: each system gets a letter, and a score carries as superscripts the
+  letters of the systems it is significantly better than.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing
-from polars_rankeval.compare import Test, compare
-from polars_rankeval.stats import Correction
+from polars_rankeval.compare import AggregateMode, compare
+from polars_rankeval.stats import CORRECTIONS, TESTS, Correction, Test
 
 UP, DOWN = "▲", "▼"
 LATEX_MARKERS = {UP: r"$^{\blacktriangle}$", DOWN: r"$^{\blacktriangledown}$"}
-TEST_NAMES = {
-    "t": "paired t-test",
-    "wilcoxon": "Wilcoxon signed-rank test",
-    "randomization": "randomization test",
-    "bootstrap": "paired bootstrap test",
-}
-CORRECTION_NAMES = {
-    "none": "no correction",
-    "bonferroni": "Bonferroni correction",
-    "holm": "Holm correction",
-}
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+SUPERSCRIPTS = dict(zip(LETTERS, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
+"""Unicode modifier letters for a-z (q is U+107A5, which some fonts lack)."""
+AGGREGATE_NAMES = {"gmean": "geometric mean", "sum": "total over queries"}
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -57,20 +55,44 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
+def superscript(letters: str) -> str:
+    """Letters a-z as Unicode superscripts.
+
+    Examples
+    --------
+    >>> superscript("abc")
+    'ᵃᵇᶜ'
+    """
+    return "".join(SUPERSCRIPTS[ch] for ch in letters)
+
+
 @dataclass(frozen=True)
 class Report:
-    """Means per system and measure, with significance against a baseline.
+    """Scores per system and measure, with what the significance tests found.
 
     Attributes
     ----------
     frame
-        One row per system and measure: ``system, measure, mean, diff`` (to the
-        baseline), ``p_value, p_adjusted, significant, marker`` (``"▲"``,
-        ``"▼"`` or ``""``) and ``best`` (highest mean of the measure at the
-        printed precision, so printed ties are all bold). The
-        baseline's rows come first, with diff 0 and null p-values.
-    baseline, test, correction, alpha, n_queries, digits
-        What was compared and how the means are printed.
+        One row per system and measure: ``system``, (letters style) ``label``,
+        ``measure, aggregate`` (``"mean"``, ``"gmean"`` or ``"sum"``), ``mean``
+        (the combined score), then
+
+        - arrows style (one baseline): ``diff`` (to the baseline), ``p_value,
+          p_adjusted, significant, marker`` (``"▲"``, ``"▼"`` or ``""``); the
+          baseline's rows come first, with diff 0 and null p-values;
+        - letters style: ``beats`` (labels of the systems it is significantly
+          better than) and ``marker`` (those labels joined);
+
+        and ``best`` (highest score of the measure at the printed precision, so
+        printed ties are all bold).
+    baseline
+        None, one system or a list of systems, as passed to :func:`report`.
+    test, correction, alpha, n_queries, digits
+        What was compared and how the scores are printed.
+    labels
+        Letters style: system -> letter; empty in arrows style.
+    comparisons
+        The :func:`~polars_rankeval.compare` frame the markers come from.
     """
 
     frame: pl.DataFrame
@@ -80,6 +102,13 @@ class Report:
     alpha: float
     n_queries: int
     digits: int = 4
+    labels: dict[Any, str] = field(default_factory=dict)
+    comparisons: pl.DataFrame | None = None
+
+    @property
+    def style(self) -> Literal["arrows", "letters"]:
+        """``"arrows"`` against one baseline, ``"letters"`` otherwise."""
+        return "letters" if self.labels else "arrows"
 
     @property
     def measures(self) -> list[str]:
@@ -88,51 +117,103 @@ class Report:
 
     @property
     def systems(self) -> list[Any]:
-        """Systems in row order (the baseline first)."""
+        """Systems in row order (the baseline(s) first)."""
         return self.frame["system"].unique(maintain_order=True).to_list()
 
+    def _how(self) -> str:
+        info = TESTS[self.test]
+        if info.familywise:
+            family = f"family-wise over the {len(self.systems)} systems"
+        else:
+            family = CORRECTIONS[self.correction].title
+        return f"{info.title}, {family}, alpha = {self.alpha}, {self.n_queries} queries"
+
+    def _aggregates(self) -> str:
+        kinds = self.frame.select("measure", "aggregate").unique(maintain_order=True)
+        parts = [
+            f"{measure}: {AGGREGATE_NAMES[kind]}"
+            for measure, kind in kinds.iter_rows()
+            if kind in AGGREGATE_NAMES
+        ]
+        return f" {'; '.join(parts)}." if parts else ""
+
     def note(self) -> str:
-        """One sentence saying what the markers mean."""
-        correction = CORRECTION_NAMES[self.correction]
-        return (
-            f"{UP}/{DOWN}: significantly higher/lower than the baseline {self.baseline} "
-            f"({TEST_NAMES[self.test]}, {correction}, alpha = {self.alpha}, "
-            f"{self.n_queries} queries); bold: best per measure."
+        """One sentence saying what the markers mean (and how scores were combined)."""
+        if self.style == "arrows":
+            text = (
+                f"{UP}/{DOWN}: significantly higher/lower than the baseline {self.baseline} "
+                f"({self._how()}); bold: best per measure."
+            )
+        else:
+            tested = ""
+            if self.baseline is not None:
+                bases = ", ".join(self.labels[b] for b in self.baseline)
+                tested = f"; systems were tested against {bases} only"
+            text = (
+                f"Superscripts: significantly higher than the system of that letter "
+                f"({self._how()}{tested}); bold: best per measure."
+            )
+        return text + self._aggregates()
+
+    def _cells(self, marker_text: Any, bold: str) -> pl.DataFrame:
+        def cell(row: dict[str, Any]) -> str:
+            score = (bold if row["best"] else "{}").format(self._number(row))
+            return score + marker_text(row)
+
+        cells = self.frame.with_columns(
+            cell=pl.struct(pl.all()).map_elements(cell, return_dtype=pl.String)
         )
+        index = ["label", "system"] if self.style == "letters" else ["system"]
+        wide = cells.pivot(on="measure", index=index, values="cell")
+        return wide.select(*index, *self.measures)
+
+    def _number(self, row: dict[str, Any]) -> str:
+        """A score with ``digits`` decimals; a total of whole counts without decimals."""
+        value = row["mean"]
+        if row["aggregate"] == "sum" and float(value).is_integer():
+            return str(int(value))
+        return f"{value:.{self.digits}f}"
 
     def table(
         self, *, markers: Mapping[str, str] | None = None, bold: str = "**{}**"
     ) -> pl.DataFrame:
-        """Wide text table: ``system`` and one formatted column per measure.
+        """Wide text table: (``label``,) ``system`` and one formatted column per measure.
 
         Parameters
         ----------
         markers
-            Replacement text for ``"▲"`` and ``"▼"`` (default: unchanged).
+            Arrows style: replacement text for ``"▲"`` and ``"▼"`` (default:
+            unchanged). Letters style: ignored; the letters are superscripts.
         bold
-            Format of the best mean of a measure; ``"{}"`` for none.
+            Format of the best score of a measure; ``"{}"`` for none.
         """
-        markers = dict(markers or {})
-        cells = self.frame.with_columns(
-            cell=pl.struct("mean", "marker", "best").map_elements(
-                lambda r: (
-                    (bold if r["best"] else "{}").format(f"{r['mean']:.{self.digits}f}")
-                    + markers.get(r["marker"], r["marker"])
-                ),
-                return_dtype=pl.String,
-            )
+        if self.style == "letters":
+            return self._cells(lambda r: superscript(r["marker"]), bold)
+        replace = dict(markers or {})
+        return self._cells(lambda r: replace.get(r["marker"], r["marker"]), bold)
+
+    def _latex_letters(self, row: dict[str, Any]) -> str:
+        """``$^{bc}$\\hphantom{$^{ad}$}``: the beaten letters, then room for the others
+        so that the scores stay aligned (as ranx does)."""
+        others = "".join(
+            label
+            for system, label in self.labels.items()
+            if system != row["system"] and label not in row["beats"]
         )
-        return cells.pivot(on="measure", index="system", values="cell").select(
-            "system", *self.measures
-        )
+        shown = f"$^{{{row['marker']}}}$" if row["marker"] else ""
+        return shown + (rf"\hphantom{{$^{{{others}}}$}}" if others else "")
 
     def to_markdown(self) -> str:
         """A Markdown (GitHub) table, then the note on markers."""
         table = self.table()
-        header = ["system", *self.measures]
+        header = ["#", *table.columns[1:]] if self.style == "letters" else table.columns
         lines = [
             "| " + " | ".join(h.replace("|", r"\|") for h in header) + " |",
-            "|" + "|".join([":---", *("---:" for _ in self.measures)]) + "|",
+            "|"
+            + "|".join(
+                [":---"] * (len(header) - len(self.measures)) + ["---:"] * len(self.measures)
+            )
+            + "|",
         ]
         for row in table.iter_rows():
             lines.append("| " + " | ".join(str(v).replace("|", r"\|") for v in row) + " |")
@@ -148,20 +229,27 @@ class Report:
         label
             ``\label`` of the table, if given.
         """
-        table = self.table(markers=LATEX_MARKERS, bold=r"\textbf{{{}}}")
+        if self.style == "letters":
+            table = self._cells(self._latex_letters, r"\textbf{{{}}}")
+            head = ["\\#", "System"]
+        else:
+            table = self.table(markers=LATEX_MARKERS, bold=r"\textbf{{{}}}")
+            head = ["System"]
         note = latex_escape(self.note()).replace(UP, LATEX_MARKERS[UP])
         note = note.replace(DOWN, LATEX_MARKERS[DOWN]).replace("alpha", r"$\alpha$")
+        keys = len(head)
         lines = [
             r"% \usepackage{booktabs,amssymb}",
             r"\begin{table}",
             r"\centering",
-            r"\begin{tabular}{l" + "r" * len(self.measures) + "}",
+            r"\begin{tabular}{" + "l" * keys + "r" * len(self.measures) + "}",
             r"\toprule",
-            " & ".join(latex_escape(h) for h in ["System", *self.measures]) + r" \\",
+            " & ".join([*head, *(latex_escape(m) for m in self.measures)]) + r" \\",
             r"\midrule",
         ]
-        for system, *cells in table.iter_rows():
-            lines.append(" & ".join([latex_escape(str(system)), *cells]) + r" \\")
+        for row in table.iter_rows():
+            ids = [latex_escape(str(v)) for v in row[:keys]]
+            lines.append(" & ".join([*ids, *row[keys:]]) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption or note}}}"]
         if label:
             lines.append(rf"\label{{{label}}}")
@@ -175,26 +263,139 @@ class Report:
         return self.to_markdown()
 
 
+def _best(digits: int) -> pl.Expr:
+    rounded = pl.col("mean").round(digits)
+    return rounded == rounded.max().over("measure")
+
+
+def _measure_order(result: pl.DataFrame) -> pl.Expr:
+    order = {m: i for i, m in enumerate(result["measure"].unique(maintain_order=True))}
+    return pl.col("measure").replace_strict(order, return_dtype=pl.UInt32)
+
+
+def _arrows_frame(result: pl.DataFrame, baseline: Any, digits: int) -> pl.DataFrame:
+    """One baseline: every other system's score, diff and marker against it."""
+    base = result.group_by("measure", maintain_order=True).agg(
+        system=pl.col("system_b").first(),
+        aggregate=pl.col("aggregate").first(),
+        mean=pl.col("mean_b").first(),
+        diff=pl.lit(0.0),
+        p_value=pl.lit(None, dtype=pl.Float64),
+        p_adjusted=pl.lit(None, dtype=pl.Float64),
+        significant=pl.lit(False),
+    )
+    others = result.select(
+        system="system_a",
+        measure="measure",
+        aggregate="aggregate",
+        mean="mean_a",
+        diff="diff",
+        p_value="p_value",
+        p_adjusted="p_adjusted",
+        significant="significant",
+    )
+    frame = pl.concat([base.select(others.columns), others])
+    marker = (
+        pl.when(pl.col("significant") & (pl.col("diff") > 0))
+        .then(pl.lit(UP))
+        .when(pl.col("significant") & (pl.col("diff") < 0))
+        .then(pl.lit(DOWN))
+        .otherwise(pl.lit(""))
+    )
+    frame = frame.with_columns(marker=marker, best=_best(digits), _order=_measure_order(result))
+    first = pl.col("system") != baseline
+    return frame.sort(first, "system", "_order").drop("_order")
+
+
+def _label(expr: pl.Expr, labels: dict[Any, str], dtype: pl.DataType) -> pl.Expr:
+    return expr.replace_strict(
+        pl.Series(list(labels), dtype=dtype), pl.Series(list(labels.values()))
+    )
+
+
+def _letters_frame(
+    result: pl.DataFrame, baseline: list[Any] | None, digits: int
+) -> tuple[pl.DataFrame, dict[Any, str]]:
+    """Several systems: each gets a letter; a score lists the letters it beats."""
+    systems = pl.concat([result["system_a"], result["system_b"]]).unique().sort().to_list()
+    bases = list(dict.fromkeys(baseline or []))
+    order = bases + [s for s in systems if s not in bases]
+    if len(order) > len(LETTERS):
+        msg = (
+            f"report marks systems with the letters a-z, so at most {len(LETTERS)} systems "
+            f"without a single baseline; per_query has {len(order)}. Pass baseline=<system> "
+            f"(arrows), fewer systems, or read every pair from pr.compare(...)."
+        )
+        raise ValueError(msg)
+    labels = {s: LETTERS[i] for i, s in enumerate(order)}
+    sys_dtype = result.schema["system_a"]
+    a_wins = pl.col("diff") > 0
+    wins = (
+        result.filter(pl.col("significant") & (pl.col("diff") != 0))
+        .with_columns(
+            system=pl.when(a_wins).then("system_a").otherwise("system_b"),
+            beaten=pl.when(a_wins).then("system_b").otherwise("system_a"),
+        )
+        .with_columns(beaten=_label(pl.col("beaten"), labels, sys_dtype))
+        .group_by("system", "measure")
+        .agg(beats=pl.col("beaten").sort())
+    )
+    scores = pl.concat(
+        [
+            result.select(
+                system="system_a", measure="measure", aggregate="aggregate", mean="mean_a"
+            ),
+            result.select(
+                system="system_b", measure="measure", aggregate="aggregate", mean="mean_b"
+            ),
+        ]
+    ).unique(["system", "measure"], maintain_order=True)
+    frame = (
+        scores.join(wins, on=["system", "measure"], how="left")
+        .with_columns(
+            label=_label(pl.col("system"), labels, sys_dtype),
+            beats=pl.col("beats").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+        )
+        .with_columns(
+            marker=pl.col("beats").list.join(""),
+            best=_best(digits),
+            _order=_measure_order(result),
+        )
+        .sort("label", "_order")
+        .select("system", "label", "measure", "aggregate", "mean", "beats", "marker", "best")
+    )
+    return frame, labels
+
+
 def report(
     per_query: FrameT,
     measures: str | Iterable[str] | None = None,
     *,
-    baseline: Any,
+    baseline: Any = None,
     test: Test = "t",
     correction: Correction = "none",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int | None = 0,
+    aggregate: AggregateMode = "trec",
     system: str = "system",
     query: str = "query",
     missing: Missing = "error",
     digits: int = 4,
 ) -> Report:
-    """Means per system and measure, marked where they differ significantly from ``baseline``.
+    """Scores per system and measure, marked where they differ significantly.
 
-    Runs :func:`polars_rankeval.compare` (every system against ``baseline``,
-    two-sided) and keeps the means; the options are compare's. Means are over
-    the paired query set, the same queries the tests use.
+    Runs :func:`polars_rankeval.compare` (two-sided) and keeps the scores; the
+    options are compare's. Scores are combined over the paired query set (the
+    queries the tests use) as trec_eval's ``all`` line combines them: means,
+    geometric means for GMAP and GMBpref, totals for the counts.
+
+    - ``baseline`` one system: every other system against it, marked ▲ / ▼.
+    - ``baseline`` None (default): every pair of systems; each system gets a
+      letter, and each score the superscript letters of the systems it beats
+      (higher score, significant difference), as ranx prints them.
+    - ``baseline`` a list: every system against each baseline, marked with
+      letters as above (only those pairs are tested).
 
     Parameters
     ----------
@@ -203,8 +404,8 @@ def report(
     measures
         Measure columns, in the order of the table; default all.
     baseline
-        The system the others are tested against.
-    test, correction, alpha, n_resamples, seed, system, query, missing
+        None, a system, or a list of systems (see above).
+    test, correction, alpha, n_resamples, seed, aggregate, system, query, missing
         As in :func:`polars_rankeval.compare`.
     digits
         Decimals printed in the Markdown and LaTeX tables.
@@ -213,7 +414,7 @@ def report(
     -------
     Report
         ``.frame`` (tidy Polars frame), ``.table()``, ``.to_markdown()``,
-        ``.to_latex()``.
+        ``.to_latex()``, ``.comparisons`` (the compare frame).
 
     Examples
     --------
@@ -244,6 +445,22 @@ def report(
     ▲/▼: significantly higher/lower than the baseline bm25 (paired t-test,
     no correction, alpha = 0.05, 5 queries); bold: best per measure.
     <BLANKLINE>
+
+    Without a baseline, every pair is tested and letters mark the wins:
+
+    >>> three = pl.concat([pq, pq.filter(pl.col("system") == "dense").with_columns(
+    ...     system=pl.lit("hybrid"), AP=pl.col("AP") + pl.Series([0.1, 0.1, 0.2, 0.1, 0.1]))])
+    >>> print(pr.report(three, test="tukey", digits=2).to_markdown())
+    | # | system | AP |
+    |:---|:---|---:|
+    | a | bm25 | 0.30 |
+    | b | dense | 0.44ᵃ |
+    | c | hybrid | **0.56**ᵃᵇ |
+    <BLANKLINE>
+    Superscripts: significantly higher than the system of that letter (Tukey's HSD
+    test, family-wise over the 3 systems, alpha = 0.05, 5 queries); bold: best per
+    measure.
+    <BLANKLINE>
     """
     result = compare(
         per_query,
@@ -254,43 +471,18 @@ def report(
         alpha=alpha,
         n_resamples=n_resamples,
         seed=seed,
+        aggregate=aggregate,
         system=system,
         query=query,
         missing=missing,
     )
-    base = result.group_by("measure", maintain_order=True).agg(
-        system=pl.col("system_b").first(),
-        mean=pl.col("mean_b").first(),
-        diff=pl.lit(0.0),
-        p_value=pl.lit(None, dtype=pl.Float64),
-        p_adjusted=pl.lit(None, dtype=pl.Float64),
-        significant=pl.lit(False),
-    )
-    others = result.select(
-        system="system_a",
-        measure="measure",
-        mean="mean_a",
-        diff="diff",
-        p_value="p_value",
-        p_adjusted="p_adjusted",
-        significant="significant",
-    )
-    frame = pl.concat([base.select(others.columns), others])
-    marker = (
-        pl.when(pl.col("significant") & (pl.col("diff") > 0))
-        .then(pl.lit(UP))
-        .when(pl.col("significant") & (pl.col("diff") < 0))
-        .then(pl.lit(DOWN))
-        .otherwise(pl.lit(""))
-    )
-    order = {m: i for i, m in enumerate(result["measure"].unique(maintain_order=True))}
-    frame = frame.with_columns(
-        marker=marker,
-        best=pl.col("mean").round(digits) == pl.col("mean").round(digits).max().over("measure"),
-        _order=pl.col("measure").replace_strict(order, return_dtype=pl.UInt32),
-    )
-    first = pl.col("system") != baseline
-    frame = frame.sort(first, "system", "_order").drop("_order")
+    several = baseline is None or isinstance(baseline, list | tuple)
+    if several:
+        bases = None if baseline is None else list(baseline)
+        frame, labels = _letters_frame(result, bases, digits)
+        baseline = bases
+    else:
+        frame, labels = _arrows_frame(result, baseline, digits), {}
     return Report(
         frame=frame,
         baseline=baseline,
@@ -299,4 +491,6 @@ def report(
         alpha=alpha,
         n_queries=int(result["n"][0]) if result.height else 0,
         digits=digits,
+        labels=labels,
+        comparisons=result,
     )

@@ -40,6 +40,7 @@ def test_baseline_rows_equal_scipy_and_arithmetic(per_query):
     out = pr.compare(per_query, baseline="sys0")
     assert out.columns == [
         "measure",
+        "aggregate",
         "system_a",
         "system_b",
         "mean_a",
@@ -209,9 +210,14 @@ def test_missing_zero_scores_absent_queries_zero(per_query):
     ("kwargs", "message"),
     [
         ({"baseline": "bm25"}, "baseline 'bm25' is not a system"),
-        ({"test": "ttest"}, "test must be 't', 'wilcoxon'"),
-        ({"correction": "fdr"}, "correction must be 'none', 'bonferroni' or 'holm'"),
-        ({"missing": "ignore"}, "missing must be 'error', 'drop' or 'zero'"),
+        ({"test": "ttest"}, "test must be one of 't', 'wilcoxon'"),
+        ({"correction": "fdr"}, "correction must be one of 'none', 'bonferroni', 'holm'"),
+        ({"baseline": []}, "baseline=\\[\\] names no system"),
+        ({"baseline": ["sys0", "bm25"]}, "baseline 'bm25' is not a system"),
+        ({"test": "tukey", "correction": "holm"}, "already controls the family-wise error"),
+        ({"test": "randomized_tukey", "alternative": "greater"}, "alternative must be 'two"),
+        ({"aggregate": "median"}, "aggregate must be one of 'trec', 'mean'"),
+        ({"missing": "ignore"}, "missing must be one of 'drop', 'zero', 'error'"),
         ({"measures": ["MAP"]}, "per_query has no measure column 'MAP'"),
         ({"system": "run"}, "per_query has no system column 'run'"),
     ],
@@ -237,12 +243,14 @@ def test_summarize_stderr_and_intervals(per_query):
     assert normal.columns == [
         "system",
         "measure",
+        "aggregate",
         "mean",
         "std",
         "stderr",
         "ci_low",
         "ci_high",
         "n",
+        "clipped",
     ]
     assert normal.select("system", "measure").rows()[:3] == [
         ("sys0", "AP"),
@@ -258,10 +266,15 @@ def test_summarize_stderr_and_intervals(per_query):
         assert row["std"] == pytest.approx(sd)
         assert row["stderr"] == pytest.approx(sd / math.sqrt(n))
         z = sps.norm.ppf(0.975)
-        assert row["ci_low"] == pytest.approx(x.mean() - z * sd / math.sqrt(n))
-        assert row["ci_high"] == pytest.approx(x.mean() + z * sd / math.sqrt(n))
+        low, high = x.mean() - z * sd / math.sqrt(n), x.mean() + z * sd / math.sqrt(n)
+        # AP and RR lie in [0, 1]: the interval is clipped there, and says so
+        assert row["ci_low"] == pytest.approx(max(low, 0.0))
+        assert row["ci_high"] == pytest.approx(min(high, 1.0))
+        assert row["clipped"] == (low < 0.0 or high > 1.0)
         low, high = sps.t.interval(0.9, n - 1, loc=x.mean(), scale=sd / math.sqrt(n))
-        assert (trow["ci_low"], trow["ci_high"]) == pytest.approx((low, high), abs=1e-12)
+        assert (trow["ci_low"], trow["ci_high"]) == pytest.approx(
+            (max(low, 0.0), min(high, 1.0)), abs=1e-12
+        )
 
 
 def test_summarize_bootstrap_is_seeded_and_agrees_with_scipy(per_query):
@@ -312,3 +325,152 @@ def test_progress_only_on_a_terminal(per_query, capfd):
         os.close(follower)
     assert "randomization test, comparisons 1-1 of 1, resamples: 512/1000" in text
     assert "resamples: 1000/1000" in text
+
+
+# ------------------------------------------------- aggregation-aware scores
+
+
+@pytest.fixture(scope="module")
+def aggregated() -> pl.DataFrame:
+    """Measures that trec_eval combines as a mean, a geometric mean and a total."""
+    run, qrels = random_corpus(606, systems=3, n_queries=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pr.evaluate(run, qrels, ["AP", "GMAP", "NumRet", "NumRelRet"], missing="zero")
+
+
+def test_compare_and_summarize_scores_agree_with_mean_scores(aggregated):
+    means = pr.mean_scores(aggregated)
+    expected = {
+        (row["system"], m): row[m]
+        for row in means.iter_rows(named=True)
+        for m in ("AP", "GMAP", "NumRet", "NumRelRet")
+    }
+    # GMAP differs from the arithmetic mean of the same per-query AP values
+    assert expected[("sys0", "GMAP")] < expected[("sys0", "AP")]
+    out = pr.compare(aggregated, baseline="sys0")
+    assert dict(out.select("measure", "aggregate").unique(maintain_order=True).rows()) == {
+        "AP": "mean",
+        "GMAP": "gmean",
+        "NumRet": "sum",
+        "NumRelRet": "sum",
+    }
+    for row in out.iter_rows(named=True):
+        assert row["mean_a"] == pytest.approx(expected[(row["system_a"], row["measure"])])
+        assert row["mean_b"] == pytest.approx(expected[(row["system_b"], row["measure"])])
+        assert row["diff"] == pytest.approx(row["mean_a"] - row["mean_b"])
+    summary = pr.summarize(aggregated)
+    for row in summary.iter_rows(named=True):
+        assert row["mean"] == pytest.approx(expected[(row["system"], row["measure"])])
+    plain = pr.summarize(aggregated, "GMAP", aggregate="mean")
+    assert plain["mean"].to_list() == pytest.approx(means["AP"].to_list())
+
+
+def test_gmap_is_tested_on_log_ap_and_counts_on_per_query_values(aggregated):
+    out = pr.compare(aggregated, ["GMAP", "NumRet"], baseline="sys0")
+    for row in out.iter_rows(named=True):
+        a = column(aggregated, row["system_a"], row["measure"])
+        b = column(aggregated, "sys0", row["measure"])
+        if row["measure"] == "GMAP":
+            a, b = np.log(np.maximum(a, 1e-5)), np.log(np.maximum(b, 1e-5))
+        ref = sps.ttest_rel(a, b)
+        assert row["statistic"] == pytest.approx(ref.statistic, abs=1e-9)
+        assert row["p_value"] == pytest.approx(ref.pvalue, abs=1e-9)
+    plain = pr.compare(aggregated, "GMAP", baseline="sys0", aggregate="mean")
+    ap = pr.compare(aggregated, "AP", baseline="sys0")
+    assert plain["p_value"].to_list() == pytest.approx(ap["p_value"].to_list(), abs=1e-12)
+
+
+def test_summarize_gmap_interval_on_the_log_scale(aggregated):
+    row = pr.summarize(aggregated, "GMAP", interval="t").row(0, named=True)
+    logs = np.log(np.maximum(column(aggregated, "sys0", "GMAP"), 1e-5))
+    half = sps.t.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / math.sqrt(len(logs))
+    assert row["aggregate"] == "gmean"
+    assert row["ci_low"] == pytest.approx(math.exp(logs.mean() - half))
+    assert row["ci_high"] == pytest.approx(min(1.0, math.exp(logs.mean() + half)))
+
+
+# ------------------------------------------------------ bad values, baselines
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), None])
+def test_nan_inf_and_null_values_name_measure_system_and_query(per_query, bad):
+    queries = per_query["query"].unique().sort()
+    target = (pl.col("system") == "sys2") & (pl.col("query") == queries[3])
+    pq = per_query.with_columns(
+        RR=pl.when(target).then(pl.lit(bad, dtype=pl.Float64)).otherwise("RR")
+    )
+    where = f"system='sys2', query='{queries[3]}'"
+    for call in (
+        lambda: pr.compare(pq, test="randomization", n_resamples=100),
+        lambda: pr.compare(pq, test="bootstrap", n_resamples=100),
+        lambda: pr.compare(pq, test="tukey"),
+        lambda: pr.summarize(pq),
+        lambda: pr.report(pq),
+    ):
+        with pytest.raises(ValueError, match=rf"measure 'RR' has 1 .*first: {where}"):
+            call()
+
+
+def test_several_baselines_test_each_unordered_pair_once(per_query):
+    out = pr.compare(per_query, "AP", baseline=["sys2", "sys0"])
+    pairs = out.select("system_a", "system_b").rows()
+    assert pairs == [
+        ("sys0", "sys2"),
+        ("sys1", "sys2"),
+        ("sys3", "sys2"),
+        ("sys1", "sys0"),
+        ("sys3", "sys0"),
+    ]
+    single = pr.compare(per_query, "AP", baseline="sys0")
+    for row in out.filter(pl.col("system_b") == "sys0").iter_rows(named=True):
+        ref = single.filter(pl.col("system_a") == row["system_a"]).row(0, named=True)
+        assert row["p_value"] == ref["p_value"]
+    dup = pr.compare(per_query, "AP", baseline=("sys2", "sys2"))
+    assert dup.height == 3
+
+
+def test_summarize_bca_and_clipping_options(per_query):
+    bca = pr.summarize(per_query, "RR", interval="bca", n_resamples=2_000, seed=4)
+    for row in bca.iter_rows(named=True):
+        x = column(per_query, row["system"], "RR")
+        ref = sps.bootstrap(
+            (x,), np.mean, n_resamples=2_000, method="BCa", rng=np.random.default_rng(4)
+        ).confidence_interval
+        assert row["ci_low"] == pytest.approx(max(ref.low, 0.0))
+        assert row["ci_high"] == pytest.approx(min(ref.high, 1.0))
+    free = pr.summarize(per_query, "RR", clip=False)
+    assert not free["clipped"].any()
+    assert pr.summarize(per_query.rename({"RR": "custom"}), "custom")["clipped"].sum() == 0
+
+
+def test_measure_bounds_and_kinds():
+    assert compare_module.measure_bounds("P_10") == (0.0, 1.0)
+    assert compare_module.measure_bounds("nDCG(gains=0:-1;1:1)@10") is None
+    assert compare_module.measure_bounds("nDCG(gains=1:3;2:9)") == (0.0, 1.0)
+    assert compare_module.measure_bounds("num_rel_ret") == (0.0, math.inf)
+    assert compare_module.measure_bounds("my_column") is None
+    assert compare_module.measure_kind("gm_bpref") == "gmean"
+
+
+PROGRESS_TUKEY = """
+import numpy as np, polars as pl, polars_rankeval as pr
+rng = np.random.default_rng(0)
+pq = pl.DataFrame({"system": np.repeat(["a", "b", "c"], 20), "query": np.tile(range(20), 3),
+                   "AP": rng.random(60)})
+pr.compare(pq, test="randomized_tukey", n_resamples=1000)
+"""
+
+
+def test_randomized_tukey_progress_on_a_terminal():
+    leader, follower = pty.openpty()
+    try:
+        subprocess.run(
+            [sys.executable, "-c", PROGRESS_TUKEY], stderr=follower, check=True, timeout=120
+        )
+        text = os.read(leader, 4096).decode()
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert "randomised Tukey HSD test, AP (1 of 1), permutations: 512/1000" in text
+    assert "permutations: 1000/1000" in text

@@ -36,6 +36,7 @@ def test_frame_means_markers_and_order(per_query):
     assert frame.columns == [
         "system",
         "measure",
+        "aggregate",
         "mean",
         "diff",
         "p_value",
@@ -101,3 +102,73 @@ def test_latex_escape():
 def test_report_rejects_unknown_baseline(per_query):
     with pytest.raises(ValueError, match="baseline 'bm25' is not a system"):
         pr.report(per_query, baseline="bm25")
+
+
+# ------------------------------------------------------------ letters style
+
+
+def test_report_without_baseline_marks_letters_of_beaten_systems(per_query):
+    rep = pr.report(per_query, test="tukey")  # every pair, Tukey over the 4 systems
+    assert rep.style == "letters"
+    assert rep.labels == {"better": "a", "run_base": "b", "same": "c", "worse": "d"}
+    cmp = pr.compare(per_query, test="tukey")
+    assert rep.comparisons.equals(cmp)
+    for row in rep.frame.iter_rows(named=True):
+        beaten = set()
+        for c in cmp.filter(pl.col("measure") == row["measure"]).iter_rows(named=True):
+            if not c["significant"]:
+                continue
+            if c["system_a"] == row["system"] and c["diff"] > 0:
+                beaten.add(rep.labels[c["system_b"]])
+            if c["system_b"] == row["system"] and c["diff"] < 0:
+                beaten.add(rep.labels[c["system_a"]])
+        assert row["beats"] == sorted(beaten)
+        assert row["marker"] == "".join(sorted(beaten))
+    ap = dict(rep.frame.filter(pl.col("measure") == "AP").select("system", "marker").rows())
+    assert ap["better"].startswith("b")  # better beats the baseline on every query
+    assert ap["worse"] == ""
+
+
+def test_letters_markdown_and_latex(per_query):
+    rep = pr.report(per_query, ["AP"], test="t", correction="holm", digits=2)
+    lines = rep.to_markdown().splitlines()
+    assert lines[0] == "| # | system | AP |"
+    assert lines[1] == "|:---|:---|---:|"
+    # better: 0.28125 + 1.6 / 8 = 0.48; beats run_base (b), same (c) and worse (d)
+    assert lines[2] == "| a | better | **0.48**ᵇᶜᵈ |"
+    assert lines[5] == "| d | worse | 0.18 |"
+    assert "Superscripts: significantly higher than the system of that letter" in lines[7]
+    assert "Holm correction" in lines[7]
+    tex = rep.to_latex()
+    assert r"\begin{tabular}{llr}" in tex
+    assert r"\# & System & AP \\" in tex
+    assert r"a & better & \textbf{0.48}$^{bcd}$ \\" in tex
+    # worse beats nobody: room for the three other letters keeps the column aligned
+    assert r"d & worse & 0.18\hphantom{$^{abc}$} \\" in tex
+
+
+def test_several_baselines_use_letters_and_list_first(per_query):
+    rep = pr.report(per_query, ["AP"], baseline=["run_base", "same"])
+    assert rep.systems[:2] == ["run_base", "same"]
+    assert rep.labels["run_base"] == "a" and rep.labels["same"] == "b"
+    pairs = set(rep.comparisons.select("system_a", "system_b").rows())
+    assert ("better", "worse") not in pairs and ("worse", "better") not in pairs
+    assert "tested against a, b only" in rep.note()
+
+
+def test_report_names_tukey_and_fdr_and_aggregates(per_query):
+    gm = per_query.rename({"P@10": "GMAP"})
+    rep = pr.report(gm, baseline="run_base", test="randomized_tukey", n_resamples=500)
+    assert "randomised Tukey HSD test, family-wise over the 4 systems" in rep.note()
+    assert "GMAP: geometric mean." in rep.note()
+    assert rep.frame.filter(pl.col("measure") == "GMAP")["aggregate"].unique().item() == "gmean"
+    bh = pr.report(per_query, baseline="run_base", correction="bh")
+    assert "Benjamini-Hochberg correction" in bh.note()
+
+
+def test_too_many_systems_for_letters():
+    rows = [(f"s{i:02d}", f"q{q}", (i + q) / 100) for i in range(27) for q in range(3)]
+    pq = pl.DataFrame(rows, schema=["system", "query", "AP"], orient="row")
+    with pytest.raises(ValueError, match="at most 26 systems without a single baseline"):
+        pr.report(pq)
+    assert pr.report(pq, baseline="s00").style == "arrows"
