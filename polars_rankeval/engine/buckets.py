@@ -19,10 +19,11 @@ which is what the quarter leaves room for.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,10 +38,12 @@ DEFAULT_LIMIT = 1 << 30
 """The default ``memory_limit`` of a lazy evaluation: 1 GiB."""
 BUCKETS = 64
 """Buckets a spilled run is split into (and each oversized bucket again)."""
-PIECE_SHARE = 4
+PIECE_SHARE = 8
 """A piece may take 1/PIECE_SHARE of the memory limit; the engine needs the rest."""
 BATCH_ROWS = 1 << 20
 """Rows per batch read from the lazy run."""
+SPLITS = 2
+"""How many times a bucket over the budget may be split again."""
 _SEED = 0x5EED_B0C4E7
 _UNITS = {
     "": 1,
@@ -105,6 +108,8 @@ class Spill:
     seed: int
     flush_bytes: int
     files: list[list[Path]] = field(default_factory=list)
+    schema: pl.Schema | None = None
+    """The spilled rows' schema (for an empty bucket's empty run)."""
     _buffers: list[list[pl.DataFrame]] = field(default_factory=list)
     _buffered: int = 0
 
@@ -114,6 +119,7 @@ class Spill:
 
     def add(self, frame: pl.DataFrame) -> None:
         """Route ``frame``'s rows to their buckets (written out when enough are buffered)."""
+        self.schema = frame.schema
         bucket = query_bucket(self.query, self.n_buckets, self.seed).alias("__rk_bucket")
         parts = frame.with_columns(bucket).partition_by(
             "__rk_bucket", as_dict=True, include_key=False
@@ -193,7 +199,7 @@ def score_lazy(
     with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
         spill: Spill | None = None
         batches = run.select(options.run_columns).collect_batches(chunk_size=BATCH_ROWS)
-        for batch in batches:
+        for batch in _read_ahead(batches, 1):
             if validate:
                 check_run_values(
                     batch.lazy(),
@@ -210,7 +216,7 @@ def score_lazy(
             held.append(batch)
             held_bytes += batch.estimated_size()
             if held_bytes > budget:
-                spill = Spill(Path(folder), options.query, BUCKETS, _SEED, budget // 4)
+                spill = Spill(Path(folder), options.query, BUCKETS, _SEED, max(1, budget // 4))
                 while held:  # one batch at a time, so that rows are never held twice
                     spill.add(held.pop(0))
                 held_bytes = 0
@@ -219,72 +225,58 @@ def score_lazy(
                 pl.concat(seen.queries) if seen.queries else pl.Series([], dtype=pl.String)
             )
             raise_absent_queries(absent_queries(run_queries, qrels_df[options.query]))
-        systems = seen.all_systems()
+        scorer = _Scorer(measures, options, validate, seen.all_systems(), budget, progress)
         if spill is None:
-            run_df = (
-                pl.concat(held, rechunk=False)
-                if held
-                else run.select(options.run_columns).clear().collect()
-            )
-            pieces = [_score(run_df, qrels_df, measures, options, validate, systems)]
+            run_df = pl.concat(held, rechunk=False) if held else _no_rows(run, options)
+            pieces = [scorer.score(run_df, qrels_df)]
         else:
             spill.flush()
-            pieces = list(
-                _score_spill(
-                    spill, qrels_df, measures, options, validate, systems, budget, progress
-                )
-            )
+            pieces = list(scorer.score_spill(spill, qrels_df, SPLITS))
     progress.done()
     warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
     return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
 
 
-def _score(
-    run: pl.DataFrame,
-    qrels: pl.DataFrame,
-    measures: Sequence[Measure],
-    options: Options,
-    validate: bool,
-    systems: pl.Series | None,
-) -> Piece:
-    return score_piece(run, qrels, measures, options, check_duplicates=validate, systems=systems)
+@dataclass(frozen=True)
+class _Scorer:
+    """Scores pieces of one lazy run: in memory, or bucket by bucket from a spill."""
 
+    measures: Sequence[Measure]
+    options: Options
+    validate: bool
+    systems: pl.Series | None
+    budget: int
+    progress: _Progress
 
-def _score_spill(
-    spill: Spill,
-    qrels: pl.DataFrame,
-    measures: Sequence[Measure],
-    options: Options,
-    validate: bool,
-    systems: pl.Series | None,
-    budget: int,
-    progress: _Progress,
-):  # type: ignore[no-untyped-def]
-    """Score every bucket of ``spill``, splitting again any bucket over ``budget``."""
-    bucket = query_bucket(options.query, spill.n_buckets, spill.seed)
-    qrels_parts = qrels.with_columns(bucket.alias("__rk_bucket")).partition_by(
-        "__rk_bucket", as_dict=True, include_key=False
-    )
-    empty_qrels = qrels.clear()
-    for b in range(spill.n_buckets):
-        progress.scoring(b, spill.n_buckets)
-        qrels_b = qrels_parts.get((b,), empty_qrels)  # type: ignore[call-overload]
-        if not spill.files[b]:
-            if options.missing == "zero" and qrels_b.height:
-                run_b = _empty_run(spill)
-                yield _score(run_b, qrels_b, measures, options, validate, systems)
-            continue
-        if spill.size(b) > budget:
-            inner = Spill(spill.folder, options.query, BUCKETS, spill.seed + 1, budget // 4)
-            for path in list(spill.files[b]):
-                inner.add(pl.read_ipc(path))
-                path.unlink()
-            inner.flush()
-            yield from _score_spill(
-                inner, qrels_b, measures, options, validate, systems, budget, progress
-            )
-            continue
-        yield _score(spill.read(b), qrels_b, measures, options, validate, systems)
+    def score(self, run: pl.DataFrame, qrels: pl.DataFrame) -> Piece:
+        """One in-memory piece (all the rows of its queries)."""
+        return score_piece(run, qrels, self.measures, self.options,
+                           check_duplicates=self.validate, systems=self.systems)  # fmt: skip
+
+    def score_spill(self, spill: Spill, qrels: pl.DataFrame, splits: int) -> Iterator[Piece]:
+        """Every bucket of ``spill``; one over the budget is split again (at most
+        ``splits`` more times: a single query's rows can never be split)."""
+        bucket = query_bucket(self.options.query, spill.n_buckets, spill.seed)
+        parts = qrels.with_columns(bucket.alias("__rk_bucket")).partition_by(
+            "__rk_bucket", as_dict=True, include_key=False
+        )
+        for b in range(spill.n_buckets):
+            self.progress.scoring(b, spill.n_buckets)
+            qrels_b = parts.get((b,), qrels.clear())  # type: ignore[call-overload]
+            if not spill.files[b]:
+                if self.options.missing == "zero" and qrels_b.height:
+                    yield self.score(_empty_run(spill), qrels_b)
+                continue
+            if spill.size(b) > self.budget and splits > 0:
+                inner = Spill(spill.folder, self.options.query, BUCKETS, spill.seed + 1,
+                              max(1, self.budget // 4))  # fmt: skip
+                for path in list(spill.files[b]):
+                    inner.add(pl.read_ipc(path))
+                    path.unlink()
+                inner.flush()
+                yield from self.score_spill(inner, qrels_b, splits - 1)
+                continue
+            yield self.score(spill.read(b), qrels_b)
 
 
 def _no_rows(run: pl.LazyFrame, options: Options) -> pl.DataFrame:
@@ -294,8 +286,26 @@ def _no_rows(run: pl.LazyFrame, options: Options) -> pl.DataFrame:
 
 def _empty_run(spill: Spill) -> pl.DataFrame:
     """A zero-row run with the spilled columns' dtypes."""
-    first = next(files[0] for files in spill.files if files)
-    return pl.read_ipc(first).clear()
+    return pl.DataFrame(schema=spill.schema)
+
+
+def _read_ahead(batches: Iterable[pl.DataFrame], row_groups: int) -> Iterator[pl.DataFrame]:
+    """``batches``, read with Polars' Parquet read-ahead (``POLARS_ROW_GROUP_PREFETCH_SIZE``)
+    set to ``row_groups`` unless the user has set it.
+
+    The default reads many row groups ahead, which is most of the reader's
+    memory (20M rows: 0.48 GiB, against 0.28 GiB one row group ahead, no
+    slower on a local disk). The variable is read when the batches start.
+    """
+    name = "POLARS_ROW_GROUP_PREFETCH_SIZE"
+    if name in os.environ:
+        yield from batches
+        return
+    os.environ[name] = str(row_groups)
+    try:
+        yield from batches
+    finally:
+        os.environ.pop(name, None)
 
 
 class _Progress:

@@ -1,0 +1,147 @@
+"""Lazy runs in bounded memory (:mod:`polars_rankeval.engine.buckets`).
+
+A LazyFrame run is read once, in batches; past an eighth of ``memory_limit``
+it is spilled to bucket files by a hash of the query and scored bucket by
+bucket. A tiny ``memory_limit`` forces every path here on small real Parquet
+files: the values must equal the in-memory ones exactly, and checks must name
+the row of the whole input.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import polars as pl
+import pytest
+from corpus import random_corpus
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as pr
+from polars_rankeval.engine import buckets
+
+MEASURES = ["AP", "nDCG@5", "P@3", "RR", "Bpref", "IPrec@0.5", "NumRet", "GMAP", "Rndcg"]
+
+
+def in_memory(run: pl.DataFrame, qrels: pl.DataFrame, **kw) -> pl.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        return pr.evaluate(run, qrels, MEASURES, **kw)
+
+
+def spilled(path: Path, qrels: pl.DataFrame, **kw) -> pl.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        return pr.evaluate(pl.scan_parquet(path), qrels, MEASURES, **kw).collect()
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> tuple[pl.DataFrame, pl.DataFrame, Path]:
+    run, qrels = random_corpus(31, n_queries=60, systems=3)
+    run = run.sample(fraction=1.0, shuffle=True, seed=3)
+    path = tmp_path / "run.parquet"
+    run.write_parquet(path, row_group_size=500)
+    return run, qrels, path
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"missing": "zero"}, {"depth": 5}, {"per_query": False}, {"conventions": "trec_eval-9"}],
+    ids=["plain", "missing-zero", "depth", "means", "trec_eval-9"],
+)
+def test_spilled_buckets_equal_the_in_memory_values(corpus, monkeypatch, options):
+    run, qrels, path = corpus
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 700)  # several batches
+    want = in_memory(run, qrels, **options)
+    assert_frame_equal(spilled(path, qrels, memory_limit=64 * 1024, **options), want)
+    assert_frame_equal(spilled(path, qrels, **options), want)  # held in memory
+
+
+def test_a_bucket_too_large_is_split_again(corpus, monkeypatch, tmp_path):
+    run, qrels, path = corpus
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 500)
+    monkeypatch.setattr(buckets, "BUCKETS", 2)  # few buckets: each over the budget
+    seeds = []
+    original = buckets.Spill.__post_init__
+
+    def record(self):
+        seeds.append(self.seed)
+        original(self)
+
+    monkeypatch.setattr(buckets.Spill, "__post_init__", record)
+    got = spilled(path, qrels, memory_limit=32 * 1024)
+    assert len(set(seeds)) >= 2, "no bucket was split a second time"
+    assert_frame_equal(got, in_memory(run, qrels))
+
+
+def test_spill_files_are_removed(corpus, monkeypatch, tmp_path):
+    _, qrels, path = corpus
+    spill_root = tmp_path / "spill"
+    spill_root.mkdir()
+    monkeypatch.setenv("TMPDIR", str(spill_root))
+    monkeypatch.setattr(buckets.tempfile, "tempdir", None)
+    spilled(path, qrels, memory_limit=64 * 1024)
+    assert list(spill_root.iterdir()) == []
+
+
+def test_checks_name_the_row_of_the_whole_input(tmp_path, monkeypatch):
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 10)
+    run = pl.DataFrame(
+        {"query": ["q"] * 30, "doc": [f"d{i}" for i in range(30)], "score": [1.0] * 30}
+    ).with_columns(score=pl.when(pl.int_range(30) == 23).then(float("nan")).otherwise(1.0))
+    qrels = pl.DataFrame({"query": ["q"], "doc": ["d1"], "relevance": [1]})
+    path = tmp_path / "run.parquet"
+    run.write_parquet(path)
+    with pytest.raises(ValueError, match=r"run row 23 \(0-based\) has a NaN score"):
+        pr.evaluate(pl.scan_parquet(path), qrels, ["AP"], memory_limit=1024).collect()
+
+
+def test_duplicates_in_different_batches_are_found(tmp_path, monkeypatch):
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 4)
+    run = pl.DataFrame(
+        {"query": ["q"] * 9, "doc": [*"abcdefgh", "a"], "score": [float(i) for i in range(9)]}
+    )
+    qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})
+    path = tmp_path / "run.parquet"
+    run.write_parquet(path)
+    for limit in (64, None):
+        planned = pr.evaluate(pl.scan_parquet(path), qrels, ["AP"], memory_limit=limit)
+        with pytest.raises(ValueError, match=r"run has duplicate rows for \(query='q', doc='a'\)"):
+            planned.collect()
+
+
+def test_unscored_queries_are_reported_once_and_missing_error_raises(corpus, monkeypatch):
+    _, qrels, path = corpus
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 700)
+    with pytest.warns(pr.UnscoredQueriesWarning) as caught:
+        pr.evaluate(pl.scan_parquet(path), qrels, ["AP"], memory_limit=64 * 1024).collect()
+    assert len(caught) == 1
+    with pytest.raises(ValueError, match="qrels queries are not in the run"):
+        spilled(path, qrels, memory_limit=64 * 1024, missing="error")
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected"),
+    [("512MiB", 512 * 2**20), ("2GB", 2 * 10**9), (10**6, 10**6), ("1.5 GiB", 3 * 2**29)],
+)
+def test_memory_limit_forms(limit, expected):
+    assert buckets.memory_bytes(limit) == expected
+
+
+@pytest.mark.parametrize("bad", [0, -5, "lots", "12 parsecs", True])
+def test_bad_memory_limit_is_refused(bad):
+    run = pl.LazyFrame({"query": ["q"], "doc": ["a"], "score": [1.0]})
+    qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})
+    with pytest.raises(ValueError, match="memory_limit must be a positive number of bytes"):
+        pr.evaluate(run, qrels, ["AP"], memory_limit=bad)
+
+
+@pytest.mark.filterwarnings("ignore::polars_rankeval.UnscoredQueriesWarning")
+def test_lazy_in_lazy_out_composes_with_later_steps(corpus):
+    run, qrels, path = corpus
+    planned = pr.evaluate(pl.scan_parquet(path), qrels, MEASURES)
+    assert isinstance(planned, pl.LazyFrame)
+    assert planned.collect_schema()["AP"] == pl.Float64
+    top = planned.filter(pl.col("AP") > 0.5).select("system", "query", "AP").collect()
+    want = in_memory(run, qrels).filter(pl.col("AP") > 0.5).select("system", "query", "AP")
+    assert_frame_equal(top, want)
