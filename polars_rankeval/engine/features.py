@@ -413,7 +413,7 @@ class Features:
         rankings = shape.rankings
         if N_REL not in rankings.columns:
             rankings = rankings.with_columns(pl.lit(None, pl.Float64).alias(N_REL))
-        judgments = shape.judgments.with_columns(pl.col(FACT).set_sorted())
+        judgments = shape.judgments
         per_fact = []
         if self._judgment_aggs:
             aggs = [e.alias(n) for n, e in self._judgment_aggs.items()]

@@ -23,7 +23,6 @@ from polars_rankeval.engine.rank import (
     TieBreak,
     gather_rows,
     gather_sorted,
-    in_parallel,
     order_key,
     order_values,
     rank_order,
@@ -96,7 +95,7 @@ def match_and_rank(
     query, doc = columns.query, columns.doc
     run_hash = run.select(key_hash([query, doc])).to_series().rechunk()
     groups = Groups.of(run, columns.keys)
-    if (check or duplicates == "keep_best") and _duplicated(run, doc, run_hash, groups):
+    if (check or duplicates == "keep_best") and _duplicated(run_hash, groups):
         if duplicates != "keep_best":
             validation.check_duplicates(run.lazy(), [*columns.keys, doc], "run")
         else:
@@ -195,23 +194,18 @@ def rank_order_of(
 
 def _facts(qrels: pl.DataFrame, query: str, relevance: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(``query, FACT``: one row per qrels query) and the judgments ``FACT, GRADE, JUDGMENT``
-    (the qrels row), sorted by ``FACT``."""
+    (the qrels row), in qrels order."""
     groups = Groups.of(qrels, [query])
-    if groups.contiguous:
-        order = np.arange(qrels.height)
-    else:
-        order = np.argsort(groups.ids, kind="stable")
+    ids = pl.Series(FACT, groups.ids, dtype=pl.UInt32)
     judgments = pl.DataFrame(
-        {
-            FACT: pl.Series(groups.ids[order], dtype=pl.UInt32),
-            GRADE: qrels[relevance].cast(pl.Int64).gather(order),
-            JUDGMENT: pl.Series(order, dtype=pl.UInt32),
-        },
+        [
+            ids,
+            qrels[relevance].cast(pl.Int64).alias(GRADE),
+            pl.Series(JUDGMENT, np.arange(qrels.height), dtype=pl.UInt32),
+        ]
     )
-    first = order[groups.starts] if groups.n else np.zeros(0, np.int64)
-    facts = qrels.select(query)[first].with_columns(
-        pl.Series(FACT, np.arange(groups.n), dtype=pl.UInt32)
-    )
+    first = ids.arg_unique().to_numpy()  # dense ids in order of appearance
+    facts = qrels.select(query)[first].with_columns(ids.gather(first))
     return facts, judgments
 
 
@@ -252,28 +246,16 @@ def _matches(
     return rows[same.to_numpy()], judgments.filter(same).to_numpy().astype(np.int64)
 
 
-def _duplicated(run: pl.DataFrame, doc: str, pair_hash: pl.Series, groups: Groups) -> bool:
+def _duplicated(pair_hash: pl.Series, groups: Groups) -> bool:
     """Whether some (ranking, doc) may appear twice: distinct hashes prove it does not.
 
-    With contiguous rankings each slice's (ranking, query, doc) hashes are
-    sorted and compared with their neighbours, in parallel; otherwise they are
-    counted. Equal hashes (a duplicate, or a collision) return True, for the
-    exact check to decide and name the rows.
+    The (query, doc) hashes, mixed with the ranking ids, are counted (a
+    parallel hash count, cheaper than sorting them). Equal hashes (a
+    duplicate, or a collision) return True, for the exact check to decide
+    and name the rows.
     """
-    hashes = pair_hash.to_numpy()
-    ids = groups.ids
-    if groups.contiguous:
-
-        def distinct(start: int, stop: int) -> bool:
-            mixed = hashes[start:stop] + ids[start:stop].astype(np.uint64) * _MIX
-            mixed.sort()
-            return not (mixed[1:] == mixed[:-1]).any()
-
-        return not all(in_parallel(distinct, groups.slices()))
-    mixed = pl.Series(hashes + ids.astype(np.uint64) * _MIX)
-    if mixed.n_unique() == mixed.len():
-        return False
-    return True
+    mixed = pl.Series(pair_hash.to_numpy() + groups.ids.astype(np.uint64) * _MIX)
+    return mixed.n_unique() != mixed.len()
 
 
 def _keep_best(run: pl.DataFrame, columns: RunColumns, order: Order) -> pl.DataFrame:

@@ -64,7 +64,7 @@ class Judged:
     rows: pl.DataFrame
     """``RANKING, RANK, GRADE``: judged retrieved rows, sorted by ranking then rank."""
     judgments: pl.DataFrame
-    """``FACT, GRADE``: the judged documents of every query, sorted by ``FACT``."""
+    """``FACT, GRADE``: the judged documents of every query (in any order)."""
 
     def __post_init__(self) -> None:
         if self.keys.height != self.rankings.height:
