@@ -8,7 +8,7 @@ Prints wall time per step and the peak resident set size of the process.
 
 Run from the repository root::
 
-    /work/venv/bin/python benchmarks/bench_stats.py
+    python benchmarks/bench_stats.py
 
 Options: ``--systems 50 --measures 10 --queries 10000 --resamples 10000``.
 Not a test: no assertion on time.
