@@ -19,7 +19,7 @@ frame is compared with the in-process one (largest absolute difference).
 
 Run from the repository root::
 
-    /work/venv/bin/python benchmarks/bench_distributed.py --rows 10000000
+    python benchmarks/bench_distributed.py --rows 10000000
 
 Options: ``--rows`` (default 10,000,000), ``--files`` (Parquet files per table,
 8), ``--npartitions`` (Dask pieces, 4), ``--buckets`` (Spark buckets, 8),

@@ -18,13 +18,8 @@ from polars_rankeval.cli import main
 from polars_rankeval.io import read_trec_qrels, read_trec_run
 
 ROOT = Path(__file__).parents[1]
-DATA = ROOT / ".." / "shared" / "data" / "trec_eval-9.0.4"
 SAMPLE = ROOT / "examples" / "data"
 QRELS, BM25, DENSE = SAMPLE / "sample.qrels", SAMPLE / "bm25.run", SAMPLE / "dense.run"
-needs_trec_data = pytest.mark.skipif(
-    not (DATA / "out.test.aq").is_file(),
-    reason=f"trec_eval 9.0.4 test data not found at {DATA.resolve()} (CI copies it to ../shared)",
-)
 # Our canonical names -> trec_eval's names in out.test.aq.
 TREC_NAMES = {"AP": "map", "P@10": "P_10", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank",
               "R@100": "recall_100"}  # fmt: skip
@@ -64,14 +59,13 @@ def trec_table(text: str) -> dict[tuple[str, str], str]:
     return out
 
 
-@needs_trec_data
-def test_eval_trec_format_equals_trec_eval() -> None:
+def test_eval_trec_format_equals_trec_eval(trec_eval_data: Path) -> None:
     args = [a for name in TREC_NAMES for a in ("-m", name)]
-    res = cli("eval", DATA / "qrels.test", DATA / "results.test", "--per-query", "--format",
-              "trec", *args)  # fmt: skip
+    res = cli("eval", trec_eval_data / "qrels.test", trec_eval_data / "results.test",
+              "--per-query", "--format", "trec", *args)  # fmt: skip
     assert res.returncode == 0, res.stderr
     ours = trec_table(res.stdout)
-    expected = trec_table((DATA / "out.test.aq").read_text())
+    expected = trec_table((trec_eval_data / "out.test.aq").read_text())
     for canonical, trec in TREC_NAMES.items():
         for query in ("301", "302", "303", "all"):
             assert ours[canonical, query] == expected[trec, query], (canonical, query)
@@ -81,15 +75,14 @@ def test_eval_trec_format_equals_trec_eval() -> None:
     assert len(res.stdout.splitlines()) == 3 * 5 + 1 + 5
 
 
-@needs_trec_data
-def test_eval_prints_trec_eval_names_as_typed_byte_for_byte() -> None:
+def test_eval_prints_trec_eval_names_as_typed_byte_for_byte(trec_eval_data: Path) -> None:
     names = ["map", "P_10", "ndcg_cut_10", "recip_rank", "recall_100", "num_rel_ret", "bpref"]
-    res = cli("eval", DATA / "qrels.test", DATA / "results.test", "-q",
+    res = cli("eval", trec_eval_data / "qrels.test", trec_eval_data / "results.test", "-q",
               *[a for n in names for a in ("-m", n)])  # fmt: skip
     assert res.returncode == 0, res.stderr
     expected = {
         line
-        for line in (DATA / "out.test.aq").read_text().splitlines()
+        for line in (trec_eval_data / "out.test.aq").read_text().splitlines()
         if line.split("\t")[0].strip() in names
     }
     assert set(res.stdout.splitlines()) - {f"{'runid':<22}\tall\tSTANDARD"} == expected

@@ -31,7 +31,6 @@ EXPECTED_RUN = pl.DataFrame(
         "system": ["bm25", "bm25", "dense"],
     }
 )
-DATA = Path(__file__).parents[1] / ".." / "shared" / "data" / "trec_eval-9.0.4"
 EXAMPLES = Path(__file__).parents[1] / "examples" / "data"
 
 
@@ -205,10 +204,9 @@ def test_write_refuses_ids_the_format_cannot_hold(tmp_path: Path, column: str, v
         write_trec_run(run, tmp_path / "x.run")
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason=f"trec_eval test data not found at {DATA}")
-def test_real_trec_files() -> None:
-    run = read_trec_run(DATA / "results.test")
-    qrels = read_trec_qrels(DATA / "qrels.test")
+def test_real_trec_files(trec_eval_data: Path) -> None:
+    run = read_trec_run(trec_eval_data / "results.test")
+    qrels = read_trec_qrels(trec_eval_data / "qrels.test")
     assert run.shape == (1500, 5)
     assert run["system"].unique().to_list() == ["STANDARD"]
     assert run["query"].unique().sort().to_list() == ["301", "302", "303"]

@@ -1,7 +1,7 @@
 """trec_eval 9.0.4's own test suite (real TREC data) as a test.
 
-Each expected output in ``/work/shared/data/trec_eval-9.0.4`` is produced by a
-known trec_eval command (see its README). The library is run with the same
+Each expected output in ``tests/data/trec_eval-9.0.4`` (fixture ``trec_eval_data``) is
+produced by a known trec_eval command (see its README). The library is run with the same
 options, and every per-query and ``all`` value it has a measure for must equal
 trec_eval's at the 4 printed decimals. :func:`missing_measures` lists the
 trec_eval measures the library cannot compute (the goal is none).
@@ -9,7 +9,6 @@ trec_eval measures the library cannot compute (the goal is none).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -18,9 +17,6 @@ import polars as pl
 import pytest
 
 import polars_rankeval as pr
-
-SUITE = Path(os.environ.get("TREC_EVAL_SUITE", "/work/shared/data/trec_eval-9.0.4"))
-pytestmark = pytest.mark.skipif(not SUITE.is_dir(), reason="trec_eval test suite not found")
 
 TEXT = ("runid", "relstring")  # printed as text, not scores
 MEAS_PARAMS = (
@@ -92,21 +88,21 @@ def measure_for(trec_name: str) -> str | None:
 
 
 @cache
-def library_output(case: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+def library_output(suite: Path, case: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(per-query, all) frames from the library for one expected output."""
     qrels_file, run_file, options = CASES[case]
-    names = {n for n, _, _ in read_expected(SUITE / case)}
+    names = {n for n, _, _ in read_expected(suite / case)}
     measures = sorted({m for n in names if (m := measure_for(n))})
-    run, qrels = read_run(SUITE / run_file), read_qrels(SUITE / qrels_file)
+    run, qrels = read_run(suite / run_file), read_qrels(suite / qrels_file)
     per_query = pr.evaluate(run, qrels, measures, **options)
     return per_query, pr.mean_scores(per_query)
 
 
-def comparisons(case: str) -> Iterator[tuple[str, str, float, float]]:
+def comparisons(suite: Path, case: str) -> Iterator[tuple[str, str, float, float]]:
     """(trec measure, query, ours, expected) for every value the library has."""
-    per_query, summary = library_output(case)
+    per_query, summary = library_output(suite, case)
     by_query = {r["query"]: r for r in per_query.iter_rows(named=True)}
-    for name, query, value in read_expected(SUITE / case):
+    for name, query, value in read_expected(suite / case):
         if name == "num_q":
             yield name, query, float(summary["n_queries"].item()), float(value)
             continue
@@ -117,33 +113,33 @@ def comparisons(case: str) -> Iterator[tuple[str, str, float, float]]:
         yield name, query, row[measure], float(value)
 
 
-def missing_measures() -> list[str]:
+def missing_measures(suite: Path) -> list[str]:
     """trec_eval measures in the suite that the library has no measure for."""
-    names = {n for case in CASES for n, _, _ in read_expected(SUITE / case)}
+    names = {n for case in CASES for n, _, _ in read_expected(suite / case)}
     return sorted(n for n in names if measure_for(n) is None and n != "num_q")
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_suite_values_match_at_printed_precision(case: str) -> None:
-    checked = list(comparisons(case))
+def test_suite_values_match_at_printed_precision(trec_eval_data: Path, case: str) -> None:
+    checked = list(comparisons(trec_eval_data, case))
     bad = [c for c in checked if not abs(c[2] - c[3]) <= 0.5e-4 + 1e-9]
     print(f"{case}: {len(checked)} values checked, {len(bad)} differ")
     assert len(checked) > 200 if case != "out.test.meas_params" else len(checked) == 88
     assert bad == []
 
 
-def test_every_trec_eval_measure_is_covered() -> None:
-    missing = missing_measures()
+def test_every_trec_eval_measure_is_covered(trec_eval_data: Path) -> None:
+    missing = missing_measures(trec_eval_data)
     print("trec_eval measures still missing:", missing or "none")
     assert [n for n in missing if not n.startswith(TEXT)] == []
     assert all(n.startswith(TEXT) for n in missing)  # only text lines: runid, relstring
 
 
-def test_meas_params_command_parses() -> None:
+def test_meas_params_command_parses(trec_eval_data: Path) -> None:
     parsed = [str(m) for arg in MEAS_PARAMS for m in pr.parse_measures(arg)]
     assert "nDCG(gains=1:3;2:9;4:4.5)" in parsed
     assert "IPrecAvg(levels=0.25;0.5;0.75)" in parsed
     assert "Utility(a=2.0)" in parsed
     assert "nDCG@23" in parsed  # trec_eval reads the cutoff 23.4 as 23
-    names = {n for n, _, _ in read_expected(SUITE / "out.test.meas_params")}
+    names = {n for n, _, _ in read_expected(trec_eval_data / "out.test.meas_params")}
     assert {measure_for(n) for n in names} <= set(parsed)
