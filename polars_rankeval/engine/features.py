@@ -6,9 +6,9 @@ A measure's formula (``MeasureFamily.formula``) is written against a
 * row-level columns over the judged retrieved rows (a hit, the hits so far in
   the ranking, a discounted gain), Polars expressions computed once;
 * per-ranking reductions of them: a sum or a maximum over the ranking's rows,
-  the value of a cumulative column at rank k (:meth:`Features.at_rank`: P@k,
-  AP@k, nDCG@k, ... for every k read from one cumulative column), or the
-  largest value over the hits from the c-th on (interpolated precision);
+  a sum over its rows down to rank k (:meth:`Features.sum_to_rank`: P@k,
+  AP@k, nDCG@k, ... for any k), or the largest value over the hits from the
+  c-th on (interpolated precision);
 * per-query facts from the judgments (|R|, the judged non-relevant count,
   sums over the ideal ranking) and per-ranking numbers (documents retrieved);
 
@@ -26,7 +26,7 @@ no per-query Python and no cumulative sum or filter inside a ``group_by``
 2. per-ranking columns, broadcast to the rows in one gather;
 3. row columns (``with_columns``; cumulative sums within a ranking);
 4. per-ranking sums and maxima (``numpy`` segment reductions over the rows,
-   sorted by ranking), values at ranks (one binary search per cutoff);
+   sorted by ranking), sums down to a rank (one binary search per cutoff);
 5. one ``select`` of every measure's value over the per-ranking frame.
 """
 
@@ -102,6 +102,26 @@ class Built:
 RowFunction = Callable[[Built], pl.Series]
 
 
+def segment_sums(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """``values[start[i]:end[i]].sum()`` for every i, in one reduction (0 for an empty range).
+
+    The ranges must not overlap and must come in increasing order.
+
+    Examples
+    --------
+    >>> segment_sums(np.array([1.0, 2.0, 4.0, 8.0]), np.array([0, 2, 3]), np.array([2, 2, 4]))
+    array([3., 0., 8.])
+    """
+    out = np.zeros(len(start))
+    full = end > start
+    if full.any():
+        bounds = np.empty(2 * int(full.sum()), dtype=np.int64)
+        bounds[0::2], bounds[1::2] = start[full], end[full]
+        padded = np.append(values, 0.0)  # reduceat needs every index < len
+        out[full] = np.add.reduceat(padded, bounds)[0::2]
+    return out
+
+
 def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
     """Per ranking: the sum (``how="sum"``, 0 when no row) or maximum (``"max"``, -inf
     when none) of ``values``, one per row, sorted by ranking."""
@@ -114,19 +134,31 @@ def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
     return out
 
 
+def _weighted_counts(
+    table: pl.DataFrame, terms: Mapping[str, pl.Expr], n_facts: int
+) -> dict[str, np.ndarray]:
+    """Per query id 0..n_facts-1: the sum of each term over the table's rows (``FACT``)."""
+    if not terms:
+        return {}
+    ids = table[FACT].to_numpy()
+    values = table.select(e.cast(pl.Float64).fill_null(0.0).alias(n) for n, e in terms.items())
+    return {n: np.bincount(ids, weights=values[n].to_numpy(), minlength=n_facts) for n in terms}
+
+
 class Features:
     """The features a set of measure formulas read, and how to compute them.
 
     Formulas call the methods below; each returns an expression naming a
     column that :meth:`evaluate` computes. Row-level expressions read ``RANK``
     (:attr:`rank`) and ``GRADE`` (:attr:`grade`) of the judged retrieved rows;
-    per-ranking expressions read :meth:`sum`, :meth:`at_rank`, :meth:`nrel`,
+    per-ranking expressions read :meth:`sum`, :meth:`sum_to_rank`, :meth:`nrel`,
     :attr:`nret` and the other per-ranking features.
     """
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._names: dict[str, str] = {}
+        self._judgment_sums: dict[str, pl.Expr] = {}
         self._judgment_aggs: dict[str, pl.Expr] = {}
         self._ideals: dict[str, Ideal] = {}
         self._ideal_sums: dict[str, tuple[str, pl.Expr]] = {}
@@ -186,9 +218,27 @@ class Features:
         self._row_cols.setdefault(name, expr.cum_sum().over(RANKING))
         return pl.col(name)
 
+    def count_so_far(self, condition: pl.Expr) -> pl.Expr:
+        """Row-level: how many of the ranking's rows down to this one meet ``condition``.
+
+        A global running count less each ranking's count before its first row:
+        exact (integers), vectorised, with no per-ranking window.
+        """
+        flag = self.row(condition.cast(pl.Int64)).meta.output_name()
+
+        def counts(built: Built) -> pl.Series:
+            values = built.rows[flag].to_numpy()
+            if not len(values):
+                return pl.Series([], dtype=pl.Float64)
+            running = np.cumsum(values)
+            before = (running - values)[np.minimum(built.first_row, len(values) - 1)]
+            return pl.Series(running - np.repeat(before, built.row_count), dtype=pl.Float64)
+
+        return self.row_function(f"count|{flag}", counts)
+
     def hits_so_far(self, rel_level: int) -> pl.Expr:
         """Row-level: relevant documents at this row's rank or above."""
-        return self.cum(self.hit(rel_level).cast(pl.Float64))
+        return self.count_so_far(self.hit(rel_level))
 
     def on_rows(self, per_ranking: pl.Expr) -> pl.Expr:
         """A per-ranking expression, broadcast to each row of the ranking."""
@@ -221,41 +271,41 @@ class Features:
         self._maxes.setdefault(name, expr)
         return pl.col(name)
 
-    def at_rank(self, cumulative: pl.Expr, k: float | pl.Expr | None) -> pl.Expr:
-        """Per ranking: a cumulative row column's value at its last row of rank <= k.
+    def sum_to_rank(self, term: pl.Expr, k: float | pl.Expr | None) -> pl.Expr:
+        """Per ranking: the sum of a row expression over its rows of rank <= k.
 
-        0 when the ranking has no such row; ``k`` None (or beyond any rank)
-        means its last row. ``k`` may be a per-ranking expression (|R| for
-        R-precision). One binary search per ranking finds the row.
+        ``k`` None (or beyond any rank) sums every row (see :meth:`sum`); ``k``
+        may be a per-ranking expression (|R| for R-precision). One binary search
+        per ranking finds its last row within k, and one segment reduction sums
+        each ranking's rows down to it: exact, whatever the number of cutoffs.
         """
-        source = cumulative.meta.output_name()
+        if not isinstance(k, pl.Expr) and (k is None or k >= _U32_LIMIT):
+            return self.sum(term)
+        source = self.row(term.cast(pl.Float64)).meta.output_name()
         if isinstance(k, pl.Expr):
-            cut: str | float | None = self.ranking(k).meta.output_name()
+            cut: str | float = self.ranking(k).meta.output_name()
         else:
-            cut = None if k is None or k >= _U32_LIMIT else float(k)
+            cut = float(k)
 
         def lookup(built: Built) -> pl.Series:
             values = built.rows[source].to_numpy()
-            last = built.first_row + built.row_count - 1
-            if cut is None:
-                at, found = last, built.row_count > 0
-            else:
-                limit = built.per_ranking[cut].to_numpy() if isinstance(cut, str) else cut
-                limit = np.clip(np.nan_to_num(np.floor(limit), nan=0.0), 0, _U32_LIMIT - 1)
-                rankings = np.arange(built.per_ranking.height, dtype=np.uint64)
-                target = (rankings << np.uint64(32)) | limit.astype(np.uint64)
-                at = np.searchsorted(built.rank_key, target, side="right") - 1
-                found = (built.row_count > 0) & (at >= built.first_row)
-            picked = values[np.clip(at, 0, None)] if len(values) else np.zeros(len(at))
-            return pl.Series(np.where(found, picked, 0.0), dtype=pl.Float64)
+            limit = built.per_ranking[cut].to_numpy() if isinstance(cut, str) else cut
+            limit = np.clip(np.nan_to_num(np.floor(limit), nan=0.0), 0, _U32_LIMIT - 1)
+            rankings = np.arange(built.per_ranking.height, dtype=np.uint64)
+            target = (rankings << np.uint64(32)) | np.broadcast_to(limit, len(rankings)).astype(
+                np.uint64
+            )
+            end = np.searchsorted(built.rank_key, target, side="right")  # one past the last
+            start = built.first_row
+            return pl.Series(segment_sums(values, start, np.maximum(end, start)), dtype=pl.Float64)
 
-        return self.late(f"at|{source}|{cut}", lookup)
+        return self.late(f"to|{source}|{cut}", lookup)
 
     def hits(self, rel_level: int, k: float | pl.Expr | None = None) -> pl.Expr:
         """Relevant documents retrieved at rank <= k (all retrieved when k is None)."""
         if k is None:
             return self.sum(self.hit(rel_level).cast(pl.Float64))
-        return self.at_rank(self.hits_so_far(rel_level), k)
+        return self.sum_to_rank(self.hit(rel_level), k)
 
     def max_from_hit(self, rel_level: int, value: pl.Expr, count: pl.Expr) -> pl.Expr:
         """Per ranking: the largest ``value`` over its relevant rows from the ``count``-th
@@ -295,7 +345,9 @@ class Features:
 
     def judgments_sum(self, expr: pl.Expr) -> pl.Expr:
         """Sum of an expression of ``GRADE`` over the query's judgments (its qrels rows)."""
-        return self.judgments(expr.sum())
+        name = self._name("j", f"sum|{expr}")
+        self._judgment_sums.setdefault(name, expr)
+        return pl.col(name)
 
     def nrel(self, rel_level: int) -> pl.Expr:
         """|R|: the query's relevant judgments, retrieved or not (or the given ``n_rel``)."""
@@ -409,23 +461,37 @@ class Features:
         return tables
 
     def _with_facts(self, shape: Judged, ideals: dict[str, pl.DataFrame]) -> pl.DataFrame:
-        """The rankings joined with every per-query fact (0 for a query without any)."""
+        """The rankings with every per-query fact (0 for a query without any).
+
+        Sums over a query's judgments or ideal positions are weighted counts
+        by query id (``numpy.bincount``): one pass, no group-by.
+        """
         rankings = shape.rankings
         if N_REL not in rankings.columns:
             rankings = rankings.with_columns(pl.lit(None, pl.Float64).alias(N_REL))
         judgments = shape.judgments
-        per_fact = []
+        n_facts = int(judgments[FACT].max()) + 1 if judgments.height else 0
+        per_fact = _weighted_counts(judgments, self._judgment_sums, n_facts)
+        for key, table in ideals.items():
+            sums = {n: e for n, (k, e) in self._ideal_sums.items() if k == key}
+            per_fact |= _weighted_counts(table, sums, n_facts)
+            counts = np.bincount(table[FACT].to_numpy(), minlength=n_facts)
+            per_fact[self._start_name(self._ideals[key])] = np.cumsum(counts) - counts
+        facts = rankings[FACT]
+        at = facts.fill_null(0).to_numpy()
+        known = facts.is_not_null().to_numpy() & (at < n_facts)
+        columns = [
+            pl.Series(n, np.where(known, v[np.minimum(at, max(n_facts - 1, 0))], 0) if n_facts
+                      else np.zeros(len(at)))
+            for n, v in per_fact.items()
+        ]  # fmt: skip
+        rankings = rankings.hstack(columns)
         if self._judgment_aggs:
             aggs = [e.alias(n) for n, e in self._judgment_aggs.items()]
-            per_fact.append(judgments.group_by(FACT).agg(aggs))
-        for key, table in ideals.items():
-            sums = [e.sum().alias(n) for n, (k, e) in self._ideal_sums.items() if k == key]
-            start = pl.col(_AT).first().cast(pl.Int64).alias(self._start_name(self._ideals[key]))
-            per_fact.append(table.with_row_index(_AT).group_by(FACT).agg(*sums, start))
-        for facts in per_fact:
-            rankings = rankings.join(facts, on=FACT, how="left", maintain_order="left")
-        filled = [c for c in rankings.columns if c.startswith(("__rk_j", "__rk_i", "__rk_t"))]
-        return rankings.with_columns(pl.col(filled).fill_null(0))
+            other = judgments.group_by(FACT).agg(aggs)
+            rankings = rankings.join(other, on=FACT, how="left", maintain_order="left")
+            rankings = rankings.with_columns(pl.col(list(self._judgment_aggs)).fill_null(0))
+        return rankings
 
     def _row_features(self, built: Built) -> pl.DataFrame:
         """Broadcast per-ranking columns (one gather), then the row columns in the order

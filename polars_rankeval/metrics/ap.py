@@ -82,5 +82,5 @@ def average_precision_formula(
 ) -> pl.Expr:
     """AP@k over the engine's features: the sum of precision at each relevant rank <= k."""
     at_hits = pl.when(f.hit(rel_level)).then(f.hits_so_far(rel_level) / f.rank).otherwise(0.0)
-    total = f.sum(at_hits) if k is None else f.at_rank(f.cum(at_hits), k)
+    total = f.sum_to_rank(at_hits, k)
     return safe_div(total, normalizer(k, f.nrel(rel_level), norm))

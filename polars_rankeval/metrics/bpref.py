@@ -178,7 +178,7 @@ def judged_at(
 def bpref_formula(f: Features, rel_level: int) -> pl.Expr:
     """Bpref over the engine's features (see :func:`bpref`)."""
     n = f.nrel(rel_level)
-    above = f.cum(f.judged_nonrelevant(rel_level).cast(pl.Float64))
+    above = f.count_so_far(f.judged_nonrelevant(rel_level))
     n_rows, nonrel_rows = f.on_rows(n), f.on_rows(f.nnonrel(rel_level))
     penalty = pl.min_horizontal(above, n_rows) / pl.min_horizontal(nonrel_rows, n_rows)
     term = pl.when(above > 0).then(1.0 - penalty).otherwise(1.0)
@@ -188,8 +188,8 @@ def bpref_formula(f: Features, rel_level: int) -> pl.Expr:
 def inferred_ap_formula(f: Features, rel_level: int) -> pl.Expr:
     """infAP over the engine's features (see :func:`inferred_ap`)."""
     rel_above = f.hits_so_far(rel_level) - 1.0
-    nonrel_above = f.cum(f.judged_nonrelevant(rel_level).cast(pl.Float64))
-    unjudged_above = f.cum((f.grade < 0).cast(pl.Float64))
+    nonrel_above = f.count_so_far(f.judged_nonrelevant(rel_level))
+    unjudged_above = f.count_so_far(f.grade < 0)
     j = f.rank - 1.0
     term = (
         pl.when(j == 0)
@@ -213,6 +213,6 @@ def num_nonrel_judged_ret_formula(f: Features, rel_level: int) -> pl.Expr:
 def judged_at_formula(f: Features, k: int | None) -> pl.Expr:
     """Judged@k: judged documents (grade >= 0) in the top k over min(k, retrieved)."""
     judged = (f.grade >= 0).cast(pl.Float64)
-    judged_top = f.sum(judged) if k is None else f.at_rank(f.cum(judged), k)
+    judged_top = f.sum_to_rank(judged, k)
     top = f.nret if k is None else pl.min_horizontal(f.nret, pl.lit(float(k)))
     return safe_div(judged_top, top)

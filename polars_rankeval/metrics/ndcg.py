@@ -95,7 +95,7 @@ def ndcg_formula(
 ) -> pl.Expr:
     """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k."""
     discounted = grade_gain(f.grade, gains, exponential=exponential) / discount(f.rank)
-    dcg_k = f.sum(discounted) if k is None else f.at_rank(f.cum(discounted), k)
+    dcg_k = f.sum_to_rank(discounted, k)
     ideal = f.ideal(gains, exponential=exponential)
     within = f.ideal_position <= k if k is not None else pl.lit(True)
     term = pl.when(within).then(f.ideal_gain / discount(f.ideal_position)).otherwise(0.0)
