@@ -102,14 +102,16 @@ class Built:
 RowFunction = Callable[[Built], pl.Series]
 
 
-def segment_sums(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """``values[start[i]:end[i]].sum()`` for every i, in one reduction (0 for an empty range).
+def segment_sums(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """``padded[start[i]:end[i]].sum()`` for every i, in one reduction (0 for an empty range).
 
-    The ranges must not overlap and must come in increasing order.
+    ``padded`` ends with one extra element (reduceat needs every bound below
+    its length); the ranges must not overlap and must come in increasing order.
 
     Examples
     --------
-    >>> segment_sums(np.array([1.0, 2.0, 4.0, 8.0]), np.array([0, 2, 3]), np.array([2, 2, 4]))
+    >>> values = np.array([1.0, 2.0, 4.0, 8.0, 0.0])  # padded
+    >>> segment_sums(values, np.array([0, 2, 3]), np.array([2, 2, 4]))
     array([3., 0., 8.])
     """
     out = np.zeros(len(start))
@@ -117,7 +119,6 @@ def segment_sums(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     if full.any():
         bounds = np.empty(2 * int(full.sum()), dtype=np.int64)
         bounds[0::2], bounds[1::2] = start[full], end[full]
-        padded = np.append(values, 0.0)  # reduceat needs every index < len
         out[full] = np.add.reduceat(padded, bounds)[0::2]
     return out
 
@@ -162,11 +163,13 @@ class Features:
         self._judgment_aggs: dict[str, pl.Expr] = {}
         self._ideals: dict[str, Ideal] = {}
         self._ideal_sums: dict[str, tuple[str, pl.Expr]] = {}
+        self._ideal_sums_to: dict[str, tuple[str, pl.Expr, float]] = {}
         self._ideal_cols: dict[str, tuple[str, pl.Expr]] = {}
         self._ranking_cols: dict[str, pl.Expr] = {}
         self._broadcasts: dict[str, str] = {}
         self._row_cols: dict[str, pl.Expr | RowFunction] = {}
         self._sums: dict[str, pl.Expr] = {}
+        self._sums_to_rank: dict[str, tuple[str, str | float]] = {}
         self._maxes: dict[str, pl.Expr] = {}
         self._late: dict[str, RowFunction] = {}
 
@@ -287,19 +290,9 @@ class Features:
         else:
             cut = float(k)
 
-        def lookup(built: Built) -> pl.Series:
-            values = built.rows[source].to_numpy()
-            limit = built.per_ranking[cut].to_numpy() if isinstance(cut, str) else cut
-            limit = np.clip(np.nan_to_num(np.floor(limit), nan=0.0), 0, _U32_LIMIT - 1)
-            rankings = np.arange(built.per_ranking.height, dtype=np.uint64)
-            target = (rankings << np.uint64(32)) | np.broadcast_to(limit, len(rankings)).astype(
-                np.uint64
-            )
-            end = np.searchsorted(built.rank_key, target, side="right")  # one past the last
-            start = built.first_row
-            return pl.Series(segment_sums(values, start, np.maximum(end, start)), dtype=pl.Float64)
-
-        return self.late(f"to|{source}|{cut}", lookup)
+        name = self._name("d", f"{source}|{cut}")
+        self._sums_to_rank.setdefault(name, (source, cut))
+        return pl.col(name)
 
     def hits(self, rel_level: int, k: float | pl.Expr | None = None) -> pl.Expr:
         """Relevant documents retrieved at rank <= k (all retrieved when k is None)."""
@@ -392,6 +385,15 @@ class Features:
         self._ideal_sums.setdefault(name, (ideal.key, term))
         return pl.col(name)
 
+    def ideal_sum_to(self, ideal: Ideal, term: pl.Expr, k: float | None) -> pl.Expr:
+        """Per ranking: the sum of ``term`` over its query's ideal positions 1 .. k (all of
+        them when k is None): IDCG@k, for any k, from one segment reduction."""
+        if k is None or k >= _U32_LIMIT:
+            return self.ideal_sum(ideal, term)
+        name = self._name("i", f"{ideal.key}|{term}|{k}")
+        self._ideal_sums_to.setdefault(name, (ideal.key, term, float(k)))
+        return pl.col(name)
+
     def ideal_column(self, ideal: Ideal, expr: pl.Expr) -> pl.Expr:
         """A column of the ideal table (one row per ideal position of each query), computed
         once; ``expr`` may use ``.over(FACT)`` for a query's positions."""
@@ -441,6 +443,26 @@ class Features:
             built.per_ranking = built.per_ranking.with_columns(fn(built).alias(name))
         return built.per_ranking.select(**values)
 
+    def _sums_down_to(self, built: Built) -> list[pl.Series]:
+        """Every :meth:`sum_to_rank`: each ranking's rows from its first to its last of
+        rank <= k, summed by one segment reduction per (term, cutoff)."""
+        rankings = np.arange(built.per_ranking.height, dtype=np.uint64) << np.uint64(32)
+        ends: dict[str | float, np.ndarray] = {}
+        padded: dict[str, np.ndarray] = {}
+        out = []
+        for name, (source, cut) in self._sums_to_rank.items():
+            if cut not in ends:
+                limit = built.per_ranking[cut].to_numpy() if isinstance(cut, str) else cut
+                limit = np.clip(np.nan_to_num(np.floor(limit), nan=0.0), 0, _U32_LIMIT - 1)
+                target = rankings | np.broadcast_to(limit, len(rankings)).astype(np.uint64)
+                end = np.searchsorted(built.rank_key, target, side="right")
+                ends[cut] = np.maximum(end, built.first_row)
+            if source not in padded:
+                padded[source] = np.append(built.rows[source].to_numpy(), 0.0)
+            sums = segment_sums(padded[source], built.first_row, ends[cut])
+            out.append(pl.Series(name, sums, dtype=pl.Float64))
+        return out
+
     def _ideal_tables(self, judgments: pl.DataFrame) -> dict[str, pl.DataFrame]:
         """Per gain function: each query's positive gains sorted descending, with positions."""
         tables = {}
@@ -476,7 +498,13 @@ class Features:
             sums = {n: e for n, (k, e) in self._ideal_sums.items() if k == key}
             per_fact |= _weighted_counts(table, sums, n_facts)
             counts = np.bincount(table[FACT].to_numpy(), minlength=n_facts)
-            per_fact[self._start_name(self._ideals[key])] = np.cumsum(counts) - counts
+            starts = np.cumsum(counts) - counts
+            per_fact[self._start_name(self._ideals[key])] = starts
+            for n, (of, term, k) in self._ideal_sums_to.items():
+                if of == key:
+                    values = np.append(table.select(term.cast(pl.Float64)).to_series(), 0.0)
+                    ends = starts + np.minimum(counts, int(k))
+                    per_fact[n] = segment_sums(values, starts, ends)
         facts = rankings[FACT]
         at = facts.fill_null(0).to_numpy()
         known = facts.is_not_null().to_numpy() & (at < n_facts)
@@ -515,7 +543,10 @@ class Features:
         return rows.with_columns(**batch) if batch else rows
 
     def _reduce_rows(self, built: Built) -> pl.DataFrame:
-        """Per ranking: every requested sum (0 when no row) and maximum (null when none)."""
+        """Per ranking: every requested sum (0 when no row), maximum (null when none) and
+        sum down to a rank (one binary search per distinct cutoff)."""
+        if self._sums_to_rank:
+            built.per_ranking = built.per_ranking.hstack(self._sums_down_to(built))
         if not self._sums and not self._maxes:
             return built.per_ranking
         terms = built.rows.select(

@@ -97,6 +97,5 @@ def ndcg_formula(
     discounted = grade_gain(f.grade, gains, exponential=exponential) / discount(f.rank)
     dcg_k = f.sum_to_rank(discounted, k)
     ideal = f.ideal(gains, exponential=exponential)
-    within = f.ideal_position <= k if k is not None else pl.lit(True)
-    term = pl.when(within).then(f.ideal_gain / discount(f.ideal_position)).otherwise(0.0)
-    return safe_div(dcg_k, f.ideal_sum(ideal, term))
+    ideal_dcg = f.ideal_sum_to(ideal, f.ideal_gain / discount(f.ideal_position), k)
+    return safe_div(dcg_k, ideal_dcg)
