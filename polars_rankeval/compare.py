@@ -12,8 +12,9 @@ over queries as trec_eval's ``all`` line does (:func:`measure_kind`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
 from typing import Any, Literal, TypeAlias
 
@@ -22,7 +23,7 @@ import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing
 from polars_rankeval.measures import aggregate_kind, parse
-from polars_rankeval.options import check_choice
+from polars_rankeval.options import check_choice, segment_columns
 from polars_rankeval.stats import (
     Aggregate,
     Alternative,
@@ -105,6 +106,36 @@ UNIT_RANGE = frozenset(
 )
 """Measure families whose per-query values lie in [0, 1] by definition (nDCG with
 non-negative gains). Others (infAP, G, binG, Utility, unknown columns) are not clipped."""
+
+
+def per_segment(
+    per_query: FrameT,
+    by: str | Sequence[str],
+    call: Callable[[pl.DataFrame], pl.DataFrame],
+    *,
+    taken: Sequence[str | None],
+) -> pl.DataFrame:
+    """``call`` on each segment of ``per_query`` (its rows with one value of the ``by``
+    columns), the segment's columns put first; segments sorted.
+
+    Each segment is a separate experiment: its comparisons form their own family
+    for the corrections.
+    """
+    frame = per_query.lazy().collect() if isinstance(per_query, pl.LazyFrame) else per_query
+    segments = list(segment_columns(by, frame.schema, taken=list(taken)))
+    parts = []
+    for key, part in sorted(
+        frame.partition_by(segments, as_dict=True, include_key=False).items(),
+        key=lambda item: tuple((v is None, v) for v in item[0]),
+    ):
+        values = [
+            pl.lit(v, dtype=frame.schema[c]).alias(c) for c, v in zip(segments, key, strict=True)
+        ]
+        parts.append(call(part).select(*values, pl.all()))
+    if not parts:
+        msg = "per_query has no rows: there is no segment to compare."
+        raise ValueError(msg)
+    return pl.concat(parts)
 
 
 def measure_kind(name: str, aggregate: AggregateMode = "trec") -> Aggregate:
@@ -492,6 +523,7 @@ def compare(
     query: str = "query",
     missing: Missing = "error",
     test_options: Mapping[str, Any] | None = None,
+    by: str | Sequence[str] | None = None,
 ) -> pl.DataFrame:
     r"""Significance tests between systems, for every measure at once.
 
@@ -629,6 +661,14 @@ def compare(
     info = _check_compare_options(test, correction, alpha, family, alternative)
     check_resamples(n_resamples)
     measure_kind("", aggregate)  # checks the option before the data are read
+    if by is not None:
+        call = partial(
+            compare, measures=measures, baseline=baseline, test=test, correction=correction,
+            alpha=alpha, alternative=alternative, n_resamples=n_resamples, seed=seed,
+            family=family, aggregate=aggregate, system=system, query=query, missing=missing,
+            test_options=test_options,
+        )  # fmt: skip
+        return per_segment(per_query, by, call, taken=[system, query])
     aligned = align(per_query, measures, system=system, query=query, missing=missing)
     pairs = _pairs(aligned.systems, baseline)
     if not pairs:
@@ -692,6 +732,7 @@ def summarize(
     clip: bool = True,
     system: str | None = "system",
     query: str = "query",
+    by: str | Sequence[str] | None = None,
 ) -> pl.DataFrame:
     r"""Score, spread and confidence interval per system and measure.
 
@@ -732,6 +773,10 @@ def summarize(
         column says where an end was moved. False: the interval as computed.
     system, query
         Column names.
+    by
+        Segment columns (a day, a country) or per-query attributes joined to
+        ``per_query`` (a query category): one summary per segment, its columns
+        first.
 
     Returns
     -------
@@ -768,6 +813,13 @@ def summarize(
     check_level(level)
     check_interval(interval)
     measure_kind("", aggregate)
+    if by is not None:
+        call = partial(
+            summarize, measures=measures, interval=interval, level=level,
+            n_resamples=n_resamples, seed=seed, aggregate=aggregate, clip=clip, system=system,
+            query=query,
+        )  # fmt: skip
+        return per_segment(per_query, by, call, taken=[system, query])
     frame = per_query.lazy().collect() if isinstance(per_query, pl.LazyFrame) else per_query
     system = system if system is not None and system in frame.columns else None
     keys = [system] if system else []

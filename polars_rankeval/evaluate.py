@@ -8,7 +8,7 @@ aggregate, for every input.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -21,7 +21,7 @@ from polars_rankeval.engine.scope import scope
 from polars_rankeval.engine.select import judged_from_table
 from polars_rankeval.engine.shape import FACT, HAS_RUN
 from polars_rankeval.measures import Context, Measure, parse_measures
-from polars_rankeval.options import Options, check_int, run_options
+from polars_rankeval.options import Options, check_int, run_options, segment_columns
 from polars_rankeval.validation import (
     check_columns,
     check_frames,
@@ -100,6 +100,7 @@ def evaluate(
     score: str = "score",
     relevance: str = "relevance",
     system: str | None = "system",
+    by: str | Sequence[str] | None = None,
     rank: str = "rank",
     rel_level: int = 1,
     order: Order = "score",
@@ -137,6 +138,12 @@ def evaluate(
     query, doc, score, relevance, system, rank
         Column names. ``system`` is used when the run has that column: every
         system is scored in the same plan and the result keeps the column.
+    by
+        Segment columns of the run (a day, a country, an experiment arm, ...):
+        each (segment, system, query) is a ranking of its own, and the result
+        keeps the columns. Under ``missing="zero"`` a qrels query is scored as
+        an empty ranking only in the segments where the run has it (see
+        :mod:`polars_rankeval.engine.scope`).
     rel_level
         Minimum grade that counts as relevant (trec_eval ``-l``).
     order
@@ -209,6 +216,7 @@ def evaluate(
         relevance=relevance,
         rank=rank,
         system=system,
+        by=by,
         rel_level=rel_level,
         order=order,
         depth=depth,
@@ -257,7 +265,11 @@ def finish(
     if per_query:
         return scores
     return mean_scores(
-        scores, [str(x) for x in measures], system=options.system, query=options.query
+        scores,
+        [str(x) for x in measures],
+        system=options.system,
+        query=options.query,
+        by=options.by,
     )
 
 
@@ -277,8 +289,8 @@ def output_schema(
     values = {str(m): pl.Float64 for m in measures}
     if per_query:
         return pl.Schema(keys | values)
-    system = {options.system: keys[options.system]} if options.system else {}
-    return pl.Schema(system | {"n_queries": pl.UInt32} | values)
+    groups = {k: keys[k] for k in options.keys if k != options.query}
+    return pl.Schema(groups | {"n_queries": pl.UInt32} | values)
 
 
 def evaluate_judged(
@@ -289,6 +301,7 @@ def evaluate_judged(
     rank: str = "rank",
     relevance: str = "relevance",
     system: str | None = "system",
+    by: str | Sequence[str] | None = None,
     n_rel: str | None = None,
     rel_level: int = 1,
     validate: bool = True,
@@ -314,6 +327,9 @@ def evaluate_judged(
         Measure names in any dialect, or :class:`Measure` objects.
     query, rank, relevance, system, n_rel
         Column names; ``system`` is used when present.
+    by
+        Segment columns (a day, a country, ...): each (segment, system, query)
+        is a ranking of its own; the result keeps the columns.
     rel_level
         Minimum grade that counts as relevant.
     validate
@@ -346,7 +362,8 @@ def evaluate_judged(
     check_int("rel_level", rel_level, minimum=0)
     schema = judged.lazy().collect_schema()
     system = system if system is not None and system in schema else None
-    keys = run_keys(query, system)
+    segments = segment_columns(by, schema, taken=[query, rank, relevance, system, n_rel])
+    keys = [*segments, *run_keys(query, system)]
     required = {"query": query, "rank": rank, "relevance": relevance}
     check_columns(schema, required | ({"n_rel": n_rel} if n_rel else {}), "judged")
     check_grade_dtype(schema, relevance, table="judged")
@@ -375,6 +392,7 @@ def coverage(
     *,
     query: str = "query",
     system: str | None = "system",
+    by: str | Sequence[str] | None = None,
     missing: Missing = "drop",
 ) -> pl.DataFrame:
     """Which queries :func:`evaluate` scores, and why the others are left out.
@@ -382,11 +400,14 @@ def coverage(
     Returns
     -------
     pl.DataFrame
-        ``[system], query, status`` with status ``"scored"``, ``"no_qrels"`` (a run
-        query with no qrels row: never scored, as in trec_eval), ``"not_in_run"``
-        (a qrels query the system did not retrieve for: scored as an empty ranking
-        only with ``missing="zero"``) or ``"scored_empty"`` (such a query under
-        ``missing="zero"``). Query ids are compared as strings.
+        ``[*by], [system], query, status`` with status ``"scored"``,
+        ``"no_qrels"`` (a run query with no qrels row: never scored, as in
+        trec_eval), ``"not_in_run"`` (a qrels query the system did not retrieve
+        for: scored as an empty ranking only with ``missing="zero"``) or
+        ``"scored_empty"`` (such a query under ``missing="zero"``). With
+        ``by``, a qrels query the run has in no segment is listed once as
+        ``"not_in_run"`` with null segment (and system) columns: it belongs to
+        no segment. Query ids are compared as strings.
 
     Examples
     --------
@@ -406,14 +427,17 @@ def coverage(
     └───────┴────────────┘
     """
     check_frames(run=run, qrels=qrels)
-    names = run.lazy().collect_schema().names()
-    system = system if system in names else None
-    keys = run_keys(query, system)
+    schema = run.lazy().collect_schema()
+    system = system if system in schema else None
+    segments = segment_columns(by, schema, taken=[query, system])
+    keys = [*segments, *run_keys(query, system)]
     run_rankings = run.lazy().select(keys).unique(maintain_order=True).collect()
     run_rankings = run_rankings.with_columns(pl.col(query).cast(pl.String))
     facts = qrels.lazy().select(pl.col(query).cast(pl.String)).unique(maintain_order=True).collect()
     facts = facts.with_row_index(FACT)
-    decided = scope(run_rankings, facts, query=query, system=system, missing=missing, absent=True)
+    decided = scope(
+        run_rankings, facts, query=query, system=system, missing=missing, by=segments, absent=True
+    )
     flags = decided.flags
     status = (
         pl.when(~flags[HAS_RUN])
@@ -422,7 +446,13 @@ def coverage(
         .then(pl.lit("no_qrels"))
         .otherwise(pl.lit("scored"))
     )
-    return decided.keys.with_columns(flags.select(status.alias("status"))).sort(keys)
+    listed = decided.keys.with_columns(flags.select(status.alias("status")))
+    if segments:  # qrels queries in no segment: they belong nowhere
+        nowhere = facts.join(run_rankings, on=query, how="anti").select(query)
+        listed = pl.concat(
+            [listed, nowhere.with_columns(status=pl.lit("not_in_run"))], how="diagonal_relaxed"
+        ).select(listed.columns)
+    return listed.sort(keys, nulls_last=True)
 
 
 def mean_scores(
@@ -431,9 +461,10 @@ def mean_scores(
     *,
     system: str | None = "system",
     query: str = "query",
+    by: str | Sequence[str] | None = None,
     aggregate: str = "trec",
 ) -> FrameT:
-    r"""Each measure over queries (per system): the trec_eval ``all`` line.
+    r"""Each measure over queries (per system and segment): the trec_eval ``all`` line.
 
     With ``aggregate="trec"`` (default) each measure is combined as trec_eval
     does: the arithmetic mean of the per-query values, except the geometric
@@ -450,7 +481,12 @@ def mean_scores(
     per_query
         Output of :func:`evaluate`.
     measures
-        Columns to average; default all but ``system`` and ``query``.
+        Columns to average; default all but ``system``, ``query`` and ``by``.
+    by
+        Columns to group by besides ``system``: segments of the per-query frame
+        (a day, a country), or per-query attributes joined to it (a query
+        category, a user cohort), e.g.
+        ``mean_scores(per_query.join(categories, on="query"), by="category")``.
     aggregate
         ``"trec"`` or ``"mean"``, as above.
 
@@ -476,10 +512,13 @@ def mean_scores(
     if aggregate not in ("trec", "mean"):
         msg = f"aggregate must be 'trec' or 'mean'. Got {aggregate!r} instead."
         raise ValueError(msg)
-    names = per_query.lazy().collect_schema().names()
-    system = system if system in names else None
+    schema = per_query.lazy().collect_schema()
+    system = system if system in schema else None
+    groups = [*segment_columns(by, schema, taken=[query, system]), *([system] if system else [])]
     cols = (
-        list(measures) if measures is not None else [c for c in names if c not in (system, query)]
+        list(measures)
+        if measures is not None
+        else [c for c in schema.names() if c not in (*groups, query)]
     )
 
     def combine(c: str) -> pl.Expr:
@@ -489,6 +528,6 @@ def mean_scores(
         return pl.col(c).sum().cast(pl.Float64) if kind == "sum" else pl.col(c).mean()
 
     aggs = [pl.len().alias("n_queries"), *(combine(c) for c in cols)]
-    if system is None:
+    if not groups:
         return per_query.select(aggs)
-    return per_query.group_by(system).agg(aggs).sort(system)
+    return per_query.group_by(groups).agg(aggs).sort(groups)

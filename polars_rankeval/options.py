@@ -7,6 +7,7 @@ value, a missing column or a dtype that cannot work, before any data is read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -68,6 +69,9 @@ class Options:
     rank: str = "rank"
     system: str | None = None
     """The run's system column when it has one (resolved against its schema)."""
+    by: tuple[str, ...] = ()
+    """Segment columns of the run (day, country, ...): with the system and the query,
+    they identify a ranking."""
     rel_level: int = 1
     order: Order = "score"
     depth: int | None = None
@@ -77,8 +81,8 @@ class Options:
 
     @property
     def keys(self) -> list[str]:
-        """The columns that identify a ranking: ``[system], query``."""
-        return [self.query] if self.system is None else [self.system, self.query]
+        """The columns that identify a ranking: ``[*by], [system], query``."""
+        return [*self.by, *([self.system] if self.system else []), self.query]
 
     @property
     def value(self) -> str | None:
@@ -116,6 +120,7 @@ def run_options(
     relevance: str = "relevance",
     rank: str = "rank",
     system: str | None = "system",
+    by: str | Sequence[str] | None = None,
     rel_level: int = 1,
     order: Order = "score",
     depth: int | None = None,
@@ -125,7 +130,8 @@ def run_options(
 ) -> Options:
     """Check the options and the schemas; the :class:`Options` to score with.
 
-    ``system`` is kept only when the run has that column.
+    ``system`` is kept only when the run has that column; ``by`` columns must
+    be in the run.
     """
     check_choice("order", order, Order)
     check_choice("missing", missing, Missing)
@@ -134,6 +140,7 @@ def run_options(
     check_int("rel_level", rel_level, minimum=0)
     check_int("depth", depth, minimum=0, allow_none=True)
     system = system if system is not None and system in run_schema else None
+    segments = segment_columns(by, run_schema, taken=[query, doc, score, rank, system])
     needed = {"query": query, "doc": doc}
     needed |= {"score": {"score": score}, "rank": {"rank": rank}, "presorted": {}}[order]
     check_columns(run_schema, needed, "run")
@@ -151,6 +158,7 @@ def run_options(
         relevance,
         rank,
         system,
+        segments,
         rel_level,
         order,
         depth,
@@ -158,6 +166,41 @@ def run_options(
         duplicates,
         conventions,
     )
+
+
+def segment_columns(
+    by: str | Sequence[str] | None, schema: pl.Schema, *, taken: Sequence[str | None]
+) -> tuple[str, ...]:
+    """The ``by`` columns as a tuple, checked against the run's schema.
+
+    Examples
+    --------
+    >>> segment_columns("day", pl.Schema({"day": pl.Date, "query": pl.String}), taken=["query"])
+    ('day',)
+    >>> segment_columns(["query"], pl.Schema({"query": pl.String}), taken=["query"])
+    Traceback (most recent call last):
+    ...
+    ValueError: by cannot name 'query': it already has a role (query, doc, score, rank or system).
+    """
+    if by is None:
+        return ()
+    columns = (by,) if isinstance(by, str) else tuple(by)
+    for name in columns:
+        if not isinstance(name, str):
+            msg = f"by must be a column name or a list of them. Got {by!r} instead."
+            raise TypeError(msg)
+        if name in taken:
+            msg = (
+                f"by cannot name {name!r}: it already has a role "
+                f"(query, doc, score, rank or system)."
+            )
+            raise ValueError(msg)
+    for name in columns:
+        check_columns(schema, {"by": name}, "run")
+    if len(set(columns)) != len(columns):
+        msg = f"by names a column twice: {list(columns)}."
+        raise ValueError(msg)
+    return columns
 
 
 def check_rank_dtype(schema: pl.Schema, rank: str) -> None:

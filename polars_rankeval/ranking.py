@@ -26,7 +26,6 @@ from polars_rankeval.engine.pipeline import align_ids, check_values
 from polars_rankeval.engine.rank import Groups, gather_rows
 from polars_rankeval.engine.select import (
     JUDGMENT,
-    RunColumns,
     match_and_rank,
     rank_order_of,
     ranking_scope,
@@ -108,9 +107,8 @@ def rank_run(
 
     def ranked(frame: pl.DataFrame) -> pl.DataFrame:
         rows = frame.select(*keys, doc, *([value] if value else []))
-        columns = RunColumns(keys, query, doc, value, "", system)
         groups = Groups.of(rows, keys)
-        order_ = rank_order_of(rows, columns, groups, order, options.single_precision)
+        order_ = rank_order_of(rows, options, groups, order, options.single_precision)
         all_rows = np.arange(rows.height)
         ranks = order_.ranks(all_rows)
         by_rank = np.lexsort((ranks, groups.ids))
@@ -239,13 +237,10 @@ def judged_table(
         qrels.select(options.qrels_columns),
         [options.query, options.doc],
     )
-    columns = RunColumns(
-        options.keys, options.query, options.doc, options.value, options.relevance, options.system
-    )
     matched = match_and_rank(
         run,
         qrels,
-        columns,
+        options,
         order=options.order,
         duplicates=options.duplicates,
         check=check_duplicates,
@@ -267,7 +262,7 @@ def judged_table(
     found = pl.DataFrame(
         {RANKING: retrieved[RANKING], JUDGMENT: pl.Series(grade_row[kept], dtype=pl.Int64)}
     ).filter(pl.col(JUDGMENT) >= 0)
-    decided, judgments = ranking_scope(matched, qrels, columns, options.missing, None)
+    decided, judgments = ranking_scope(matched, qrels, options, options.missing, None)
     wanted = decided.flags.filter(pl.col(HAS_RUN) | pl.col(SCORED)).select(RANKING, FACT)
     unretrieved = (
         wanted.join(judgments.select(FACT, JUDGMENT), on=FACT)

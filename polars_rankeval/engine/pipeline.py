@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_rankeval.engine.features import Features
-from polars_rankeval.engine.select import RunColumns, judged_from_run
+from polars_rankeval.engine.select import judged_from_run
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
 from polars_rankeval.measures import Context, Measure
 from polars_rankeval.options import Options
@@ -72,13 +72,10 @@ def judged_piece(
         qrels.select(options.qrels_columns),
         [options.query, options.doc],
     )
-    columns = RunColumns(
-        options.keys, options.query, options.doc, options.value, options.relevance, options.system
-    )
     return judged_from_run(
         run,
         qrels,
-        columns,
+        options,
         order=options.order,
         depth=options.depth,
         missing=options.missing,

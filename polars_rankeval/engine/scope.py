@@ -1,14 +1,20 @@
 """Scope: which rankings are scored, decided in one place.
 
-A ranking is one (system, query) of the run. It is scored when its query has
-at least one qrels row (any grade), as in trec_eval; a run query without
+A ranking is one (segment, system, query) of the run, the segment being the
+values of the ``by`` columns (none by default). It is scored when its query
+has at least one qrels row (any grade), as in trec_eval; a run query without
 qrels is left out and reported. Under ``missing="zero"`` (trec_eval ``-c``)
 every system also gets an empty ranking, scored, for each qrels query it did
-not retrieve for. :func:`polars_rankeval.coverage` reports the same decision.
+not retrieve for, in each segment the query belongs to. Without segments a
+qrels query belongs everywhere (trec_eval's rule); with segments, it belongs
+to the segments where the run has it, for some system (a query a user never
+issued on a day is not scored as a failure that day).
+:func:`polars_rankeval.coverage` reports the same decision.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -34,6 +40,7 @@ def scope(
     query: str,
     system: str | None,
     missing: Missing,
+    by: Sequence[str] = (),
     systems: pl.Series | None = None,
     absent: bool | None = None,
 ) -> Scope:
@@ -42,11 +49,13 @@ def scope(
     Parameters
     ----------
     run_keys
-        One row per ranking of the run: ``[system], query``.
+        One row per ranking of the run: ``[*by], [system], query``.
     facts
         One row per qrels query: ``query, FACT`` (the id of its judgments).
     query, system
         Column names (``system`` None for a one-system run).
+    by
+        The segment columns (see the module docstring).
     missing
         ``"zero"`` adds a scored empty ranking for every (system, qrels query)
         the run lacks; otherwise such rankings are not scored.
@@ -72,7 +81,7 @@ def scope(
     )
     keys = run_keys
     if absent if absent is not None else missing == "zero":
-        extra = _absent(run_keys, facts, query, system, systems)
+        extra = _absent(run_keys, facts, query, system, by, systems)
         keys = pl.concat([run_keys, extra.drop(FACT)], how="vertical_relaxed")
         added = pl.DataFrame(
             {FACT: extra[FACT], SCORED: missing == "zero", HAS_RUN: False},
@@ -88,11 +97,21 @@ def _absent(
     facts: pl.DataFrame,
     query: str,
     system: str | None,
+    by: Sequence[str],
     systems: pl.Series | None,
 ) -> pl.DataFrame:
-    """``[system], query, FACT`` of every (system, qrels query) the run has no ranking for."""
-    if system is None:
-        return facts.join(run_keys, on=query, how="anti", maintain_order="left")
-    every = systems if systems is not None else run_keys[system].unique(maintain_order=True)
-    wanted = every.to_frame(system).join(facts, how="cross")
-    return wanted.join(run_keys, on=[system, query], how="anti", maintain_order="left")
+    """``[*by], [system], query, FACT`` of every ranking the run lacks, where its query belongs."""
+    columns = [*run_keys.columns, FACT]
+    if not by:
+        if system is None:
+            return facts.join(run_keys, on=query, how="anti", maintain_order="left")
+        every = systems if systems is not None else run_keys[system].unique(maintain_order=True)
+        wanted = every.to_frame(system).join(facts, how="cross")
+    else:
+        present = run_keys.select(*by, query).unique(maintain_order=True)
+        wanted = present.join(facts, on=query)
+        if system is not None:
+            every = systems if systems is not None else run_keys[system].unique(maintain_order=True)
+            wanted = wanted.join(every.to_frame(system), how="cross")
+    keys = [c for c in run_keys.columns]
+    return wanted.join(run_keys, on=keys, how="anti", maintain_order="left").select(columns)

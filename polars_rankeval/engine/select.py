@@ -41,26 +41,13 @@ from polars_rankeval.engine.shape import (
     SCORED,
     Judged,
 )
+from polars_rankeval.options import Options
 from polars_rankeval.validation import key_hash
 
 _MIX = np.uint64(0x9E37_79B9_7F4A_7C15)  # odd: ranking ids spread over the hash space
 _ROW = "__rk_row"
 JUDGMENT = "__rk_judgment"
 """The qrels row of a judgment (UInt32), in the judgments of :func:`ranking_scope`."""
-
-
-@dataclass(frozen=True)
-class RunColumns:
-    """Which columns of a run and its qrels hold what."""
-
-    keys: list[str]
-    """The columns that identify a ranking: ``[system], query``."""
-    query: str
-    doc: str
-    value: str | None
-    """The column that orders a ranking (score or rank); None for ``order="presorted"``."""
-    relevance: str
-    system: str | None
 
 
 @dataclass(frozen=True)
@@ -80,7 +67,7 @@ class Matched:
 def match_and_rank(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
-    columns: RunColumns,
+    columns: Options,
     *,
     order: Order,
     duplicates: str,
@@ -114,7 +101,7 @@ def match_and_rank(
 def judged_from_run(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
-    columns: RunColumns,
+    columns: Options,
     *,
     order: Order,
     depth: int | None,
@@ -159,7 +146,7 @@ def judged_from_run(
 def ranking_scope(
     matched: Matched,
     qrels: pl.DataFrame,
-    columns: RunColumns,
+    columns: Options,
     missing: Missing,
     systems: pl.Series | None,
     *,
@@ -174,6 +161,7 @@ def ranking_scope(
         query=columns.query,
         system=columns.system,
         missing=missing,
+        by=columns.by,
         systems=systems,
         absent=absent,
     )
@@ -181,7 +169,7 @@ def ranking_scope(
 
 
 def rank_order_of(
-    run: pl.DataFrame, columns: RunColumns, groups: Groups, order: Order, single_precision: bool
+    run: pl.DataFrame, columns: Options, groups: Groups, order: Order, single_precision: bool
 ) -> RankOrder:
     """Every row's place: by value (score or rank) then doc id, or the row order as given."""
     if order == "presorted" or columns.value is None:
@@ -258,7 +246,7 @@ def _duplicated(pair_hash: pl.Series, groups: Groups) -> bool:
     return mixed.n_unique() != mixed.len()
 
 
-def _keep_best(run: pl.DataFrame, columns: RunColumns, order: Order) -> pl.DataFrame:
+def _keep_best(run: pl.DataFrame, columns: Options, order: Order) -> pl.DataFrame:
     """The run with only the best row of each duplicated (ranking, doc).
 
     Best: the highest score (``order="score"``), the lowest rank
