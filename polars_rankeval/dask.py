@@ -113,7 +113,7 @@ class Table:
     """Row count when known before reading (frame height, Parquet metadata)."""
 
 
-def _as_table(source: Source, name: pieces.Table) -> Table:
+def _as_table(source: Source, name: pieces.Table, map_tasks: int) -> Table:
     """A frame passes through; a path, glob, directory or list becomes Parquet chunks."""
     if isinstance(source, pl.DataFrame):
         return Table(name, source.schema, frame=source, rows=source.height)
@@ -136,7 +136,7 @@ def _as_table(source: Source, name: pieces.Table) -> Table:
     schema = pl.scan_parquet(
         first[0], hive_partitioning=bool(first[1]), hive_schema=first[1]
     ).collect_schema()
-    return Table(name, schema, chunks=_chunks(files, counts), rows=sum(counts))
+    return Table(name, schema, chunks=_chunks(files, counts, map_tasks), rows=sum(counts))
 
 
 def _parquet_files(entry: str) -> list[tuple[str, dict[str, pl.DataType] | None]]:
@@ -178,11 +178,19 @@ def _is_data_file(path: str) -> bool:
 
 
 def _chunks(
-    files: list[tuple[str, dict[str, pl.DataType] | None]], counts: list[int]
+    files: list[tuple[str, dict[str, pl.DataType] | None]], counts: list[int], tasks: int
 ) -> list[Chunk]:
-    """One chunk per file; a file with many more rows than the average is cut into slices
-    of about the average, so a single large file is still read by several tasks."""
-    slice_rows = max(MIN_MAP_ROWS, math.ceil(sum(counts) / max(1, len(files))))
+    """One chunk per file; a file larger than twice a ``tasks``-th of the input (and than
+    :data:`MIN_MAP_ROWS`) is cut into row slices, so one large file is read by several tasks.
+
+    Examples
+    --------
+    >>> chunks = _chunks([("a", None), ("b", None)], [5, 3 * MIN_MAP_ROWS], tasks=4)
+    >>> [(c.source, c.first_row, c.offset, c.length) for c in chunks]
+    [('a', 0, 0, None), ('b', 5, 0, 1048576), ('b', 1048581, 1048576, 1048576),
+     ('b', 2097157, 2097152, 1048576)]
+    """
+    slice_rows = max(MIN_MAP_ROWS, math.ceil(sum(counts) / tasks))
     chunks, first_row = [], 0
     for (path, hive), n in zip(files, counts, strict=True):
         if n <= 2 * slice_rows:
@@ -280,8 +288,12 @@ def _split(table: Table, job: pieces.Job, n_buckets: int, client: Client | None)
     return client.scatter(parts, hash=False) if client is not None else parts
 
 
-def _default_buckets(run: Table, client: Client | None) -> int:
-    threads = sum(client.nthreads().values()) if client is not None else os.cpu_count() or 1
+def _threads(client: Client | None) -> int:
+    """Worker threads of the cluster (this machine's cores for the local scheduler)."""
+    return sum(client.nthreads().values()) if client is not None else os.cpu_count() or 1
+
+
+def _default_buckets(run: Table, threads: int) -> int:
     if run.rows is None:
         return LAZY_BUCKETS_PER_THREAD * threads
     return max(threads, math.ceil(run.rows / PIECE_ROWS))
@@ -392,11 +404,12 @@ def evaluate(
     ...              client=client)  # doctest: +SKIP
     """
     _import_dask()
-    run_in, qrels_in = _as_table(run, "run"), _as_table(qrels, "qrels")
+    client = _current_client(client)
+    threads = _threads(client)
+    run_in, qrels_in = _as_table(run, "run", 2 * threads), _as_table(qrels, "qrels", 2 * threads)
     tables = (run_in, qrels_in)
     job = pieces.prepare(run_in.schema, qrels_in.schema, measures, evaluate_options)
-    client = _current_client(client)
-    n = npartitions if npartitions is not None else _default_buckets(run_in, client)
+    n = npartitions if npartitions is not None else _default_buckets(run_in, threads)
     pieces.check_buckets("npartitions", n)
     split = {t.name: _split(t, job, n, client) for t in tables if t.frame is not None}
     token = uuid.uuid4().hex[:8]

@@ -267,8 +267,9 @@ class Scored:
     scores: pl.DataFrame | None
     """``[system], query`` and one Float64 column per measure (None when ``absent``
     is not empty under ``missing="error"``: the evaluation fails, nothing is scored)."""
-    no_qrels: pl.Series
-    """Query ids (as strings) of the piece's run rankings with no qrels: not scored."""
+    no_qrels: pl.DataFrame
+    """``[system], query`` (query ids as strings) of the piece's run rankings with no
+    qrels: not scored."""
     absent: pl.Series
     """Under ``missing="error"``: the piece's qrels queries (as strings) absent from
     the run. A piece holds all rows of its queries, so they are absent from the whole run."""
@@ -290,7 +291,7 @@ def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
     >>> qrels = pl.DataFrame({"query": ["a", "c"], "doc": ["y", "w"], "relevance": [1, 1]})
     >>> job = prepare(run.schema, qrels.schema, ["RR"], {})
     >>> piece = score(run, qrels, job)
-    >>> piece.scores.to_dicts(), piece.no_qrels.to_list(), piece.run_rows
+    >>> piece.scores.to_dicts(), piece.no_qrels["query"].to_list(), piece.run_rows
     ([{'query': 'a', 'RR': 0.5}], ['b'], 3)
     """
     o = job.options
@@ -298,12 +299,17 @@ def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
     if o.missing == "error":
         absent = absent_queries(run[o.query], qrels[o.query])
         if absent.len():
-            return Scored(None, absent.clear(), absent, run.height, qrels.height)
+            none = _string_keys(run.select(o.keys).clear(), o.query)
+            return Scored(None, none, absent, run.height, qrels.height)
     piece = score_piece(
         run, qrels, job.parsed, o, check_duplicates=job.validate, systems=job.systems
     )
-    no_qrels = piece.no_qrels[o.query].cast(pl.String)
+    no_qrels = _string_keys(piece.no_qrels, o.query)
     return Scored(piece.scores, no_qrels, absent, piece.run_rows, piece.qrels_rows)
+
+
+def _string_keys(keys: pl.DataFrame, query: str) -> pl.DataFrame:
+    return keys.with_columns(pl.col(query).cast(pl.String))
 
 
 def combine(pieces: Sequence[Scored], job: Job, *, run_rows: int, qrels_rows: int) -> pl.DataFrame:
@@ -312,7 +318,8 @@ def combine(pieces: Sequence[Scored], job: Job, *, run_rows: int, qrels_rows: in
     Checks that the pieces hold ``run_rows`` and ``qrels_rows`` rows (the
     inputs' counts) and score each ranking once; raises under
     ``missing="error"`` naming every absent query; warns once about the run
-    queries with no qrels; sorts; with ``per_query=False``, combines as
+    queries with no qrels (named in sorted order, whatever the number of
+    pieces); sorts; with ``per_query=False``, combines as
     :func:`polars_rankeval.mean_scores`.
 
     Examples
@@ -338,14 +345,17 @@ def combine(pieces: Sequence[Scored], job: Job, *, run_rows: int, qrels_rows: in
     if absent:
         raise_absent_queries(pl.concat(absent).sort())
     scores = pl.concat([p.scores for p in pieces if p.scores is not None], how="vertical_relaxed")
-    no_qrels = pl.concat([p.no_qrels for p in pieces])
-    if scores.select(o.keys).is_duplicated().any():
+    no_qrels = pl.concat([p.no_qrels for p in pieces], how="vertical_relaxed").sort(o.keys)
+    seen = pl.concat(
+        [_string_keys(scores.select(o.keys), o.query), no_qrels], how="vertical_relaxed"
+    )
+    if seen.is_duplicated().any():
         msg = (
-            "A ranking was scored in two pieces: the workers did not agree on the query "
-            "buckets (are they running the same Polars version as the client?)."
+            "A ranking is in two pieces: its rows were not all cut into the same bucket "
+            "(do all workers run the same Polars version as the client?)."
         )
         raise RuntimeError(msg)
-    warn_unscored_queries(no_qrels)
+    warn_unscored_queries(no_qrels[o.query])
     return finish(scores, job.parsed, o, per_query=job.per_query)
 
 
@@ -354,7 +364,7 @@ def check_counts(pieces: Sequence[Scored], run_rows: int, qrels_rows: int) -> No
 
     Examples
     --------
-    >>> piece = Scored(None, pl.Series([], dtype=pl.String), pl.Series([], dtype=pl.String),
+    >>> piece = Scored(None, pl.DataFrame(), pl.Series([], dtype=pl.String),
     ...                run_rows=3, qrels_rows=2)
     >>> check_counts([piece], 3, 2)
     >>> check_counts([piece, piece], 3, 2)
