@@ -5,11 +5,12 @@ so the evaluation is split by a hash of the query id
 (:mod:`polars_rankeval.engine.pieces` holds what Dask and Spark share):
 
 * **map**: Parquet inputs and LazyFrames are read once, by map tasks: one per
-  Parquet file (a file much larger than the others is cut into row slices, read
-  by several tasks), one for a LazyFrame. Each task checks its rows as they
-  arrive and writes them, in batches, to bucket files (uncompressed Arrow) in
-  a spill folder every worker can read; in-memory DataFrames are instead
-  split on the driver and scattered;
+  Parquet file (a file larger than twice a 2 x threads-th share of the input
+  is cut into row slices, so that one big file still keeps every worker
+  busy), one for a LazyFrame. Each task checks its rows as they arrive and
+  writes them, in batches, to bucket files (uncompressed Arrow) in a spill
+  folder every worker can read; in-memory DataFrames are instead split on
+  the driver and scattered;
 * **reduce**: one task per bucket reads that bucket's files (every run and
   qrels row of its queries) and scores them as :func:`polars_rankeval.evaluate`
   scores a DataFrame;
