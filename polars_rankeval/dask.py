@@ -29,6 +29,7 @@ import math
 import os
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -207,7 +208,7 @@ def _chunks(
 def _map(chunk: Chunk, table: pieces.Table, job: pieces.Job, n_buckets: int, folder: str) -> Mapped:
     """A map task: read a chunk once, check it, write its rows to bucket files."""
     spill = buckets.Spill(Path(folder), job.options.query, n_buckets, buckets._SEED, FLUSH_BYTES)
-    Path(folder).mkdir(parents=True)
+    Path(folder).mkdir()  # not parents=True: never recreate a spill folder already deleted
     system = job.options.system if table == "run" and job.needs_systems else None
     rows, systems = 0, []
     columns = pieces.columns(job, table)
@@ -277,7 +278,18 @@ def _spill_folder(spill_dir: str | os.PathLike[str] | None, needed: bool) -> Ite
     try:
         yield folder
     finally:
+        _remove(folder)
+
+
+def _remove(folder: str, attempts: int = 50) -> None:
+    """Delete the spill folder. After a failed task, map tasks already running go on
+    (Dask cannot stop them) and may write a file while the folder is being deleted;
+    their next write then fails, as their folder is gone. So delete until it is gone."""
+    for _ in range(attempts):
         shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.exists(folder):
+            return
+        time.sleep(0.1)
 
 
 def _split(table: Table, job: pieces.Job, n_buckets: int, client: Client | None) -> list[Any]:

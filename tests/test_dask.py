@@ -309,15 +309,13 @@ def test_spill_files_are_deleted(client, tmp_path):
         got = prd.evaluate(run_glob, qrels, MEASURES, client=client, spill_dir=spill)
     assert got.height > 0
     assert spill.is_dir() and list(spill.iterdir()) == []
-    broken = pl.concat([run, run.head(1)])
-    with pytest.raises(ValueError, match="duplicate rows"):
-        prd.evaluate(
-            write_parts(broken, tmp_path / "broken", 2),
-            qrels,
-            MEASURES,
-            client=client,
-            spill_dir=spill,
-        )
+    duplicated = write_parts(pl.concat([run, run.head(1)]), tmp_path / "duplicated", 2)
+    with pytest.raises(ValueError, match="duplicate rows"):  # a reduce task fails
+        prd.evaluate(duplicated, qrels, MEASURES, client=client, spill_dir=spill)
+    assert list(spill.iterdir()) == []
+    nan = write_parts(run.with_columns(score=pl.lit(float("nan"))), tmp_path / "nan", 4)
+    with pytest.raises(ValueError, match="NaN score"):  # map tasks fail, others still run
+        prd.evaluate(nan, qrels, MEASURES, client=client, spill_dir=spill)
     assert list(spill.iterdir()) == []
 
 
