@@ -1,13 +1,18 @@
-"""Benchmark: 10M run rows on Dask and on Spark, beside in-process ``pr.evaluate``.
+"""Benchmark: one Parquet dataset on Dask and on Spark, beside in-process ``pr.evaluate``.
 
 Writes a synthetic run (``benchmarks/data.py``: TREC-like docnos, tied scores,
-1000 documents per query, two systems) as several Parquet files plus a qrels
-file, then scores AP, nDCG@10, P@10, RR and R@100 for every query
+1000 documents per query, two systems), shuffled across queries, as several
+Parquet files plus a qrels file, then scores AP, nDCG@10, P@10, RR and R@100
+for every query
 
-* in-process: ``pr.evaluate(pl.scan_parquet(...), ...)`` collected with the
-  default engine and with the streaming engine;
+* in-process, lazy: ``pr.evaluate(pl.scan_parquet(...), ...).collect()`` (the
+  files read once, in batches; scored in memory, or bucket by bucket past the
+  memory limit);
+* in-process, in memory: the files read into a DataFrame, then ``pr.evaluate``;
 * on Dask: ``polars_rankeval.dask.evaluate`` on a ``LocalCluster`` of 2 worker
-  processes with 1 thread each, the tasks reading the Parquet files;
+  processes with 1 thread each: one map task per Parquet file writes its rows to
+  query-bucket files, one reduce task per bucket scores them (the number of
+  tasks of each kind is reported);
 * on Spark: ``polars_rankeval.spark.evaluate`` on ``local[2]``, reading the same
   files, results collected to the driver as Arrow.
 
@@ -15,16 +20,18 @@ Each engine runs in its own child process. Reported per engine: wall time of the
 evaluation (reading included; session/cluster start-up reported apart), and the
 peak resident memory of that child's whole process tree (driver, Dask workers,
 Spark JVM and Python workers), sampled every 0.1 s. Every engine's per-query
-frame is compared with the in-process one (largest absolute difference).
+frame is compared with the in-process lazy one (largest absolute difference).
+The load average of the machine is printed before and after.
 
 Run from the repository root::
 
-    python benchmarks/bench_distributed.py --rows 10000000
+    python benchmarks/bench_distributed.py --rows 5000000
 
-Options: ``--rows`` (default 10,000,000), ``--files`` (Parquet files per table,
-8), ``--npartitions`` (Dask pieces, 4), ``--buckets`` (Spark buckets, 8),
-``--engines`` (default ``inprocess,streaming,dask,spark``), ``--data-dir``.
-Not a test: nothing is asserted on time. Spark needs Java 17+ on PATH.
+Options: ``--rows`` (default 5,000,000), ``--files`` (Parquet files of the run,
+8), ``--npartitions`` (Dask buckets; default: the library's), ``--buckets``
+(Spark buckets, 8), ``--engines`` (default ``inprocess,inmemory,dask,spark``),
+``--data-dir``. Not a test: nothing is asserted on time. Spark needs Java 17+ on
+PATH.
 """
 
 from __future__ import annotations
@@ -101,16 +108,27 @@ def write_data(rows: int, files: int, directory: Path) -> tuple[str, str]:
     return str(run_dir / "*.parquet"), str(qrels_path)
 
 
-def in_process(run_glob: str, qrels_path: str, engine: str) -> Callable[[], pl.DataFrame]:
+def in_process(run_glob: str, qrels_path: str) -> Callable[[], pl.DataFrame]:
     def go() -> pl.DataFrame:
         lf = pr.evaluate(pl.scan_parquet(run_glob), pl.scan_parquet(qrels_path), MEASURES)
-        return lf.collect(engine=engine)
+        return lf.collect()
 
     return go
 
 
-def on_dask(run_glob: str, qrels_path: str, npartitions: int) -> tuple[Callable, Callable]:
-    from distributed import Client, LocalCluster
+def in_memory(run_glob: str, qrels_path: str) -> Callable[[], pl.DataFrame]:
+    def go() -> pl.DataFrame:
+        return pr.evaluate(pl.read_parquet(run_glob), pl.read_parquet(qrels_path), MEASURES)
+
+    return go
+
+
+TASKS: dict[str, int] = {}
+"""Dask tasks run, by kind (map, reduce), filled by the Dask child."""
+
+
+def on_dask(run_glob: str, qrels_path: str, npartitions: int | None) -> tuple[Callable, Callable]:
+    from distributed import Client, LocalCluster, get_task_stream
 
     import polars_rankeval.dask as prd
 
@@ -120,7 +138,13 @@ def on_dask(run_glob: str, qrels_path: str, npartitions: int) -> tuple[Callable,
     client = Client(cluster)
 
     def go() -> pl.DataFrame:
-        return prd.evaluate(run_glob, qrels_path, MEASURES, client=client, npartitions=npartitions)
+        with get_task_stream(client=client) as stream:
+            result = prd.evaluate(
+                run_glob, qrels_path, MEASURES, client=client, npartitions=npartitions
+            )
+        for kind in ("map-run", "map-qrels", "reduce"):
+            TASKS[kind] = len({t["key"] for t in stream.data if f"rankeval-{kind}-" in t["key"]})
+        return result
 
     def close() -> None:
         client.close()
@@ -163,9 +187,10 @@ def child(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     close: Callable[[], None] = lambda: None  # noqa: E731
     with PeakRSS() as mem:
-        if args.child in ("inprocess", "streaming"):
-            engine = "in-memory" if args.child == "inprocess" else "streaming"
-            go = in_process(run_glob, qrels_path, engine)
+        if args.child == "inprocess":
+            go = in_process(run_glob, qrels_path)
+        elif args.child == "inmemory":
+            go = in_memory(run_glob, qrels_path)
         elif args.child == "dask":
             go, close = on_dask(run_glob, qrels_path, args.npartitions)
         else:
@@ -181,14 +206,14 @@ def child(args: argparse.Namespace) -> None:
         "evaluate_s": round(t2 - t1, 1),
         "peak_rss_gib": round(mem.peak / 2**30, 2),
         "rows_out": result.height,
+        "tasks": ", ".join(f"{k} {v}" for k, v in TASKS.items()) or None,
     }
     print(json.dumps(record), flush=True)
 
 
 def max_abs_difference(got: pl.DataFrame, expected: pl.DataFrame) -> float:
     """Largest absolute difference of any measure of any query (inf if the query sets
-    differ). The engines score in-memory pieces, the in-process run a lazy plan that
-    also sums zero terms, so the last bit may differ (about 1e-17)."""
+    differ)."""
     keys = [c for c in ("system", "query") if c in expected.columns]
     both = expected.join(got, on=keys, suffix="__got")
     if both.height != expected.height or got.height != expected.height:
@@ -199,11 +224,11 @@ def max_abs_difference(got: pl.DataFrame, expected: pl.DataFrame) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--files", type=int, default=8)
-    parser.add_argument("--npartitions", type=int, default=4)
+    parser.add_argument("--npartitions", type=int, default=None)
     parser.add_argument("--buckets", type=int, default=8)
-    parser.add_argument("--engines", default="inprocess,streaming,dask,spark")
+    parser.add_argument("--engines", default="inprocess,inmemory,dask,spark")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--run-glob", default=None, help=argparse.SUPPRESS)
@@ -222,6 +247,7 @@ def main() -> None:
         f"data: {n_run:,} run rows in {args.files} files, {n_qrels:,} qrels rows "
         f"({time.perf_counter() - t0:.0f} s to write) in {data_dir}"
     )
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     records = []
     for engine in args.engines.split(","):
         cmd = [
@@ -231,8 +257,8 @@ def main() -> None:
             f"--run-glob={run_glob}",
             f"--qrels={qrels_path}",
             f"--data-dir={data_dir}",
-            f"--npartitions={args.npartitions}",
             f"--buckets={args.buckets}",
+            *([f"--npartitions={args.npartitions}"] if args.npartitions else []),
         ]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
@@ -249,8 +275,9 @@ def main() -> None:
             max_abs_difference(got, pl.read_parquet(reference)) if reference.exists() else None
         )
     table = pl.DataFrame(records)
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200):
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=60):
         print(table)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@ Run from the repository root (needs ``pip install polars-rankeval[dask]``)::
     python examples/dask_evaluate.py
 
 The TREC files are first written as Parquet, several files per run, as an ETL
-job would leave them; the Dask tasks then read only their own queries' rows.
+job would leave them (a query's rows spread over all the files). Dask then reads
+each file once, in a map task that writes its rows to query-bucket files in a
+temporary folder, and scores each bucket in a task of its own. On a cluster of
+several machines, pass ``spill_dir=`` a folder that every worker can reach.
 """
 
 from __future__ import annotations
@@ -43,11 +46,19 @@ def main() -> None:
             per_query = prd.evaluate(
                 f"{tmp}/run/*.parquet", f"{tmp}/qrels.parquet", MEASURES, client=client
             )
+            means = prd.evaluate(
+                f"{tmp}/run/*.parquet",
+                f"{tmp}/qrels.parquet",
+                MEASURES,
+                client=client,
+                per_query=False,
+            )
     print(per_query.head(6))
-    print(pr.mean_scores(per_query))  # the mean over queries, per system
+    print(means)  # per system: the mean over queries, as pr.mean_scores(per_query)
 
     in_process = pr.evaluate(run, qrels, MEASURES)
     assert per_query.equals(in_process), "Dask and in-process results differ"
+    assert means.equals(pr.mean_scores(in_process)), "Dask and in-process means differ"
     print(f"{per_query.height} (system, query) rows, identical to pr.evaluate.")
 
 

@@ -5,8 +5,10 @@ Java 17+ on PATH)::
 
     python examples/spark_evaluate.py
 
-On a cluster, the executors need polars and polars-rankeval installed in the
-Python they run (``PYSPARK_PYTHON``).
+Each Spark bucket (a hash of the query id) is scored by Polars in an Arrow UDF;
+``per_query=False`` combines the per-query values in Spark, as
+``pr.mean_scores`` does. On a cluster, the executors need polars and
+polars-rankeval installed in the Python they run (``PYSPARK_PYTHON``).
 """
 
 from __future__ import annotations

@@ -1,41 +1,46 @@
-"""Evaluate on a Dask cluster: query-partitioned pieces, one :func:`~polars_rankeval.evaluate` each.
+"""Evaluate on a Dask cluster: the rows cut once by query bucket, one task per bucket.
 
-Every measure of a query depends only on that query's run rows and qrels rows.
-So the run and the qrels are cut into pieces by a hash of the query id (the
-same query lands in the same piece on both sides, and in exactly one piece),
-each Dask task scores its piece with the same Polars plan as
-:func:`polars_rankeval.evaluate`, and the per-query frames are concatenated.
-The result equals the in-process one query by query; means are taken over the
-gathered queries, never as means of piece means.
+Every measure of a query depends only on that query's run rows and qrels rows,
+so the evaluation is split by a hash of the query id
+(:mod:`polars_rankeval.engine.pieces` holds what Dask and Spark share):
 
-Parquet inputs are read inside the tasks: each task scans the files with a
-filter on its bucket pushed into the scan, so no worker holds more than its
-piece, and the driver only reads file metadata. In-memory frames are split on
-the driver and scattered to the workers.
+* **map**: Parquet inputs and LazyFrames are read once, by map tasks: one per
+  Parquet file (a file larger than twice a 2 x threads-th share of the input
+  is cut into row slices, so that one big file still keeps every worker
+  busy), one for a LazyFrame. Each task checks its rows as they arrive and
+  writes them, in batches, to bucket files (uncompressed Arrow) in a spill
+  folder every worker can read; in-memory DataFrames are instead split on
+  the driver and scattered;
+* **reduce**: one task per bucket reads that bucket's files (every run and
+  qrels row of its queries) and scores them as :func:`polars_rankeval.evaluate`
+  scores a DataFrame;
+* the driver gathers the per-query values, checks that every input row was
+  scored once, warns once about unscored queries, and sorts (or averages, for
+  ``per_query=False``). The spill folder is deleted.
 
 ``dask[distributed]`` is imported only when :func:`evaluate` is called
-(``pip install polars-rankeval[dask]``). :func:`query_bucket` and
-:func:`evaluate_piece` need only Polars; the Spark module reuses them.
+(``pip install polars-rankeval[dask]``).
 """
 
 from __future__ import annotations
 
+import glob
+import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import polars as pl
 
-from polars_rankeval.evaluate import evaluate as evaluate_in_process
-from polars_rankeval.evaluate import (
-    mean_scores,
-    raise_absent_queries,
-    run_keys,
-    unscored_not_warned,
-    warn_unscored_queries,
-)
-from polars_rankeval.measures import Measure, parse_measures
+from polars_rankeval.engine import buckets, pieces
+from polars_rankeval.measures import Measure
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -43,294 +48,268 @@ if TYPE_CHECKING:
 Source: TypeAlias = (
     str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | pl.DataFrame | pl.LazyFrame
 )
-"""A Parquet path, glob or list of them, or a Polars frame."""
+"""A Parquet path, glob, directory or list of them, or a Polars frame."""
 
-BUCKET_SEED = 0x5EED_0F_0E7A1
-"""Seed of the query hash; fixed so every process computes the same buckets."""
-
-EVALUATE_OPTIONS = frozenset(
-    {
-        "query",
-        "doc",
-        "score",
-        "relevance",
-        "system",
-        "rank",
-        "rel_level",
-        "order",
-        "depth",
-        "missing",
-        "duplicates",
-        "per_query",
-    }
-)
-"""Keyword options of :func:`polars_rankeval.evaluate` that the engines pass through."""
-
-
-def query_bucket(query: str, n_buckets: int) -> pl.Expr:
-    """Bucket ``0 .. n_buckets - 1`` of each row's query id.
-
-    The id is hashed as a string (so ``401`` and ``"401"`` share a bucket, as
-    they share a ranking in :func:`polars_rankeval.evaluate`) with a fixed seed:
-    the same in every process running the same Polars version.
-
-    Parameters
-    ----------
-    query
-        Name of the query id column.
-    n_buckets
-        Number of buckets, >= 1.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"query": ["q1", "q2", "q1"]})
-    >>> b = df.select(query_bucket("query", 4))["query"]
-    >>> b[0] == b[2], b.dtype, bool(b.is_between(0, 3).all())
-    (True, UInt64, True)
-    """
-    if n_buckets < 1:
-        msg = f"The number of buckets must be an int >= 1. Got {n_buckets!r} instead."
-        raise ValueError(msg)
-    return pl.col(query).cast(pl.String).hash(seed=BUCKET_SEED) % n_buckets
+PIECE_ROWS = 4_000_000
+"""Default run rows per bucket, when the run's size is known before it is read."""
+LAZY_BUCKETS_PER_THREAD = 4
+"""Default buckets per worker thread for a LazyFrame run (its size is unknown)."""
+MIN_MAP_ROWS = 1 << 20
+"""A Parquet file is cut into row slices for more map tasks only above this many rows."""
+FLUSH_BYTES = 64 << 20
+"""A map task writes its buffered rows to bucket files when they reach this size."""
 
 
 @dataclass(frozen=True)
-class PieceResult:
-    """What scoring one piece gives back: scores plus what was left out, and why."""
+class Chunk:
+    """What one map task reads: rows of one Parquet file (or a slice of them), or a LazyFrame."""
 
-    scores: pl.DataFrame
-    """Per-query values of the piece, as :func:`polars_rankeval.evaluate` gives them."""
-    run_rows: int
-    qrels_rows: int
-    no_qrels: pl.DataFrame
-    """Run rankings (``[system], query``) with no qrels row: never scored."""
-    not_in_run: pl.DataFrame
-    """Qrels queries (``query``) absent from the whole run."""
+    source: str | pl.LazyFrame
+    first_row: int = 0
+    """Number, in the whole input, of the chunk's first row (for error messages)."""
+    offset: int = 0
+    """First row of the slice within the file."""
+    length: int | None = None
+    """Rows of the slice (None: to the end of the file)."""
+    hive: dict[str, pl.DataType] | None = None
+    """Hive partition columns (``dir/system=bm25/part.parquet``) of a directory input."""
 
+    def scan(self, columns: list[str]) -> pl.LazyFrame:
+        if isinstance(self.source, pl.LazyFrame):
+            return self.source.select(columns)
+        frame = pl.scan_parquet(
+            self.source, hive_partitioning=bool(self.hive), hive_schema=self.hive or None
+        )
+        if self.offset or self.length is not None:
+            frame = frame.slice(self.offset, self.length)
+        return frame.select(columns)
 
-def needed_columns(options: Mapping[str, Any], system: str | None) -> tuple[list[str], list[str]]:
-    """The run and qrels columns that :func:`polars_rankeval.evaluate` reads.
-
-    Selecting them before a piece is read or shuffled keeps other columns
-    (run tags, text, features) off the wire.
-
-    Examples
-    --------
-    >>> needed_columns({"order": "rank", "doc": "docno"}, "system")
-    (['system', 'query', 'docno', 'rank'], ['query', 'docno', 'relevance'])
-    """
-    query, doc = options.get("query", "query"), options.get("doc", "doc")
-    order = options.get("order", "score")
-    ordering = {
-        "score": [options.get("score", "score")],
-        "rank": [options.get("rank", "rank")],
-    }
-    run = [*run_keys(query, system), doc, *ordering.get(order, [])]
-    return run, [query, doc, options.get("relevance", "relevance")]
+    @property
+    def where(self) -> str | None:
+        """The file named in error messages (a LazyFrame's row numbers need none)."""
+        return None if isinstance(self.source, pl.LazyFrame) else self.source
 
 
-def _as_string_ids(frame: pl.DataFrame, query: str) -> pl.DataFrame:
-    return frame.with_columns(pl.col(query).cast(pl.String))
+@dataclass(frozen=True)
+class Mapped:
+    """What a map task wrote: its rows' bucket files, and what it saw on the way."""
+
+    files: list[list[str]]
+    """Per bucket, the files holding its rows, in the order they were read."""
+    rows: int
+    systems: pl.Series | None
+    probe: tuple[int, ...]
 
 
-def evaluate_piece(
-    run: pl.DataFrame,
-    qrels: pl.DataFrame,
-    measures: Sequence[str],
-    *,
-    systems: pl.DataFrame | None = None,
-    options: Mapping[str, Any] | None = None,
-) -> PieceResult:
-    """Score one query-partitioned piece: what each Dask task and Spark worker runs.
+@dataclass
+class Table:
+    """One input (run or qrels), as the tasks receive it."""
 
-    The piece must hold, for each of its queries, all of that query's run rows
-    and qrels rows. Under ``missing="zero"`` a system that retrieved nothing in
-    this piece is still scored on the piece's qrels queries (as an empty
-    ranking) when it is listed in ``systems``, the systems of the whole run.
-
-    Parameters
-    ----------
-    run, qrels
-        The piece's rows.
-    measures
-        Canonical measure names.
-    systems
-        One-column frame of every system of the whole run (``missing="zero"`` only).
-    options
-        Keyword options of :func:`polars_rankeval.evaluate` (``per_query`` is ignored).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> run = pl.DataFrame({"query": ["a", "a", "b"], "doc": ["x", "y", "z"],
-    ...                     "score": [2.0, 1.0, 1.0]})
-    >>> qrels = pl.DataFrame({"query": ["a", "c"], "doc": ["y", "w"], "relevance": [1, 1]})
-    >>> piece = evaluate_piece(run, qrels, ["RR"])
-    >>> piece.scores
-    shape: (1, 2)
-    ┌───────┬─────┐
-    │ query ┆ RR  │
-    │ ---   ┆ --- │
-    │ str   ┆ f64 │
-    ╞═══════╪═════╡
-    │ a     ┆ 0.5 │
-    └───────┴─────┘
-    >>> piece.no_qrels["query"].to_list(), piece.not_in_run["query"].to_list()
-    (['b'], ['c'])
-    """
-    opts = {k: v for k, v in (options or {}).items() if k != "per_query"}
-    query = opts.get("query", "query")
-    system = opts.get("system", "system")
-    system = system if system is not None and system in run.columns else None
-    missing = opts.get("missing", "drop")
-    scored_opts = {**opts, "missing": "drop" if missing == "error" else missing}
-    scores = _score_quietly(run, qrels, measures, scored_opts)
-    if missing == "zero" and system is not None and systems is not None:
-        scores = _add_absent_systems(scores, run, qrels, measures, systems, system, scored_opts)
-    run_q = _as_string_ids(run.select(run_keys(query, system)).unique(), query)
-    qrels_q = _as_string_ids(qrels.select(query).unique(), query)
-    return PieceResult(
-        scores=scores,
-        run_rows=run.height,
-        qrels_rows=qrels.height,
-        no_qrels=run_q.join(qrels_q, on=query, how="anti"),
-        not_in_run=qrels_q.join(run_q.select(query), on=query, how="anti"),
-    )
+    name: pieces.Table
+    schema: pl.Schema
+    frame: pl.DataFrame | None = None
+    """An in-memory input: split on the driver."""
+    chunks: list[Chunk] = field(default_factory=list)
+    """A Parquet or lazy input: read by one map task per chunk."""
+    rows: int | None = None
+    """Row count when known before reading (frame height, Parquet metadata)."""
 
 
-def _score_quietly(
-    run: pl.DataFrame, qrels: pl.DataFrame, measures: Sequence[str], options: Mapping[str, Any]
-) -> pl.DataFrame:
-    """``evaluate`` on the piece's frames, with every check but no warning: unscored
-    queries are counted and reported once, on the driver. The piece is in memory, so
-    it takes the same path as ``evaluate`` on whole DataFrames (and gives the same
-    bits)."""
-    with unscored_not_warned():
-        return evaluate_in_process(run, qrels, measures, **{"validate": True, **options})
-
-
-def _add_absent_systems(
-    scores: pl.DataFrame,
-    run: pl.DataFrame,
-    qrels: pl.DataFrame,
-    measures: Sequence[str],
-    systems: pl.DataFrame,
-    system: str,
-    options: Mapping[str, Any],
-) -> pl.DataFrame:
-    """missing='zero': score systems with no row in this piece on its qrels queries."""
-    absent = systems.join(run.select(system).unique(), on=system, how="anti")
-    if absent.is_empty() or qrels.is_empty():
-        return scores
-    empty_run = run.clear().drop(system)
-    empty_scores = _score_quietly(empty_run, qrels, measures, {**options, "system": None})
-    extra = absent.join(empty_scores, how="cross").select(
-        pl.col(name).cast(dtype) for name, dtype in scores.schema.items()
-    )
-    return pl.concat([scores, extra])
-
-
-def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Reject keyword options that :func:`polars_rankeval.evaluate` does not take.
-
-    Examples
-    --------
-    >>> check_options({"rel_levle": 2})
-    Traceback (most recent call last):
-    ...
-    TypeError: Unknown option(s) 'rel_levle'. Options are those of polars_rankeval.evaluate: ...
-    """
-    unknown = sorted(set(options) - EVALUATE_OPTIONS)
-    if unknown:
+def _as_table(source: Source, name: pieces.Table, map_tasks: int) -> Table:
+    """A frame passes through; a path, glob, directory or list becomes Parquet chunks."""
+    if isinstance(source, pl.DataFrame):
+        return Table(name, source.schema, frame=source, rows=source.height)
+    if isinstance(source, pl.LazyFrame):
+        return Table(name, source.collect_schema(), chunks=[Chunk(source)])
+    entries: list[str | os.PathLike[str]] | None = None
+    if isinstance(source, str | os.PathLike):
+        entries = [source]
+    elif isinstance(source, Sequence) and all(isinstance(p, str | os.PathLike) for p in source):
+        entries = list(source)
+    if not entries:
         msg = (
-            f"Unknown option(s) {', '.join(map(repr, unknown))}. "
-            f"Options are those of polars_rankeval.evaluate: {', '.join(sorted(EVALUATE_OPTIONS))}."
+            f"{name} must be a Parquet path, glob, directory or non-empty list of them, "
+            f"or a Polars DataFrame/LazyFrame. Got {type(source).__name__} instead."
         )
         raise TypeError(msg)
-    return dict(options)
+    files = [f for entry in entries for f in _parquet_files(os.fspath(entry))]
+    counts = [pl.scan_parquet(path).select(pl.len()).collect().item() for path, _ in files]
+    first = files[0]
+    schema = pl.scan_parquet(
+        first[0], hive_partitioning=bool(first[1]), hive_schema=first[1]
+    ).collect_schema()
+    return Table(name, schema, chunks=_chunks(files, counts, map_tasks), rows=sum(counts))
 
 
-def _as_lazy(source: Source, table: str) -> pl.LazyFrame | pl.DataFrame:
-    """A Parquet path/glob/list becomes a scan; frames pass through."""
-    if isinstance(source, pl.DataFrame | pl.LazyFrame):
-        return source
-    if isinstance(source, str | os.PathLike):
-        return pl.scan_parquet(source)
-    if (
-        isinstance(source, Sequence)
-        and source
-        and all(isinstance(p, str | os.PathLike) for p in source)
-    ):
-        return pl.scan_parquet(list(source))
-    msg = (
-        f"{table} must be a Parquet path, glob or non-empty list of paths, "
-        f"or a Polars DataFrame/LazyFrame. Got {type(source).__name__} instead."
-    )
-    raise TypeError(msg)
+def _parquet_files(entry: str) -> list[tuple[str, dict[str, pl.DataType] | None]]:
+    """The files of a path, glob or directory, in Polars' order, each with the hive
+    columns of its directory (if any)."""
+    is_url = "://" in entry
+    if not glob.has_magic(entry) and not entry.endswith("/") and (is_url or os.path.isfile(entry)):
+        return [(entry, None)]
+    try:
+        import fsspec
+    except ImportError as err:  # pragma: no cover - fsspec comes with dask
+        msg = f"Listing {entry!r} needs fsspec. Pass a list of files instead."
+        raise ImportError(msg) from err
+    try:
+        fs, path = fsspec.core.url_to_fs(entry)
+    except ImportError as err:
+        msg = f"Listing {entry!r} needs a filesystem package ({err}). Pass a list of files instead."
+        raise ImportError(msg) from err
+    if fs.isdir(path):
+        found = [p for p in sorted(fs.find(path)) if _is_data_file(p)]
+        directory_schema = pl.scan_parquet(entry).collect_schema()
+    else:
+        found, directory_schema = sorted(fs.glob(path)), None
+    if not found:
+        msg = f"No Parquet file matches {entry!r}."
+        raise FileNotFoundError(msg)
+    files = [fs.unstrip_protocol(p) if is_url else p for p in found]
+    hive = None
+    if directory_schema is not None:
+        own = pl.read_parquet_schema(files[0])
+        hive = {k: v for k, v in directory_schema.items() if k not in own} or None
+    return [(f, hive) for f in files]
 
 
-def _piece_of(frame: pl.LazyFrame, query: str, bucket: int, n_buckets: int) -> pl.DataFrame:
-    """One bucket's rows; on a Parquet scan the filter is pushed into the reader."""
-    return frame.filter(query_bucket(query, n_buckets) == bucket).collect()
+def _is_data_file(path: str) -> bool:
+    """Skip what writers leave beside the data (``_SUCCESS``, ``.crc``, ``_metadata``)."""
+    name = path.rsplit("/", 1)[-1]
+    return not name.startswith(("_", ".")) and name.endswith(".parquet")
 
 
-def _scan_task(
-    run: pl.LazyFrame,
-    qrels: pl.LazyFrame,
-    bucket: int,
-    n_buckets: int,
-    measures: Sequence[str],
-    systems: pl.DataFrame | None,
-    options: Mapping[str, Any],
-) -> PieceResult:
-    """A task on lazy inputs: read this bucket's rows of both tables, score them."""
-    query = options.get("query", "query")
-    return evaluate_piece(
-        _piece_of(run, query, bucket, n_buckets),
-        _piece_of(qrels, query, bucket, n_buckets),
-        measures,
-        systems=systems,
-        options=options,
-    )
-
-
-def _frame_task(
-    run: pl.DataFrame,
-    qrels: pl.DataFrame,
-    measures: Sequence[str],
-    systems: pl.DataFrame | None,
-    options: Mapping[str, Any],
-) -> PieceResult:
-    """A task on a piece split on the driver."""
-    return evaluate_piece(run, qrels, measures, systems=systems, options=options)
-
-
-def split_by_query(frame: pl.DataFrame, query: str, n_buckets: int) -> list[pl.DataFrame]:
-    """Cut a frame into ``n_buckets`` pieces by :func:`query_bucket`, keeping row order.
+def _chunks(
+    files: list[tuple[str, dict[str, pl.DataType] | None]], counts: list[int], tasks: int
+) -> list[Chunk]:
+    """One chunk per file; a file larger than twice a ``tasks``-th of the input (and than
+    :data:`MIN_MAP_ROWS`) is cut into row slices, so one large file is read by several tasks.
 
     Examples
     --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"query": ["a", "b", "a", "c"], "doc": [1, 2, 3, 4]})
-    >>> pieces = split_by_query(df, "query", 3)
-    >>> len(pieces), sum(p.height for p in pieces)
-    (3, 4)
-    >>> [sum(q in p["query"] for p in pieces) for q in "abc"]  # each query in one piece
-    [1, 1, 1]
-    >>> [p.filter(query="a")["doc"].to_list() for p in pieces if "a" in p["query"]]
-    [[1, 3]]
+    >>> chunks = _chunks([("a", None), ("b", None)], [5, 3 * MIN_MAP_ROWS], tasks=4)
+    >>> [(c.source, c.first_row, c.offset, c.length) for c in chunks]
+    [('a', 0, 0, None), ('b', 5, 0, 1048576), ('b', 1048581, 1048576, 1048576),
+     ('b', 2097157, 2097152, 1048576)]
     """
-    bucket = "__bucket"
-    keyed = frame.with_columns(query_bucket(query, n_buckets).alias(bucket))
-    parts = keyed.partition_by(bucket, as_dict=True, maintain_order=True, include_key=False)
-    return [parts.get((i,), frame.clear()) for i in range(n_buckets)]
+    slice_rows = max(MIN_MAP_ROWS, math.ceil(sum(counts) / tasks))
+    chunks, first_row = [], 0
+    for (path, hive), n in zip(files, counts, strict=True):
+        if n <= 2 * slice_rows:
+            chunks.append(Chunk(path, first_row, hive=hive))
+        else:
+            for start in range(0, n, slice_rows):
+                length = min(slice_rows, n - start)
+                chunks.append(Chunk(path, first_row + start, start, length, hive))
+        first_row += n
+    return chunks
 
 
-def _default_buckets(client: Client | None) -> int:
+def _map(chunk: Chunk, table: pieces.Table, job: pieces.Job, n_buckets: int, folder: str) -> Mapped:
+    """A map task: read a chunk once, check it, write its rows to bucket files."""
+    spill = buckets.Spill(Path(folder), job.options.query, n_buckets, buckets._SEED, FLUSH_BYTES)
+    Path(folder).mkdir()  # not parents=True: never recreate a spill folder already deleted
+    system = job.options.system if table == "run" and job.needs_systems else None
+    rows, systems = 0, []
+    columns = pieces.columns(job, table)
+    for batch in chunk.scan(columns).collect_batches(chunk_size=buckets.BATCH_ROWS):
+        pieces.check_rows(batch, job, table, offset=chunk.first_row + rows, where=chunk.where)
+        if system is not None:
+            systems.append(batch[system].unique())
+        spill.add(batch)
+        rows += batch.height
+    spill.flush()
+    seen = pl.concat(systems).unique() if systems else None
+    files = [[str(p) for p in paths] for paths in spill.files]
+    return Mapped(files, rows, seen, pieces.hash_probe())
+
+
+def _load(part: pl.DataFrame | list[str], schema: pl.Schema) -> pl.DataFrame:
+    """A bucket's rows: a scattered frame, or its files (read once, then deleted)."""
+    if isinstance(part, pl.DataFrame):
+        return part
+    frames = [pl.read_ipc(path) for path in part]
+    for path in part:
+        with suppress(OSError):  # the driver deletes the whole folder at the end anyway
+            os.unlink(path)
+    return pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=schema)
+
+
+def _reduce(
+    run: pl.DataFrame | list[str],
+    qrels: pl.DataFrame | list[str],
+    job: pieces.Job,
+    schemas: tuple[pl.Schema, pl.Schema],
+) -> pieces.Scored:
+    """A reduce task: score one bucket."""
+    return pieces.score(_load(run, schemas[0]), _load(qrels, schemas[1]), job)
+
+
+@dataclass(frozen=True)
+class _Call:
+    key: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+
+
+def _compute(calls: list[_Call], client: Client | None) -> list[Any]:
+    """Run the calls as tasks (named by their keys); their results, in order."""
     if client is None:
-        return os.cpu_count() or 1
-    return max(1, sum(client.nthreads().values()))
+        import dask
+
+        delayed = [dask.delayed(c.fn, pure=False)(*c.args, dask_key_name=c.key) for c in calls]
+        return list(dask.compute(*delayed))
+    futures = [client.submit(c.fn, *c.args, key=c.key, pure=False) for c in calls]
+    try:
+        return client.gather(futures)
+    finally:
+        client.cancel(futures)
+
+
+@contextmanager
+def _spill_folder(spill_dir: str | os.PathLike[str] | None, needed: bool) -> Iterator[str]:
+    """A fresh folder for the bucket files, deleted at the end (also on error)."""
+    if not needed:
+        yield ""
+        return
+    if spill_dir is not None:
+        os.makedirs(spill_dir, exist_ok=True)
+    folder = tempfile.mkdtemp(prefix="polars_rankeval-dask-", dir=spill_dir)
+    try:
+        yield folder
+    finally:
+        _remove(folder)
+
+
+def _remove(folder: str, attempts: int = 50) -> None:
+    """Delete the spill folder. After a failed task, map tasks already running go on
+    (Dask cannot stop them) and may write a file while the folder is being deleted;
+    their next write then fails, as their folder is gone. So delete until it is gone."""
+    for _ in range(attempts):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.exists(folder):
+            return
+        time.sleep(0.1)
+
+
+def _split(table: Table, job: pieces.Job, n_buckets: int, client: Client | None) -> list[Any]:
+    """An in-memory input, checked and split on the driver (scattered to the workers)."""
+    frame = pl.DataFrame() if table.frame is None else table.frame
+    frame = frame.select(pieces.columns(job, table.name))
+    pieces.check_rows(frame, job, table.name)
+    parts = pieces.split(frame, job.options.query, n_buckets)
+    return client.scatter(parts, hash=False) if client is not None else parts
+
+
+def _threads(client: Client | None) -> int:
+    """Worker threads of the cluster (this machine's cores for the local scheduler)."""
+    return sum(client.nthreads().values()) if client is not None else os.cpu_count() or 1
+
+
+def _default_buckets(run: Table, threads: int) -> int:
+    if run.rows is None:
+        return LAZY_BUCKETS_PER_THREAD * threads
+    return max(threads, math.ceil(run.rows / PIECE_ROWS))
 
 
 def _current_client(client: Client | None) -> Client | None:
@@ -357,71 +336,6 @@ def _import_dask() -> None:
         raise ImportError(msg) from err
 
 
-def _row_count(frame: pl.DataFrame | pl.LazyFrame) -> int:
-    if isinstance(frame, pl.DataFrame):
-        return frame.height
-    return int(frame.select(pl.len()).collect().item())
-
-
-def _run_tasks(
-    run: pl.DataFrame | pl.LazyFrame,
-    qrels: pl.DataFrame | pl.LazyFrame,
-    names: list[str],
-    systems: pl.DataFrame | None,
-    options: dict[str, Any],
-    client: Client | None,
-    n_buckets: int,
-) -> list[PieceResult]:
-    """Build one task per bucket and gather their results, in bucket order."""
-    import dask
-
-    query = options.get("query", "query")
-    if isinstance(run, pl.DataFrame) and isinstance(qrels, pl.DataFrame):
-        pieces = list(
-            zip(
-                split_by_query(run, query, n_buckets),
-                split_by_query(qrels, query, n_buckets),
-                strict=True,
-            )
-        )
-        if client is not None:
-            futures = client.scatter([p for pair in pieces for p in pair])
-            pieces = list(zip(futures[::2], futures[1::2], strict=True))
-        calls = [(_frame_task, r, q, names, systems, options) for r, q in pieces]
-    else:
-        run_lf, qrels_lf = run.lazy(), qrels.lazy()
-        calls = [
-            (_scan_task, run_lf, qrels_lf, b, n_buckets, names, systems, options)
-            for b in range(n_buckets)
-        ]
-    if client is not None:
-        futures = [client.submit(*call, pure=False) for call in calls]
-        return client.gather(futures)
-    return list(dask.compute(*(dask.delayed(call[0])(*call[1:]) for call in calls)))
-
-
-def _report(pieces: Sequence[PieceResult], options: Mapping[str, Any]) -> None:
-    """Warn about unscored run queries; raise under missing='error'."""
-    no_qrels = pl.concat([p.no_qrels for p in pieces])
-    query = options.get("query", "query")
-    warn_unscored_queries(no_qrels[query])
-    not_in_run = pl.concat([p.not_in_run for p in pieces])
-    if options.get("missing") == "error":
-        raise_absent_queries(not_in_run.sort(not_in_run.columns[0]).to_series())
-
-
-def _check_counts(pieces: Sequence[PieceResult], run_rows: int, qrels_rows: int) -> None:
-    """Every row must land in exactly one piece; else the workers hashed differently."""
-    got = sum(p.run_rows for p in pieces), sum(p.qrels_rows for p in pieces)
-    if got != (run_rows, qrels_rows):
-        msg = (
-            f"The pieces hold {got[0]} run rows and {got[1]} qrels rows, but the inputs have "
-            f"{run_rows} and {qrels_rows}: the workers did not agree on the query buckets "
-            f"(are they running the same Polars version as the client?)."
-        )
-        raise RuntimeError(msg)
-
-
 def evaluate(
     run: Source,
     qrels: Source,
@@ -429,22 +343,25 @@ def evaluate(
     *,
     client: Client | None = None,
     npartitions: int | None = None,
+    spill_dir: str | os.PathLike[str] | None = None,
     **evaluate_options: Any,
 ) -> pl.DataFrame:
     """Score a run against qrels on Dask: :func:`polars_rankeval.evaluate`, query-partitioned.
 
-    The rows are cut into ``npartitions`` pieces by a seeded hash of the query id
-    (every query's run and qrels rows in exactly one piece); one task per piece
-    runs :func:`polars_rankeval.evaluate` on it, and the per-query frames are
-    gathered into one. The values equal the in-process ones for every query.
+    Map tasks read each input once and write its rows to bucket files by a
+    seeded hash of the query id (every query's run and qrels rows in exactly
+    one bucket); one reduce task per bucket scores it as
+    :func:`polars_rankeval.evaluate` scores a DataFrame. The values equal the
+    in-process ones for every query.
 
     Parameters
     ----------
     run
         ``query, doc, score`` (optionally ``system``, ``rank``): a Parquet path,
-        glob or list of them (read inside the tasks, each reading only its
-        piece's rows), or a Polars DataFrame (split on the driver and scattered)
-        or LazyFrame (shipped to the tasks as a plan, filtered there).
+        glob, directory (hive partitions such as ``system=bm25/`` become columns)
+        or list of them, read by the workers, one map task per file; a Polars
+        LazyFrame, shipped to one map task as a plan; or a Polars DataFrame,
+        split on the driver and scattered.
     qrels
         ``query, doc, relevance``, in any of the same forms.
     measures
@@ -453,30 +370,43 @@ def evaluate(
         A ``distributed.Client``. Default: the active client if there is one,
         else dask's local scheduler.
     npartitions
-        Number of pieces (tasks). Default: the client's total number of threads
-        (the machine's CPU count without a client). A Parquet input is scanned
-        once per piece (each scan keeps only its piece's rows), so more pieces
-        cost more reading but less memory per task.
+        Number of buckets (reduce tasks). A reduce task holds its bucket's rows,
+        and the engine takes about 4x that while it scores them: more buckets,
+        less memory per task. Default: enough for about 4 million run rows each
+        (counted from the Parquet metadata or the frame) and at least one per
+        worker thread; for a LazyFrame run, whose size is unknown before it is
+        read, 4 per worker thread.
+    spill_dir
+        Where the map tasks write the bucket files (in a fresh folder, deleted at
+        the end). It must be a path that every worker can read and write, and
+        the driver delete: the default, the system's temporary folder, works for
+        a ``LocalCluster`` on one machine; on a cluster of several machines,
+        pass a shared mount. Not used when both inputs are DataFrames.
     **evaluate_options
         Keyword options of :func:`polars_rankeval.evaluate`: ``query``, ``doc``,
         ``score``, ``relevance``, ``system``, ``rank``, ``rel_level``, ``order``,
-        ``depth``, ``missing``, ``duplicates``, ``per_query``.
+        ``depth``, ``missing``, ``duplicates``, ``per_query``, ``validate``,
+        ``conventions``.
 
     Returns
     -------
     pl.DataFrame
         As :func:`polars_rankeval.evaluate`: ``[system], query`` and one Float64
         column per measure, sorted by system and query; with ``per_query=False``
-        the mean over all queries per system (never a mean of piece means).
+        the trec_eval ``all`` line per system, as :func:`polars_rankeval.mean_scores`.
 
     Notes
     -----
-    Run queries with no qrels row are not scored; an
+    Run queries with no qrels row are not scored; one
     :class:`~polars_rankeval.UnscoredQueriesWarning` says how many, for every
-    input type. ``order="presorted"`` relies on the row order within each query,
-    which the pieces keep (for Parquet, the order of the files and of the rows in
-    them). Every piece is checked against the input row counts, so a worker
-    that hashed query ids differently raises instead of losing rows.
+    input type. ``missing="error"`` raises one ``ValueError`` naming every
+    qrels query absent from the run. Null ids, NaN scores and duplicate rows
+    raise with :func:`polars_rankeval.evaluate`'s messages (for a Parquet input,
+    the row number counts across the files, and the file is named).
+    ``order="presorted"`` relies on the row order within each query, which the
+    buckets keep (for Parquet, the order of the files and of the rows in them).
+    The driver checks that the buckets hold every input row once and that every
+    worker hashes query ids as it does.
 
     Examples
     --------
@@ -487,26 +417,71 @@ def evaluate(
     ...              client=client)  # doctest: +SKIP
     """
     _import_dask()
-    options = check_options(evaluate_options)
-    names = [str(m) for m in parse_measures(measures)]
-    run_in, qrels_in = _as_lazy(run, "run"), _as_lazy(qrels, "qrels")
-    # Validates columns, dtypes and options on the schemas, before any task.
-    evaluate_in_process(run_in.lazy(), qrels_in.lazy(), names, **options).collect_schema()
-    query = options.get("query", "query")
-    system = options.get("system", "system")
-    system = system if system is not None and system in run_in.collect_schema() else None
-    run_cols, qrels_cols = needed_columns(options, system)
-    run_in, qrels_in = run_in.select(run_cols), qrels_in.select(qrels_cols)
-    systems = None
-    if options.get("missing") == "zero" and system is not None:
-        systems = run_in.lazy().select(system).unique().collect()
     client = _current_client(client)
-    n_buckets = npartitions if npartitions is not None else _default_buckets(client)
-    query_bucket(query, n_buckets)  # validates n_buckets
-    pieces = _run_tasks(run_in, qrels_in, names, systems, options, client, n_buckets)
-    _check_counts(pieces, _row_count(run_in), _row_count(qrels_in))
-    _report(pieces, options)
-    scores = pl.concat([p.scores for p in pieces]).sort(run_keys(query, system))
-    if options.get("per_query", True):
-        return scores
-    return mean_scores(scores, names, system=system, query=query)
+    threads = _threads(client)
+    run_in, qrels_in = _as_table(run, "run", 2 * threads), _as_table(qrels, "qrels", 2 * threads)
+    tables = (run_in, qrels_in)
+    job = pieces.prepare(run_in.schema, qrels_in.schema, measures, evaluate_options)
+    n = npartitions if npartitions is not None else _default_buckets(run_in, threads)
+    pieces.check_buckets("npartitions", n)
+    split = {t.name: _split(t, job, n, client) for t in tables if t.frame is not None}
+    token = uuid.uuid4().hex[:8]
+    with _spill_folder(spill_dir, len(split) < len(tables)) as folder:
+        maps = [
+            _Call(
+                f"rankeval-map-{t.name}-{i}-{token}",
+                _map,
+                (chunk, t.name, job, n, os.path.join(folder, f"{t.name}-{i:05d}")),
+            )
+            for t in tables
+            for i, chunk in enumerate(t.chunks)
+        ]
+        done = iter(_compute(maps, client) if maps else [])
+        mapped = {t.name: [next(done) for _ in t.chunks] for t in tables}
+        _check_maps(mapped, tables)
+        job = job.with_systems(_systems(run_in, mapped["run"], job))
+        inputs = [split.get(t.name) or _files_of(mapped[t.name], n) for t in tables]
+        empty = tuple(
+            pl.Schema({c: t.schema[c] for c in pieces.columns(job, t.name)}) for t in tables
+        )
+        reduces = [
+            _Call(f"rankeval-reduce-{b}-{token}", _reduce, (inputs[0][b], inputs[1][b], job, empty))
+            for b in range(n)
+        ]
+        scored: list[pieces.Scored] = _compute(reduces, client)
+    rows = [t.rows if t.rows is not None else sum(m.rows for m in mapped[t.name]) for t in tables]
+    return pieces.combine(scored, job, run_rows=rows[0], qrels_rows=rows[1])
+
+
+def _files_of(mapped: list[Mapped], n: int) -> list[list[str]]:
+    """Per bucket, the files the map tasks wrote for it, in reading order."""
+    return [[f for m in mapped for f in m.files[b]] for b in range(n)]
+
+
+def _systems(run: Table, mapped: list[Mapped], job: pieces.Job) -> list[pl.Series]:
+    """Every system of the run, from the driver's frame or from what the map tasks saw."""
+    if not job.needs_systems:
+        return []
+    if run.frame is not None:
+        return [run.frame.get_column(str(job.options.system)).unique()]
+    return [m.systems for m in mapped if m.systems is not None]
+
+
+def _check_maps(mapped: dict[str, list[Mapped]], tables: Sequence[Table]) -> None:
+    """Every worker hashed as the driver does, and the map tasks read every row once."""
+    probe = pieces.hash_probe()
+    if any(m.probe != probe for done in mapped.values() for m in done):
+        msg = (
+            "A Dask worker hashes query ids differently from the client, so a query's "
+            "rows would be split between buckets: run the same Polars version on the "
+            "workers as on the client."
+        )
+        raise RuntimeError(msg)
+    for t in tables:
+        read = sum(m.rows for m in mapped[t.name])
+        if t.chunks and t.rows is not None and read != t.rows:
+            msg = (
+                f"The map tasks read {read} {t.name} rows, but the Parquet metadata counts "
+                f"{t.rows}: did a file change while it was read?"
+            )
+            raise RuntimeError(msg)

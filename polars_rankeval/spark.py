@@ -1,12 +1,13 @@
 """Evaluate Spark DataFrames: Polars inside Arrow UDFs over query-hashed buckets.
 
 Both tables get a bucket column, ``pmod(hash(string(query)), num_buckets)``
-(Spark's Murmur3 hash, so every executor agrees), and are cogrouped by it:
-one call of an Arrow UDF receives all run rows and all qrels rows of a bucket's
-queries and scores them with the same Polars plan as
-:func:`polars_rankeval.evaluate` (through
-:func:`polars_rankeval.dask.evaluate_piece`). Every query lives in exactly one
-bucket, so the values equal the in-process ones query by query.
+(Spark's Murmur3 hash, computed by the executors, so every one agrees), and
+are cogrouped by it: one call of an Arrow UDF receives all run rows and all
+qrels rows of a bucket's queries and scores them with
+:func:`polars_rankeval.engine.pieces.score`, the piece scoring Dask runs too.
+Every query lives in exactly one bucket, so the values equal the in-process
+ones query by query. ``per_query=False`` combines the per-query values in
+Spark, lazily, as :func:`polars_rankeval.mean_scores` does.
 
 ``pyspark`` is imported only when :func:`evaluate` is called
 (``pip install polars-rankeval[spark]``); the executors need Polars and
@@ -15,18 +16,18 @@ polars_rankeval installed in the Python they run (``PYSPARK_PYTHON``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval.dask import check_options, evaluate_piece, needed_columns
-from polars_rankeval.evaluate import evaluate as evaluate_in_process
-from polars_rankeval.measures import Measure, parse_measures
+from polars_rankeval.engine import pieces
+from polars_rankeval.evaluate import raise_absent_queries
+from polars_rankeval.measures import MIN_GEO_MEAN, Measure
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql import Column
     from pyspark.sql import DataFrame as SparkDataFrame
     from pyspark.sql.types import StructType
 
@@ -45,11 +46,11 @@ def _import_pyspark() -> None:
         raise ImportError(msg) from err
 
 
-def empty_polars_frame(schema: StructType) -> pl.DataFrame:
-    """A zero-row Polars frame with the dtypes the UDF sees for a Spark schema."""
+def polars_schema(schema: StructType) -> pl.Schema:
+    """The Polars dtypes the UDF sees for a Spark schema."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return pl.from_arrow(to_arrow_schema(schema).empty_table())
+    return pl.from_arrow(to_arrow_schema(schema).empty_table()).schema
 
 
 def result_schema(schema: pl.Schema) -> StructType:
@@ -61,23 +62,17 @@ def result_schema(schema: pl.Schema) -> StructType:
 
 
 def score_bucket(
-    run: pa.Table,
-    qrels: pa.Table,
-    *,
-    measures: Sequence[str],
-    systems: pl.DataFrame | None,
-    options: Mapping[str, Any],
-    arrow_schema: pa.Schema,
+    key: tuple[Any, ...], run: pa.Table, qrels: pa.Table, *, job: pieces.Job, out: pa.Schema
 ) -> pa.Table:
     """The Arrow UDF: one bucket's run and qrels rows in, its per-query values out."""
-    piece = evaluate_piece(
-        pl.from_arrow(run).drop(BUCKET),
-        pl.from_arrow(qrels).drop(BUCKET),
-        measures,
-        systems=systems,
-        options=options,
-    )
-    return piece.scores.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(arrow_schema)
+    run_df, qrels_df = pl.from_arrow(run).drop(BUCKET), pl.from_arrow(qrels).drop(BUCKET)
+    where = f"Spark bucket {key[0].as_py()}, whose rows are numbered from 0"
+    pieces.check_rows(run_df, job, "run", where=where)
+    pieces.check_rows(qrels_df, job, "qrels", where=where)
+    piece = pieces.score(run_df, qrels_df, job)
+    if piece.scores is None:  # missing="error", checked on the driver: only if the data changed
+        raise_absent_queries(piece.absent)
+    return piece.scores.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
 
 
 def _default_buckets(run_sdf: SparkDataFrame) -> int:
@@ -85,17 +80,39 @@ def _default_buckets(run_sdf: SparkDataFrame) -> int:
     return int(value) if value and value.isdigit() else 200
 
 
-def _means(scores: SparkDataFrame, names: Sequence[str], system: str | None) -> SparkDataFrame:
-    """Mean over queries per system, with ``n_queries``: the trec_eval ``all`` line."""
+def _combined(name: str, kind: str) -> Column:
+    """One measure over queries, as :func:`polars_rankeval.mean_scores` combines it."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    aggs = [
-        F.count(F.lit(1)).alias("n_queries"),
-        *(F.avg(F.col(f"`{c}`")).alias(c) for c in names),
-    ]
-    if system is None:
-        return scores.agg(*aggs)
-    return scores.groupBy(system).agg(*aggs)
+    value = F.col(f"`{name}`")
+    if kind == "gmean":
+        return F.exp(F.avg(F.log(F.greatest(value, F.lit(MIN_GEO_MEAN))))).alias(name)
+    if kind == "sum":
+        return F.sum(value).cast("double").alias(name)
+    return F.avg(value).alias(name)
+
+
+def _means(scores: SparkDataFrame, job: pieces.Job) -> SparkDataFrame:
+    """Per system, ``n_queries`` and every measure over queries: the trec_eval ``all`` line."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    aggs = [F.count(F.lit(1)).alias("n_queries")]
+    aggs += [_combined(name, kind) for name, kind in pieces.mean_kinds(job)]
+    system = job.options.system
+    return scores.agg(*aggs) if system is None else scores.groupBy(F.col(f"`{system}`")).agg(*aggs)
+
+
+def _check_absent(run_sdf: SparkDataFrame, qrels_sdf: SparkDataFrame, query: str) -> None:
+    """missing="error": one small job now, raising as in-process if a qrels query has no run."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    def queries(sdf: SparkDataFrame) -> SparkDataFrame:
+        return sdf.select(F.col(f"`{query}`").cast("string").alias(query)).distinct()
+
+    absent = queries(qrels_sdf).join(queries(run_sdf), on=query, how="left_anti")
+    found = pl.from_arrow(absent.toArrow())
+    assert isinstance(found, pl.DataFrame)
+    raise_absent_queries(found[query].sort())
 
 
 def evaluate(
@@ -109,8 +126,9 @@ def evaluate(
     """Score a Spark run against Spark qrels: per-query values as a Spark DataFrame.
 
     Both tables are bucketed by a hash of the query id and cogrouped; an Arrow
-    UDF runs :func:`polars_rankeval.evaluate` on each bucket inside the
-    executors. Lazy as Spark is: nothing runs until an action on the result.
+    UDF scores each bucket with Polars inside the executors, as
+    :func:`polars_rankeval.evaluate` scores a DataFrame. Lazy as Spark is:
+    nothing is scored until an action on the result.
 
     Parameters
     ----------
@@ -122,12 +140,14 @@ def evaluate(
         Measure names or objects, as for :func:`polars_rankeval.evaluate`.
     num_buckets
         Number of hash buckets (UDF calls); a bucket's rows must fit in one
-        executor's memory. Default: ``spark.sql.shuffle.partitions``.
+        executor's memory (about 4x their size while they are scored).
+        Default: ``spark.sql.shuffle.partitions``.
     **evaluate_options
         Keyword options of :func:`polars_rankeval.evaluate` (``query``, ``doc``,
         ``score``, ``relevance``, ``system``, ``rank``, ``rel_level``, ``order``,
-        ``depth``, ``missing``, ``duplicates``, ``per_query``), except
-        ``order="presorted"``: a shuffle does not keep row order.
+        ``depth``, ``missing``, ``duplicates``, ``per_query``, ``validate``,
+        ``conventions``), except ``order="presorted"``: a shuffle does not keep
+        row order.
 
     Returns
     -------
@@ -135,7 +155,9 @@ def evaluate(
         ``[system], query`` (as typed in the run; as strings when run and qrels
         type them differently) and one double column per measure, named
         canonically, in no particular row order. With ``per_query=False``: per
-        system, ``n_queries`` and the mean of each measure over queries.
+        system, ``n_queries`` (a long) and each measure combined over queries as
+        :func:`polars_rankeval.mean_scores` does (geometric mean for ``GMAP`` and
+        ``GMBpref``, sums for the counts, arithmetic means otherwise), in Spark.
 
     Notes
     -----
@@ -143,10 +165,12 @@ def evaluate(
     :func:`polars_rankeval.evaluate`, but no warning is raised (the scoring runs
     on the executors, later). Count them with an anti join:
     ``run_sdf.select("query").distinct().join(qrels_sdf, "query", "left_anti").count()``.
-    Duplicate (query, doc) rows raise in the executor, which fails the job with
-    the same message as in-process. With ``missing="zero"`` and a system
-    column, the distinct systems are collected to the driver when this function
-    is called (one small job), so that every bucket scores every system.
+    Duplicate (query, doc) rows, null ids and NaN scores raise in the executor,
+    which fails the job with the in-process message (row numbers count within
+    the bucket). Two options run one small Spark job when this function is
+    called: ``missing="zero"`` with a system column collects the distinct
+    systems (so that every bucket scores every system), and ``missing="error"``
+    looks for qrels queries absent from the run, raising as in-process.
 
     Examples
     --------
@@ -161,48 +185,36 @@ def evaluate(
     from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    options = check_options(evaluate_options)
-    if options.get("order") == "presorted":
+    run_schema, qrels_schema = polars_schema(run_sdf.schema), polars_schema(qrels_sdf.schema)
+    job = pieces.prepare(run_schema, qrels_schema, measures, evaluate_options)
+    if job.options.order == "presorted":
         msg = (
             "order='presorted' cannot be used on Spark: the shuffle that groups each "
             "query's rows does not keep their order. Rank by order='score' or order='rank'."
         )
         raise ValueError(msg)
-    names = [str(m) for m in parse_measures(measures)]
-    query = options.get("query", "query")
-    system = options.get("system", "system")
-    system = system if system is not None and system in run_sdf.columns else None
-    per_query = options.pop("per_query", True)
-    # Validates columns, dtypes and options on the schemas, and gives the output schema.
-    out = evaluate_in_process(
-        empty_polars_frame(run_sdf.schema).lazy(),
-        empty_polars_frame(qrels_sdf.schema).lazy(),
-        names,
-        **options,
-    ).collect_schema()
-    spark_schema = result_schema(out)
-    systems = None
-    if options.get("missing") == "zero" and system is not None:
-        systems = pl.from_arrow(run_sdf.select(system).distinct().toArrow())
     n = num_buckets if num_buckets is not None else _default_buckets(run_sdf)
-    if n < 1:
-        msg = f"num_buckets must be an int >= 1. Got {n!r} instead."
-        raise ValueError(msg)
-    run_cols, qrels_cols = needed_columns(options, system)
-    run_sdf = run_sdf.select(*(F.col(f"`{c}`") for c in run_cols))
-    qrels_sdf = qrels_sdf.select(*(F.col(f"`{c}`") for c in qrels_cols))
-    bucket = F.pmod(F.hash(F.col(f"`{query}`").cast("string")), F.lit(n)).alias(BUCKET)
-    scorer = partial(
-        score_bucket,
-        measures=names,
-        systems=systems,
-        options=options,
-        arrow_schema=to_arrow_schema(spark_schema),
-    )
+    pieces.check_buckets("num_buckets", n)
+    spark_schema = result_schema(pieces.output_columns(job, run_schema, qrels_schema))
+    run_sdf = run_sdf.select(*(F.col(f"`{c}`") for c in pieces.columns(job, "run")))
+    qrels_sdf = qrels_sdf.select(*(F.col(f"`{c}`") for c in pieces.columns(job, "qrels")))
+    if job.needs_systems:
+        systems = pl.from_arrow(run_sdf.select(f"`{job.options.system}`").distinct().toArrow())
+        assert isinstance(systems, pl.DataFrame)
+        job = job.with_systems([systems.to_series()])
+    if job.options.missing == "error":
+        _check_absent(run_sdf, qrels_sdf, job.options.query)
+    query = F.col(f"`{job.options.query}`").cast("string")
+    bucket = F.pmod(F.hash(query), F.lit(n)).alias(BUCKET)
+    out = to_arrow_schema(spark_schema)
+
+    def scorer(key: tuple[Any, ...], run: pa.Table, qrels: pa.Table) -> pa.Table:
+        return score_bucket(key, run, qrels, job=job, out=out)
+
     scores = (
         run_sdf.withColumn(BUCKET, bucket)
         .groupBy(BUCKET)
         .cogroup(qrels_sdf.withColumn(BUCKET, bucket).groupBy(BUCKET))
         .applyInArrow(scorer, spark_schema)
     )
-    return scores if per_query else _means(scores, names, system)
+    return scores if job.per_query else _means(scores, job)

@@ -185,8 +185,13 @@ def check_run_values(
     _raise_first(run, problems, "run", offset=offset)
 
 
-def check_qrels_values(qrels: pl.LazyFrame, *, ids: Sequence[str], relevance: str) -> None:
-    """Null ids or grades, grades that are not integers: raise naming the first bad row."""
+def check_qrels_values(
+    qrels: pl.LazyFrame, *, ids: Sequence[str], relevance: str, offset: int = 0
+) -> None:
+    """Null ids or grades, grades that are not integers: raise naming the first bad row.
+
+    ``offset`` is the frame's first row number in the whole input (for batches).
+    """
     problems = [(pl.col(name).is_null(), f"has a null {name!r}") for name in ids]
     problems.append((pl.col(relevance).is_null(), f"has a null grade {relevance!r}"))
     if qrels.collect_schema()[relevance].is_float():
@@ -197,7 +202,7 @@ def check_qrels_values(qrels: pl.LazyFrame, *, ids: Sequence[str], relevance: st
                 f"has a grade {relevance!r} that is not an integer",
             )
         )
-    _raise_first(qrels, problems, "qrels")
+    _raise_first(qrels, problems, "qrels", offset=offset)
 
 
 def check_frames(**frames: object) -> None:

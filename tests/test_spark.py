@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import warnings
@@ -27,6 +28,7 @@ pyspark = pytest.importorskip(
 prs = pytest.importorskip("polars_rankeval.spark")
 
 MEASURES = ["AP", "nDCG@10", "P@10", "RR", "R@100"]
+TREC_MEANS = ["AP", "GMAP", "GMBpref", "NumRet", "NumRel", "NumRelRet", "P@10"]
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +69,19 @@ def evaluate_quietly(run, qrels, measures, **options):
         return pr.evaluate(run, qrels, measures, **options)
 
 
+def assert_same(got: pl.DataFrame, expected: pl.DataFrame) -> None:
+    """Keys exactly equal (same rows, same order, same dtypes), values at 1e-12."""
+    keys = [c for c in ("system", "query", "qid", "n_queries") if c in expected.columns]
+    assert expected.height > 0
+    assert_frame_equal(got.select(keys), expected.select(keys), check_exact=True)
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def collect_means(sdf, keys: list[str]) -> pl.DataFrame:
+    """Means collected from Spark, n_queries cast from Spark's long to Polars' u32."""
+    return collect(sdf, keys).with_columns(pl.col("n_queries").cast(pl.UInt32))
+
+
 def write_parts(frame: pl.DataFrame, directory: Path, n_files: int) -> str:
     """Write rows round-robin into n_files Parquet files: queries span files."""
     directory.mkdir()
@@ -85,7 +100,7 @@ def test_parquet_files_equal_in_process(spark, tmp_path, systems, num_buckets):
     got = collect(prs.evaluate(run_sdf, qrels_sdf, MEASURES, num_buckets=num_buckets), keys)
     expected = evaluate_quietly(run, qrels, MEASURES)
     assert got.height > 40 * systems
-    assert_frame_equal(got, expected, check_exact=True)
+    assert_same(got, expected)
     if systems == 1:
         assert mismatches(got, pytrec_reference(run, qrels, MEASURES), MEASURES) == []
 
@@ -99,15 +114,12 @@ def test_integer_query_ids_and_renamed_columns(spark):
     qrels = qrels.rename({"query": "qid", "doc": "docno", "relevance": "rel"})
     options = {"query": "qid", "doc": "docno", "score": "sim", "relevance": "rel"}
     sdf = prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), MEASURES, **options)
-    expected = evaluate_quietly(run, qrels, MEASURES, **options)
-    assert expected.height > 0
-    assert_frame_equal(collect(sdf, ["qid"]), expected, check_exact=True)
+    assert_same(collect(sdf, ["qid"]), evaluate_quietly(run, qrels, MEASURES, **options))
     means = prs.evaluate(
         to_spark(spark, run), to_spark(spark, qrels), MEASURES, per_query=False, **options
     )
-    got_means = pl.from_arrow(means.toArrow()).with_columns(pl.col("n_queries").cast(pl.UInt32))
     expected_means = evaluate_quietly(run, qrels, MEASURES, per_query=False, **options)
-    assert_frame_equal(got_means, expected_means, check_exact=False, rel_tol=1e-12)
+    assert_same(collect_means(means, []), expected_means)
 
 
 def test_missing_zero_scores_systems_absent_from_a_bucket(spark):
@@ -122,23 +134,47 @@ def test_missing_zero_scores_systems_absent_from_a_bucket(spark):
     )
     got = collect(sdf, ["system", "query"])
     assert got.filter(system="sys2").height == qrels["query"].n_unique()
-    assert_frame_equal(got, evaluate_quietly(run, qrels, measures, **options), check_exact=True)
+    assert_same(got, evaluate_quietly(run, qrels, measures, **options))
 
 
-def test_means_are_over_queries(spark):
-    run, qrels = random_corpus(17, n_queries=45, systems=2)
-    sdf = prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), MEASURES, per_query=False)
-    got = collect(sdf, ["system"]).with_columns(pl.col("n_queries").cast(pl.UInt32))
-    expected = evaluate_quietly(run, qrels, MEASURES, per_query=False)
-    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+@pytest.mark.parametrize("systems", [1, 2])
+def test_means_combine_as_mean_scores(spark, systems):
+    """GMAP and GMBpref: geometric means with trec_eval's floor; the counts: sums."""
+    run, qrels = random_corpus(17, n_queries=45, systems=systems)
+    per_query = evaluate_quietly(run, qrels, TREC_MEANS)
+    assert (per_query["AP"] == 0).any()  # the 1e-5 floor matters for GMAP here
+    sdf = prs.evaluate(
+        to_spark(spark, run), to_spark(spark, qrels), TREC_MEANS, per_query=False, num_buckets=3
+    )
+    keys = ["system"] if systems > 1 else []
+    got = collect_means(sdf, keys)
+    assert_same(got, pr.mean_scores(per_query))
+    plain = per_query.select(pl.col("GMAP").mean(), pl.col("NumRet").mean())
+    assert got["GMAP"][0] < plain["GMAP"][0]  # a plain average would not match
+    assert got["NumRet"][0] > plain["NumRet"][0]
 
 
 def test_duplicates_fail_the_job_with_the_in_process_message(spark):
-    run = pl.DataFrame({"query": ["a", "a"], "doc": ["x", "x"], "score": [1.0, 2.0]})
-    qrels = pl.DataFrame({"query": ["a"], "doc": ["x"], "relevance": [1]})
-    sdf = prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["AP"])
-    with pytest.raises(Exception, match="duplicate rows"):
+    run, qrels = random_corpus(43, n_queries=20)
+    run = pl.concat([run, run.slice(7, 1).with_columns(score=pl.lit(-1.0))])
+    with pytest.raises(ValueError, match="duplicate rows") as in_process:
+        pr.evaluate(run, qrels, ["AP"])
+    sdf = prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["AP"], num_buckets=3)
+    with pytest.raises(Exception, match=re.escape(str(in_process.value))):
         sdf.collect()
+    kept = prs.evaluate(
+        to_spark(spark, run), to_spark(spark, qrels), ["AP"], duplicates="keep_best"
+    )
+    expected = evaluate_quietly(run, qrels, ["AP"], duplicates="keep_best")
+    assert_same(collect(kept, ["query"]), expected)
+
+
+def test_missing_error_raises_when_called(spark):
+    run, qrels = random_corpus(71, n_queries=40)
+    with pytest.raises(ValueError, match="qrels queries are not in the run") as in_process:
+        pr.evaluate(run, qrels, ["AP"], missing="error")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(in_process.value))}$"):
+        prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["AP"], missing="error")
 
 
 def test_bad_inputs_fail_before_any_job(spark):
@@ -150,7 +186,7 @@ def test_bad_inputs_fail_before_any_job(spark):
         prs.evaluate(run_sdf, qrels_sdf, ["AP"], doc="docno")
     with pytest.raises(TypeError, match="Unknown option"):
         prs.evaluate(run_sdf, qrels_sdf, ["AP"], rel_levle=2)
-    with pytest.raises(ValueError, match="num_buckets"):
+    with pytest.raises(ValueError, match=r"num_buckets must be an int >= 1\. Got 0"):
         prs.evaluate(run_sdf, qrels_sdf, ["AP"], num_buckets=0)
     with pytest.raises(ValueError, match="Unknown measure"):
         prs.evaluate(run_sdf, qrels_sdf, ["APP"])

@@ -1,0 +1,397 @@
+"""Scoring in pieces, for engines that spread one evaluation over many tasks.
+
+Every measure of a query depends only on that query's run rows and qrels rows
+(|R| counts every relevant qrels row of the query, retrieved or not). So an
+engine may cut both tables into pieces by a hash of the query id, score every
+piece on its own with :func:`~polars_rankeval.engine.pipeline.score_piece`,
+and put the per-query values side by side: they equal
+:func:`polars_rankeval.evaluate`'s, query by query. This module holds what
+every such engine shares; :mod:`polars_rankeval.dask` and
+:mod:`polars_rankeval.spark` only move rows and call it:
+
+1. on the driver, :func:`prepare` checks the options against the schemas,
+   once, before any data is read, and gives the :class:`Job` every task runs;
+2. the rows are cut by :func:`bucket` (the one hash of every engine except
+   Spark, whose executors hash with Spark's own Murmur3), and checked on the
+   way in with :func:`check_rows`;
+3. each piece is scored by :func:`score`, in a task;
+4. on the driver, :func:`combine` puts the pieces together: every row counted
+   once, one warning for the unscored queries, ``missing="error"`` raised
+   once, output sorted, ``per_query=False`` combined as
+   :func:`polars_rankeval.mean_scores` does (:func:`mean_kinds` says how, for
+   an engine that combines in its own language).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any, Literal
+
+import polars as pl
+
+from polars_rankeval.engine.buckets import query_bucket
+from polars_rankeval.engine.pipeline import score_piece
+from polars_rankeval.evaluate import (
+    absent_queries,
+    finish,
+    output_schema,
+    raise_absent_queries,
+    warn_unscored_queries,
+)
+from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
+from polars_rankeval.options import Options, run_options
+from polars_rankeval.validation import (
+    check_output_names,
+    check_qrels_values,
+    check_run_values,
+)
+
+OPTIONS = frozenset(
+    name
+    for name, p in inspect.signature(run_options).parameters.items()
+    if p.kind is p.KEYWORD_ONLY
+) | {"per_query", "validate"}
+"""Keyword options of :func:`polars_rankeval.evaluate` that the engines take."""
+
+Table = Literal["run", "qrels"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every piece of one evaluation is scored with: decided once, on the driver.
+
+    Plain data (measure names, not measure objects), so that it pickles to any worker.
+    """
+
+    measures: tuple[str, ...]
+    """Canonical measure names, in the order asked."""
+    options: Options
+    per_query: bool = True
+    validate: bool = True
+    systems: pl.Series | None = None
+    """Every system of the whole run, under ``missing="zero"`` with a system column:
+    a piece gives empty rankings to the systems it holds no row of."""
+
+    @property
+    def parsed(self) -> list[Measure]:
+        """The measure objects (parsed once per process)."""
+        return list(_parse(self.measures))
+
+    @property
+    def needs_systems(self) -> bool:
+        """Whether :attr:`systems` must be collected before the pieces are scored."""
+        return self.options.missing == "zero" and self.options.system is not None
+
+    def with_systems(self, seen: Iterable[pl.Series]) -> Job:
+        """This job with the systems seen in the run's rows (when it needs them)."""
+        if not self.needs_systems:
+            return self
+        found = [s for s in seen if s.len()]
+        systems = pl.concat(found).unique(maintain_order=True) if found else None
+        return replace(self, systems=systems)
+
+
+@lru_cache(maxsize=64)
+def _parse(names: tuple[str, ...]) -> tuple[Measure, ...]:
+    return tuple(parse_measures(list(names)))
+
+
+def prepare(
+    run_schema: pl.Schema,
+    qrels_schema: pl.Schema,
+    measures: str | Measure | Iterable[str | Measure],
+    options: Mapping[str, Any],
+) -> Job:
+    """Check measures, options, columns and dtypes on the schemas: the job to run.
+
+    ``options`` are the keyword options of :func:`polars_rankeval.evaluate`
+    (:data:`OPTIONS`); anything else is refused, naming what is accepted.
+
+    Examples
+    --------
+    >>> schema = pl.Schema({"query": pl.String, "doc": pl.String, "score": pl.Float64})
+    >>> qrels = pl.Schema({"query": pl.String, "doc": pl.String, "relevance": pl.Int64})
+    >>> job = prepare(schema, qrels, ["map", "ndcg_cut_10"], {"per_query": False})
+    >>> job.measures, job.options.keys, job.per_query
+    (('AP', 'nDCG@10'), ['query'], False)
+    >>> prepare(schema, qrels, ["AP"], {"rel_levle": 2})
+    Traceback (most recent call last):
+    ...
+    TypeError: Unknown option(s) 'rel_levle'. Options are those of polars_rankeval.evaluate: ...
+    """
+    unknown = sorted(set(options) - OPTIONS)
+    if unknown:
+        msg = (
+            f"Unknown option(s) {', '.join(map(repr, unknown))}. "
+            f"Options are those of polars_rankeval.evaluate: {', '.join(sorted(OPTIONS))}."
+        )
+        raise TypeError(msg)
+    names = tuple(str(m) for m in parse_measures(measures))
+    passed = {k: v for k, v in options.items() if k not in ("per_query", "validate")}
+    checked = run_options(run_schema, qrels_schema, **passed)
+    check_output_names(checked.keys, list(names))
+    return Job(
+        names,
+        checked,
+        per_query=bool(options.get("per_query", True)),
+        validate=bool(options.get("validate", True)),
+    )
+
+
+def columns(job: Job, table: Table) -> list[str]:
+    """The columns of ``table`` a piece needs: select them before rows move.
+
+    Examples
+    --------
+    >>> from polars_rankeval.options import Options
+    >>> job = Job(("AP",), Options(doc="docno", system="system", order="rank"))
+    >>> columns(job, "run"), columns(job, "qrels")
+    (['system', 'query', 'docno', 'rank'], ['query', 'docno', 'relevance'])
+    """
+    return job.options.run_columns if table == "run" else job.options.qrels_columns
+
+
+def output_columns(job: Job, run_schema: pl.Schema, qrels_schema: pl.Schema) -> pl.Schema:
+    """The schema of a piece's per-query values (ids as typed, measures Float64)."""
+    return output_schema(
+        pl.LazyFrame(schema=run_schema),
+        pl.LazyFrame(schema=qrels_schema),
+        job.parsed,
+        job.options,
+        per_query=True,
+    )
+
+
+def bucket(query: str, n_buckets: int) -> pl.Expr:
+    """Bucket ``0 .. n_buckets - 1`` of each row: a seeded hash of the query id as a string.
+
+    The hash of :func:`polars_rankeval.engine.buckets.query_bucket`: the same in
+    every process running the same Polars version (:func:`hash_probe` checks it).
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"query": ["q1", "q2", "q1"]})
+    >>> b = df.select(bucket("query", 4))["query"]
+    >>> b[0] == b[2], bool(b.is_between(0, 3).all())
+    (True, True)
+    """
+    check_buckets("npartitions", n_buckets)
+    return query_bucket(query, n_buckets)
+
+
+def check_buckets(name: str, n_buckets: Any) -> None:
+    """Raise unless the number of buckets is an int >= 1, naming the option.
+
+    Examples
+    --------
+    >>> check_buckets("num_buckets", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_buckets must be an int >= 1. Got 0 instead.
+    """
+    if isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1:
+        msg = f"{name} must be an int >= 1. Got {n_buckets!r} instead."
+        raise ValueError(msg)
+
+
+_PROBE = pl.DataFrame({"q": ["", "0", "401", "q1", "FBIS3-10082", "\u00e9"]})
+
+
+def hash_probe() -> tuple[int, ...]:
+    """The buckets of a few fixed ids: equal in two processes iff they hash alike.
+
+    A task that cuts rows returns it, and the driver compares it with its own:
+    a worker with another Polars version would put a query's rows in another
+    bucket than its neighbours do, and the query would be scored twice, each
+    time on part of its rows.
+    """
+    return tuple(_PROBE.select(query_bucket("q", 1_000_003))["q"].to_list())
+
+
+def split(frame: pl.DataFrame, query: str, n_buckets: int) -> list[pl.DataFrame]:
+    """Cut an in-memory frame into ``n_buckets`` pieces by :func:`bucket`, keeping row order.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"query": ["a", "b", "a", "c"], "doc": [1, 2, 3, 4]})
+    >>> parts = split(df, "query", 3)
+    >>> len(parts), sum(p.height for p in parts)
+    (3, 4)
+    >>> [sum(q in p["query"] for p in parts) for q in "abc"]  # each query in one piece
+    [1, 1, 1]
+    >>> [p.filter(query="a")["doc"].to_list() for p in parts if "a" in p["query"]]
+    [[1, 3]]
+    """
+    key = "__rk_bucket"
+    keyed = frame.with_columns(bucket(query, n_buckets).alias(key))
+    parts = keyed.partition_by(key, as_dict=True, maintain_order=True, include_key=False)
+    return [parts.get((i,), frame.clear()) for i in range(n_buckets)]
+
+
+def check_rows(
+    frame: pl.DataFrame, job: Job, table: Table, *, offset: int = 0, where: str | None = None
+) -> None:
+    """Null ids, NaN or null scores, null ranks, grades that are not integers: raise naming
+    the first bad row (``offset``: the frame's first row number in the whole input;
+    ``where``: the file or piece, added to the message). Duplicates are found by
+    :func:`score`. Nothing is checked with ``validate=False``."""
+    if not job.validate:
+        return
+    o = job.options
+    try:
+        if table == "run":
+            check_run_values(
+                frame.lazy(),
+                ids=[*o.keys, o.doc],
+                score=o.score if o.order == "score" else None,
+                rank=o.rank if o.order == "rank" else None,
+                offset=offset,
+            )
+        else:
+            check_qrels_values(
+                frame.lazy(), ids=[o.query, o.doc], relevance=o.relevance, offset=offset
+            )
+    except ValueError as err:
+        if where is None:
+            raise
+        raise ValueError(f"{err} (in {where})") from None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One piece, scored: its values, and what it left out."""
+
+    scores: pl.DataFrame | None
+    """``[system], query`` and one Float64 column per measure (None when ``absent``
+    is not empty under ``missing="error"``: the evaluation fails, nothing is scored)."""
+    no_qrels: pl.DataFrame
+    """``[system], query`` (query ids as strings) of the piece's run rankings with no
+    qrels: not scored."""
+    absent: pl.Series
+    """Under ``missing="error"``: the piece's qrels queries (as strings) absent from
+    the run. A piece holds all rows of its queries, so they are absent from the whole run."""
+    run_rows: int
+    qrels_rows: int
+
+
+def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
+    """Score one piece; it must hold, for each of its queries, all of that query's rows.
+
+    Duplicate rows raise here (unless ``validate=False``), with the message of
+    :func:`polars_rankeval.evaluate`; values are checked where rows come in
+    (:func:`check_rows`).
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"query": ["a", "a", "b"], "doc": ["x", "y", "z"],
+    ...                     "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["a", "c"], "doc": ["y", "w"], "relevance": [1, 1]})
+    >>> job = prepare(run.schema, qrels.schema, ["RR"], {})
+    >>> piece = score(run, qrels, job)
+    >>> piece.scores.to_dicts(), piece.no_qrels["query"].to_list(), piece.run_rows
+    ([{'query': 'a', 'RR': 0.5}], ['b'], 3)
+    """
+    o = job.options
+    absent = pl.Series(o.query, [], dtype=pl.String)
+    if o.missing == "error":
+        absent = absent_queries(run[o.query], qrels[o.query])
+        if absent.len():
+            none = _string_keys(run.select(o.keys).clear(), o.query)
+            return Scored(None, none, absent, run.height, qrels.height)
+    piece = score_piece(
+        run, qrels, job.parsed, o, check_duplicates=job.validate, systems=job.systems
+    )
+    no_qrels = _string_keys(piece.no_qrels, o.query)
+    return Scored(piece.scores, no_qrels, absent, piece.run_rows, piece.qrels_rows)
+
+
+def _string_keys(keys: pl.DataFrame, query: str) -> pl.DataFrame:
+    return keys.with_columns(pl.col(query).cast(pl.String))
+
+
+def combine(pieces: Sequence[Scored], job: Job, *, run_rows: int, qrels_rows: int) -> pl.DataFrame:
+    """The pieces' values as one frame, as :func:`polars_rankeval.evaluate` gives them.
+
+    Checks that the pieces hold ``run_rows`` and ``qrels_rows`` rows (the
+    inputs' counts) and score each ranking once; raises under
+    ``missing="error"`` naming every absent query; warns once about the run
+    queries with no qrels (named in sorted order, whatever the number of
+    pieces); sorts; with ``per_query=False``, combines as
+    :func:`polars_rankeval.mean_scores`.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"query": ["a", "b"], "doc": ["x", "y"], "score": [1.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["a", "b"], "doc": ["x", "z"], "relevance": [1, 1]})
+    >>> job = prepare(run.schema, qrels.schema, ["RR"], {"per_query": False})
+    >>> parts = [score(r, q, job) for r, q in zip(split(run, "query", 2),
+    ...                                             split(qrels, "query", 2))]
+    >>> combine(parts, job, run_rows=2, qrels_rows=2)
+    shape: (1, 2)
+    ┌───────────┬─────┐
+    │ n_queries ┆ RR  │
+    │ ---       ┆ --- │
+    │ u32       ┆ f64 │
+    ╞═══════════╪═════╡
+    │ 2         ┆ 0.5 │
+    └───────────┴─────┘
+    """
+    check_counts(pieces, run_rows, qrels_rows)
+    o = job.options
+    absent = [p.absent for p in pieces if p.absent.len()]
+    if absent:
+        raise_absent_queries(pl.concat(absent).sort())
+    scores = pl.concat([p.scores for p in pieces if p.scores is not None], how="vertical_relaxed")
+    no_qrels = pl.concat([p.no_qrels for p in pieces], how="vertical_relaxed").sort(o.keys)
+    seen = pl.concat(
+        [_string_keys(scores.select(o.keys), o.query), no_qrels], how="vertical_relaxed"
+    )
+    if seen.is_duplicated().any():
+        msg = (
+            "A ranking is in two pieces: its rows were not all cut into the same bucket "
+            "(do all workers run the same Polars version as the client?)."
+        )
+        raise RuntimeError(msg)
+    warn_unscored_queries(no_qrels[o.query])
+    return finish(scores, job.parsed, o, per_query=job.per_query)
+
+
+def check_counts(pieces: Sequence[Scored], run_rows: int, qrels_rows: int) -> None:
+    """Every input row must be in exactly one piece: raise if rows were lost or doubled.
+
+    Examples
+    --------
+    >>> piece = Scored(None, pl.DataFrame(), pl.Series([], dtype=pl.String),
+    ...                run_rows=3, qrels_rows=2)
+    >>> check_counts([piece], 3, 2)
+    >>> check_counts([piece, piece], 3, 2)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: The pieces hold 6 run rows and 4 qrels rows, but the inputs have 3 and 2: ...
+    """
+    got = sum(p.run_rows for p in pieces), sum(p.qrels_rows for p in pieces)
+    if got != (run_rows, qrels_rows):
+        msg = (
+            f"The pieces hold {got[0]} run rows and {got[1]} qrels rows, but the inputs have "
+            f"{run_rows} and {qrels_rows}: rows were lost or read twice on the way to the "
+            f"tasks (did an input change while it was read?)."
+        )
+        raise RuntimeError(msg)
+
+
+def mean_kinds(job: Job) -> list[tuple[str, Literal["mean", "gmean", "sum"]]]:
+    """How ``per_query=False`` combines each measure over queries, for an engine that
+    computes the means in its own language (as :func:`polars_rankeval.mean_scores`:
+    geometric mean with a floor of :data:`~polars_rankeval.measures.MIN_GEO_MEAN`,
+    sum, or arithmetic mean).
+
+    Examples
+    --------
+    >>> from polars_rankeval.options import Options
+    >>> mean_kinds(Job(("AP", "GMAP", "NumRet"), Options()))
+    [('AP', 'mean'), ('GMAP', 'gmean'), ('NumRet', 'sum')]
+    """
+    return [(name, aggregate_kind(name)) for name in job.measures]
