@@ -93,13 +93,14 @@ def _combined(name: str, kind: str) -> Column:
 
 
 def _means(scores: SparkDataFrame, job: pieces.Job) -> SparkDataFrame:
-    """Per system, ``n_queries`` and every measure over queries: the trec_eval ``all`` line."""
+    """Per segment and system, ``n_queries`` and every measure over queries: the trec_eval
+    ``all`` line."""
     from pyspark.sql import functions as F  # noqa: N812
 
     aggs = [F.count(F.lit(1)).alias("n_queries")]
     aggs += [_combined(name, kind) for name, kind in pieces.mean_kinds(job)]
-    system = job.options.system
-    return scores.agg(*aggs) if system is None else scores.groupBy(F.col(f"`{system}`")).agg(*aggs)
+    groups = [F.col(f"`{c}`") for c in job.options.keys if c != job.options.query]
+    return scores.groupBy(*groups).agg(*aggs) if groups else scores.agg(*aggs)
 
 
 def _check_absent(run_sdf: SparkDataFrame, qrels_sdf: SparkDataFrame, query: str) -> None:
