@@ -184,6 +184,11 @@ def segment_columns(
     """
     if by is None:
         return ()
+    if not isinstance(by, str | Sequence) or (
+        not isinstance(by, str) and not all(isinstance(name, str) for name in by)
+    ):
+        msg = f"by must be a column name or a list of them. Got {by!r} instead."
+        raise TypeError(msg)
     columns = (by,) if isinstance(by, str) else tuple(by)
     for name in columns:
         if not isinstance(name, str):
