@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing
+from polars_rankeval.inputs import as_frame
 from polars_rankeval.measures import aggregate_kind, parse
 from polars_rankeval.options import check_choice, segment_columns
 from polars_rankeval.stats import (
@@ -108,6 +109,12 @@ UNIT_RANGE = frozenset(
 non-negative gains). Others (infAP, G, binG, Utility, unknown columns) are not clipped."""
 
 
+def collected(per_query: Any) -> pl.DataFrame:
+    """A per-query table (Polars, pandas, Arrow, ...) as a Polars DataFrame."""
+    frame = as_frame(per_query, "per_query")
+    return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+
+
 def per_segment(
     per_query: FrameT,
     by: str | Sequence[str],
@@ -121,7 +128,7 @@ def per_segment(
     Each segment is a separate experiment: its comparisons form their own family
     for the corrections.
     """
-    frame = per_query.lazy().collect() if isinstance(per_query, pl.LazyFrame) else per_query
+    frame = collected(per_query)
     segments = list(segment_columns(by, frame.schema, taken=list(taken)))
     parts = []
     for key, part in sorted(
@@ -347,7 +354,7 @@ def align(
     ValueError: Systems do not share the same queries, ... system 'b' lacks 1 (q2). ...
     """
     check_choice("missing", missing, Missing)
-    frame = per_query.lazy().collect() if isinstance(per_query, pl.LazyFrame) else per_query
+    frame = collected(per_query)
     _check_keys(frame, system, query)
     cols = _measure_columns(frame.schema, measures, [system, query])
     frame = frame.select(system, query, *cols)
@@ -820,7 +827,7 @@ def summarize(
             query=query,
         )  # fmt: skip
         return per_segment(per_query, by, call, taken=[system, query])
-    frame = per_query.lazy().collect() if isinstance(per_query, pl.LazyFrame) else per_query
+    frame = collected(per_query)
     system = system if system is not None and system in frame.columns else None
     keys = [system] if system else []
     cols = _measure_columns(frame.schema, measures, [*keys, query])

@@ -8,12 +8,20 @@ retrieved. A plotting helper only has to draw ``precision`` against ``recall``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing
+from polars_rankeval.evaluate import evaluate, evaluate_judged
+from polars_rankeval.inputs import as_frame
+from polars_rankeval.measures import parse
 from polars_rankeval.metrics._common import num_relevant, relevant_retrieved
-from polars_rankeval.metrics.iprec import Rounding, iprec_at_recall
+from polars_rankeval.metrics.iprec import Rounding
 from polars_rankeval.ranking import judge
+
+MAX_POINTS = 1001
+"""The most recall levels a curve may have: every 0.001 from 0 to 1."""
 
 
 def recall_levels(points: int) -> list[float]:
@@ -24,8 +32,11 @@ def recall_levels(points: int) -> list[float]:
     >>> recall_levels(5)
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
-    if isinstance(points, bool) or not isinstance(points, int) or points < 2:
-        msg = f"points must be an int >= 2 (or None for raw points). Got {points!r} instead."
+    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= MAX_POINTS:
+        msg = (
+            f"points must be an int from 2 to {MAX_POINTS} (or None for raw points). "
+            f"Got {points!r} instead."
+        )
         raise ValueError(msg)
     return [i / (points - 1) for i in range(points)]
 
@@ -104,12 +115,26 @@ def precision_recall_curve(
     >>> precision_recall_curve(run, qrels, points=3)["precision"].to_list()
     [0.5, 0.5, 0.5]
     """
+    run = as_frame(run, "run", (query, doc, score))
+    if points is not None:
+        return _interpolated(
+            run,
+            qrels,
+            recall_levels(points),
+            per_query=per_query,
+            rounding=rounding,
+            query=query, doc=doc, score=score, relevance=relevance, rank=rank, system=system,
+            rel_level=rel_level, depth=depth, missing=missing,
+        )  # fmt: skip
+    if not per_query:
+        msg = "per_query=False averages interpolated curves: give points (e.g. 11)."
+        raise ValueError(msg)
     if qrels is None:
         judged = run.lazy()
     else:
         judged = judge(
             run.lazy(),
-            qrels.lazy(),
+            as_frame(qrels, "qrels", (query, doc, relevance)).lazy(),
             query=query,
             doc=doc,
             score=score,
@@ -124,19 +149,7 @@ def precision_recall_curve(
     scored = pl.col(relevance).is_not_null().any().over(keys)
     if missing != "zero":
         scored = scored & pl.col(rank).is_not_null().any().over(keys)
-    judged = judged.filter(scored)
-    if points is None:
-        if not per_query:
-            msg = "per_query=False averages interpolated curves: give points (e.g. 11)."
-            raise ValueError(msg)
-        curve = _raw_points(judged, keys, rank, relevance, rel_level)
-    else:
-        curve = _interpolated(
-            judged, keys, recall_levels(points), rank, relevance, rel_level, rounding
-        )
-        if not per_query:
-            group = [*keys[:-1], "recall"]
-            curve = curve.group_by(group).agg(pl.col("precision").mean()).sort(group)
+    curve = _raw_points(judged.filter(scored), keys, rank, relevance, rel_level)
     return curve.collect() if isinstance(run, pl.DataFrame) else curve
 
 
@@ -157,20 +170,36 @@ def _raw_points(
 
 
 def _interpolated(
-    judged: pl.LazyFrame,
-    keys: list[str],
+    run: FrameT,
+    qrels: FrameT | None,
     levels: list[float],
-    rank: str,
-    relevance: str,
-    rel_level: int,
+    *,
+    per_query: bool,
     rounding: Rounding,
-) -> pl.LazyFrame:
-    kw = {"rank": rank, "relevance": relevance, "rel_level": rel_level, "rounding": rounding}
-    exprs = [iprec_at_recall(x, **kw).alias(repr(x)) for x in levels]
-    return (
-        judged.group_by(keys)
-        .agg(exprs)
+    query: str,
+    system: str | None,
+    rel_level: int,
+    **options: Any,
+) -> FrameT:
+    """Interpolated precision at ``levels``: ``IPrec@level`` of every ranking, through
+    :func:`polars_rankeval.evaluate` (or ``evaluate_judged`` for a judged table)."""
+    measures = [parse(f"IPrec(rounding={rounding})@{level!r}") for level in levels]
+    at = {str(m): level for m, level in zip(measures, levels, strict=True)}
+    common = {"query": query, "system": system, "rel_level": rel_level}
+    if qrels is None:
+        per = {k: options[k] for k in ("rank", "relevance")}
+        scores = evaluate_judged(run, measures, **common, **per)
+    else:
+        scores = evaluate(run, qrels, measures, **common, **options)
+    names = scores.lazy().collect_schema().names()
+    keys = [k for k in names if k not in at]
+    curve = (
+        scores.lazy()
         .unpivot(index=keys, variable_name="recall", value_name="precision")
-        .with_columns(pl.col("recall").cast(pl.Float64))
+        .with_columns(pl.col("recall").replace_strict(at, return_dtype=pl.Float64))
         .sort([*keys, "recall"])
     )
+    if not per_query:
+        group = [*keys[:-1], "recall"]
+        curve = curve.group_by(group).agg(pl.col("precision").mean()).sort(group)
+    return curve.collect() if isinstance(run, pl.DataFrame) else curve

@@ -20,11 +20,11 @@ from polars_rankeval.engine.pipeline import aggregate, check_values, score_piece
 from polars_rankeval.engine.scope import scope
 from polars_rankeval.engine.select import judged_from_table
 from polars_rankeval.engine.shape import FACT, HAS_RUN
+from polars_rankeval.inputs import as_frame
 from polars_rankeval.measures import Context, Measure, parse_measures
 from polars_rankeval.options import Options, check_int, run_options, segment_columns
 from polars_rankeval.validation import (
     check_columns,
-    check_frames,
     check_grade_dtype,
     check_judged_values,
     check_output_names,
@@ -206,7 +206,8 @@ def evaluate(
     └───────┴──────┴─────┴──────┘
     """
     parsed = parse_measures(measures)
-    check_frames(run=run, qrels=qrels)
+    run = as_frame(run, "run", (query, doc, score))
+    qrels = as_frame(qrels, "qrels", (query, doc, relevance))
     options = run_options(
         run.lazy().collect_schema(),
         qrels.lazy().collect_schema(),
@@ -358,7 +359,7 @@ def evaluate_judged(
     └───────┴─────┴─────┴─────┘
     """
     parsed = parse_measures(measures)
-    check_frames(judged=judged)
+    judged = as_frame(judged, "judged")
     check_int("rel_level", rel_level, minimum=0)
     schema = judged.lazy().collect_schema()
     system = system if system is not None and system in schema else None
@@ -426,7 +427,8 @@ def coverage(
     │ c     ┆ not_in_run │
     └───────┴────────────┘
     """
-    check_frames(run=run, qrels=qrels)
+    run = as_frame(run, "run", (query, "doc", "score"))
+    qrels = as_frame(qrels, "qrels", (query, "doc", "relevance"))
     schema = run.lazy().collect_schema()
     system = system if system in schema else None
     segments = segment_columns(by, schema, taken=[query, system])
@@ -512,6 +514,7 @@ def mean_scores(
     if aggregate not in ("trec", "mean"):
         msg = f"aggregate must be 'trec' or 'mean'. Got {aggregate!r} instead."
         raise ValueError(msg)
+    per_query = as_frame(per_query, "per_query")
     schema = per_query.lazy().collect_schema()
     system = system if system in schema else None
     groups = [*segment_columns(by, schema, taken=[query, system]), *([system] if system else [])]

@@ -14,6 +14,7 @@ from typing import Any, get_args
 import polars as pl
 
 from polars_rankeval._typing import Conventions, Duplicates, Missing, Order
+from polars_rankeval.inputs import check_not_swapped
 from polars_rankeval.measures import Context
 from polars_rankeval.validation import (
     check_columns,
@@ -141,6 +142,7 @@ def run_options(
     check_int("depth", depth, minimum=0, allow_none=True)
     system = system if system is not None and system in run_schema else None
     segments = segment_columns(by, run_schema, taken=[query, doc, score, rank, system])
+    check_not_swapped(run_schema, qrels_schema, score=score, relevance=relevance)
     needed = {"query": query, "doc": doc}
     needed |= {"score": {"score": score}, "rank": {"rank": rank}, "presorted": {}}[order]
     check_columns(run_schema, needed, "run")

@@ -31,8 +31,9 @@ from polars_rankeval.engine.select import (
     ranking_scope,
 )
 from polars_rankeval.engine.shape import FACT, HAS_RUN, RANKING, SCORED
+from polars_rankeval.inputs import as_frame
 from polars_rankeval.options import Options, check_choice, check_int, run_options
-from polars_rankeval.validation import check_columns, check_frames
+from polars_rankeval.validation import check_columns
 
 
 def rank_run(
@@ -93,7 +94,7 @@ def rank_run(
     │ q     ┆ a   ┆ 3    │
     └───────┴─────┴──────┘
     """
-    check_frames(run=run)
+    run = as_frame(run, "run", (query, doc, score))
     check_choice("order", order, Order)
     check_int("depth", depth, minimum=0, allow_none=True)
     keys = [query] if system is None else [system, query]
@@ -191,7 +192,8 @@ def judge(
     │ q     ┆ z   ┆ null ┆ 2         │
     └───────┴─────┴──────┴───────────┘
     """
-    check_frames(run=run, qrels=qrels)
+    run = as_frame(run, "run", (query, doc, score))
+    qrels = as_frame(qrels, "qrels", (query, doc, relevance))
     options = run_options(
         run.lazy().collect_schema(),
         qrels.lazy().collect_schema(),

@@ -205,17 +205,6 @@ def check_qrels_values(
     _raise_first(qrels, problems, "qrels", offset=offset)
 
 
-def check_frames(**frames: object) -> None:
-    """Raise unless every argument is a Polars DataFrame or LazyFrame, naming it."""
-    for name, frame in frames.items():
-        if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
-            module = type(frame).__module__
-            kind = type(frame).__qualname__
-            kind = kind if module == "builtins" else f"{module}.{kind}"
-            msg = f"{name} must be a polars DataFrame or LazyFrame. Got {kind}."
-            raise TypeError(msg)
-
-
 def check_output_names(keys: Sequence[str], measures: Sequence[str]) -> None:
     """Raise when a key column would share its name with a measure's output column."""
     clash = sorted(set(keys) & set(measures))

@@ -139,7 +139,7 @@ def evaluate(run=RUN, qrels=QRELS, measures=("AP",), **kw):
             QRELS,
             {},
             TypeError,
-            r"run must be a polars DataFrame or LazyFrame. Got dict",
+            r"run as a dict must map each query to a \{doc: value\} dict. Query 'query' maps",
         ),
     ],
 )

@@ -1,0 +1,110 @@
+"""The frames users already hold: pandas, Arrow, anything with the Arrow stream interface,
+and the nested dicts of pytrec_eval and ranx, turned into Polars frames at the door.
+
+Every entry point (``evaluate``, ``evaluate_judged``, ``judge``, ``coverage``,
+``compare``, ``summarize``, ...) calls :func:`as_frame` first; the rest of the
+library sees only Polars. Conversion goes through Arrow, without a copy where
+Polars can share the buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+
+def as_frame(obj: Any, name: str, columns: tuple[str, str, str] | None = None) -> Any:
+    """``obj`` as a Polars DataFrame or LazyFrame (Polars frames pass through).
+
+    Parameters
+    ----------
+    obj
+        A Polars DataFrame or LazyFrame; a pandas DataFrame; a pyarrow Table or
+        RecordBatch; any object with the Arrow PyCapsule stream interface
+        (``__arrow_c_stream__``: DuckDB results, ...); or a nested dict
+        ``{query: {doc: value}}`` as pytrec_eval and ranx take (runs: scores,
+        qrels: grades).
+    name
+        The argument's name, for errors (``"run"``, ``"qrels"``, ...).
+    columns
+        Names of the (query, doc, value) columns a nested dict becomes; None
+        when a dict makes no sense for this argument.
+
+    Examples
+    --------
+    >>> as_frame({"q1": {"d1": 2.0, "d2": 1.0}}, "run", ("query", "doc", "score"))
+    shape: (2, 3)
+    ┌───────┬─────┬───────┐
+    │ query ┆ doc ┆ score │
+    │ ---   ┆ --- ┆ ---   │
+    │ str   ┆ str ┆ f64   │
+    ╞═══════╪═════╪═══════╡
+    │ q1    ┆ d1  ┆ 2.0   │
+    │ q1    ┆ d2  ┆ 1.0   │
+    └───────┴─────┴───────┘
+    """
+    if isinstance(obj, pl.DataFrame | pl.LazyFrame):
+        return obj
+    if isinstance(obj, Mapping) and columns is not None:
+        return _from_nested(obj, name, columns)
+    module = type(obj).__module__.split(".")[0]
+    if module == "pandas" and hasattr(obj, "columns"):
+        return pl.from_pandas(obj)
+    if module == "pyarrow" and hasattr(obj, "schema"):
+        return pl.from_arrow(obj)
+    if hasattr(obj, "__arrow_c_stream__"):
+        return pl.DataFrame(obj)
+    kind = type(obj).__qualname__ if module == "builtins" else f"{module}.{type(obj).__qualname__}"
+    accepted = "a Polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table"
+    if columns is not None:
+        accepted += ", a {query: {doc: value}} dict"
+    msg = f"{name} must be {accepted}, or an object with __arrow_c_stream__. Got {kind}."
+    raise TypeError(msg)
+
+
+def _from_nested(obj: Mapping[Any, Any], name: str, columns: tuple[str, str, str]) -> pl.DataFrame:
+    """``{query: {doc: value}}`` -> ``query, doc, value`` rows (in the dicts' order)."""
+    query, doc, value = columns
+    queries, docs, values = [], [], []
+    for q, ranking in obj.items():
+        if not isinstance(ranking, Mapping):
+            msg = (
+                f"{name} as a dict must map each query to a {{doc: value}} dict. "
+                f"Query {q!r} maps to {type(ranking).__name__}."
+            )
+            raise TypeError(msg)
+        queries += [q] * len(ranking)
+        docs += list(ranking)
+        values += list(ranking.values())
+    return pl.DataFrame({query: queries, doc: docs, value: values}, strict=False)
+
+
+def check_not_swapped(
+    run_schema: pl.Schema, qrels_schema: pl.Schema, *, score: str, relevance: str
+) -> None:
+    """Raise when run and qrels look passed the other way round (ranx and pytrec_eval
+    take qrels first; here the run comes first).
+
+    Examples
+    --------
+    >>> run = pl.Schema({"query": pl.String, "doc": pl.String, "relevance": pl.Int64})
+    >>> qrels = pl.Schema({"query": pl.String, "doc": pl.String, "score": pl.Float64})
+    >>> check_not_swapped(run, qrels, score="score", relevance="relevance")
+    Traceback (most recent call last):
+    ...
+    ValueError: The run has a 'relevance' column and no 'score', and qrels the other way ...
+    """
+    if (
+        score not in run_schema
+        and relevance in run_schema
+        and score in qrels_schema
+        and relevance not in qrels_schema
+    ):
+        msg = (
+            f"The run has a {relevance!r} column and no {score!r}, and qrels the other way "
+            f"round: were they passed in the wrong order? polars_rankeval takes (run, qrels); "
+            f"ranx and pytrec_eval take qrels first."
+        )
+        raise ValueError(msg)
