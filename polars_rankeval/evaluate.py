@@ -20,7 +20,7 @@ from polars_rankeval.engine.pipeline import aggregate, check_values, score_piece
 from polars_rankeval.engine.scope import scope
 from polars_rankeval.engine.select import judged_from_table
 from polars_rankeval.engine.shape import FACT, HAS_RUN
-from polars_rankeval.inputs import as_frame
+from polars_rankeval.inputs import JOINED_QUERY, as_frame, id_columns, with_joined_ids
 from polars_rankeval.measures import Context, Measure, parse_measures
 from polars_rankeval.options import Options, check_int, run_options, segment_columns
 from polars_rankeval.validation import (
@@ -35,15 +35,27 @@ class UnscoredQueriesWarning(UserWarning):
     """Some queries were left out of the evaluation; the message says which and why."""
 
 
-def run_keys(query: str, system: str | None) -> list[str]:
-    """Columns that identify one ranking: ``[system, query]`` or ``[query]``."""
-    return [query] if system is None else [system, query]
+def run_keys(query: str | Sequence[str], system: str | None) -> list[str]:
+    """Columns that identify one ranking: ``[system], query`` (a compound query's columns)."""
+    queries = [query] if isinstance(query, str) else list(query)
+    return queries if system is None else [system, *queries]
+
+
+def readable(ids: pl.Series) -> list[str]:
+    """Ids as text for a message; a compound id's parts separated by " / "."""
+    text = ids.cast(pl.String)
+    return text.str.replace_all("\x00\x00", " / ", literal=True).to_list()
+
+
+def _one(name: str | Sequence[str], default: str) -> str:
+    """The column a nested dict's ids go in (a compound id cannot come from a dict)."""
+    return name if isinstance(name, str) else default
 
 
 def raise_absent_queries(absent: pl.Series) -> None:
     """missing='error': raise naming the qrels queries absent from the run (if any)."""
     if absent.len():
-        shown = ", ".join(str(q) for q in absent.head(10).to_list())
+        shown = ", ".join(readable(absent.head(10)))
         msg = (
             f"{absent.len()} qrels queries are not in the run ({shown}"
             f"{', ...' if absent.len() > 10 else ''}). Pass missing='drop' to leave them out "
@@ -62,7 +74,7 @@ def absent_queries(run_queries: pl.Series, qrels_queries: pl.Series) -> pl.Serie
 def warn_unscored_queries(no_qrels: pl.Series) -> None:
     """Warn naming the run queries (one entry per ranking) that have no qrels, if any."""
     if no_qrels.len() and not _QUIET.get():
-        shown = ", ".join(str(q) for q in no_qrels.unique(maintain_order=True).head(5).to_list())
+        shown = ", ".join(readable(no_qrels.unique(maintain_order=True).head(5)))
         msg = (
             f"{no_qrels.len()} run queries have no qrels and were not scored "
             f"({shown}{', ...' if no_qrels.len() > 5 else ''}), as trec_eval does. "
@@ -95,8 +107,8 @@ def evaluate(
     qrels: FrameT,
     measures: str | Measure | Iterable[str | Measure],
     *,
-    query: str = "query",
-    doc: str = "doc",
+    query: str | Sequence[str] = "query",
+    doc: str | Sequence[str] = "doc",
     score: str = "score",
     relevance: str = "relevance",
     system: str | None = "system",
@@ -206,8 +218,8 @@ def evaluate(
     └───────┴──────┴─────┴──────┘
     """
     parsed = parse_measures(measures)
-    run = as_frame(run, "run", (query, doc, score))
-    qrels = as_frame(qrels, "qrels", (query, doc, relevance))
+    run = as_frame(run, "run", (_one(query, "query"), _one(doc, "doc"), score))
+    qrels = as_frame(qrels, "qrels", (_one(query, "query"), _one(doc, "doc"), relevance))
     options = run_options(
         run.lazy().collect_schema(),
         qrels.lazy().collect_schema(),
@@ -225,7 +237,9 @@ def evaluate(
         duplicates=duplicates,
         conventions=conventions,
     )
-    check_output_names(options.keys, [str(m) for m in parsed])
+    check_output_names(options.output_keys, [str(m) for m in parsed])
+    run = with_joined_ids(run, options.query_parts, options.doc_parts)
+    qrels = with_joined_ids(qrels, options.query_parts, options.doc_parts)
     if isinstance(run, pl.DataFrame):
         qrels_df = qrels.collect() if isinstance(qrels, pl.LazyFrame) else qrels
         scores = score_frame(run, qrels_df, parsed, options, validate=validate)
@@ -262,7 +276,7 @@ def finish(
     scores: pl.DataFrame, measures: list[Measure], options: Options, *, per_query: bool
 ) -> pl.DataFrame:
     """Sorted per-query values, or their means per system (``per_query=False``)."""
-    scores = scores.sort(options.keys)
+    scores = scores.sort(options.keys).select(*options.output_keys, *(str(m) for m in measures))
     if per_query:
         return scores
     return mean_scores(
@@ -284,13 +298,13 @@ def output_schema(
 ) -> pl.Schema:
     """The schema of :func:`evaluate`'s result, known before any data is read."""
     run_schema, qrels_schema = run.collect_schema(), qrels.lazy().collect_schema()
-    keys = {k: run_schema[k] for k in options.keys}
-    if run_schema[options.query] != qrels_schema[options.query]:
+    keys = {k: run_schema[k] for k in options.output_keys}
+    if options.query in keys and run_schema[options.query] != qrels_schema[options.query]:
         keys[options.query] = pl.String
     values = {str(m): pl.Float64 for m in measures}
     if per_query:
         return pl.Schema(keys | values)
-    groups = {k: keys[k] for k in options.keys if k != options.query}
+    groups = {k: keys[k] for k in [*options.by, *([options.system] if options.system else [])]}
     return pl.Schema(groups | {"n_queries": pl.UInt32} | values)
 
 
@@ -298,7 +312,7 @@ def evaluate_judged(
     judged: FrameT,
     measures: str | Measure | Iterable[str | Measure],
     *,
-    query: str = "query",
+    query: str | Sequence[str] = "query",
     rank: str = "rank",
     relevance: str = "relevance",
     system: str | None = "system",
@@ -363,9 +377,12 @@ def evaluate_judged(
     check_int("rel_level", rel_level, minimum=0)
     schema = judged.lazy().collect_schema()
     system = system if system is not None and system in schema else None
-    segments = segment_columns(by, schema, taken=[query, rank, relevance, system, n_rel])
-    keys = [*segments, *run_keys(query, system)]
-    required = {"query": query, "rank": rank, "relevance": relevance}
+    queries = run_keys(query, None)
+    segments = segment_columns(by, schema, taken=[*queries, rank, relevance, system, n_rel])
+    keys = [*segments, *run_keys(queries, system)]
+    for name in queries:
+        check_columns(schema, {"query": name}, "judged")
+    required = {"rank": rank, "relevance": relevance}
     check_columns(schema, required | ({"n_rel": n_rel} if n_rel else {}), "judged")
     check_grade_dtype(schema, relevance, table="judged")
     check_output_names(keys, [str(m) for m in parsed])
@@ -391,7 +408,7 @@ def coverage(
     run: FrameT,
     qrels: FrameT,
     *,
-    query: str = "query",
+    query: str | Sequence[str] = "query",
     system: str | None = "system",
     by: str | Sequence[str] | None = None,
     missing: Missing = "drop",
@@ -427,18 +444,20 @@ def coverage(
     │ c     ┆ not_in_run │
     └───────┴────────────┘
     """
-    run = as_frame(run, "run", (query, "doc", "score"))
-    qrels = as_frame(qrels, "qrels", (query, "doc", "relevance"))
+    joined, parts = id_columns(query, JOINED_QUERY, "query")
+    run = with_joined_ids(as_frame(run, "run", (joined, "doc", "score")), parts, ())
+    qrels = with_joined_ids(as_frame(qrels, "qrels", (joined, "doc", "relevance")), parts, ())
     schema = run.lazy().collect_schema()
     system = system if system in schema else None
-    segments = segment_columns(by, schema, taken=[query, system])
-    keys = [*segments, *run_keys(query, system)]
+    segments = segment_columns(by, schema, taken=[*parts, joined, system])
+    keys = [*segments, *run_keys([*parts, joined], system)]
+    text = pl.col(joined).cast(pl.String)
     run_rankings = run.lazy().select(keys).unique(maintain_order=True).collect()
-    run_rankings = run_rankings.with_columns(pl.col(query).cast(pl.String))
-    facts = qrels.lazy().select(pl.col(query).cast(pl.String)).unique(maintain_order=True).collect()
+    run_rankings = run_rankings.with_columns(text)
+    facts = qrels.lazy().select(*parts, text).unique(joined, maintain_order=True).collect()
     facts = facts.with_row_index(FACT)
     decided = scope(
-        run_rankings, facts, query=query, system=system, missing=missing, by=segments, absent=True
+        run_rankings, facts, query=joined, system=system, missing=missing, by=segments, absent=True
     )
     flags = decided.flags
     status = (
@@ -450,11 +469,12 @@ def coverage(
     )
     listed = decided.keys.with_columns(flags.select(status.alias("status")))
     if segments:  # qrels queries in no segment: they belong nowhere
-        nowhere = facts.join(run_rankings, on=query, how="anti").select(query)
+        nowhere = facts.join(run_rankings, on=joined, how="anti").drop(FACT)
         listed = pl.concat(
             [listed, nowhere.with_columns(status=pl.lit("not_in_run"))], how="diagonal_relaxed"
         ).select(listed.columns)
-    return listed.sort(keys, nulls_last=True)
+    shown = [k for k in keys if not (parts and k == joined)]
+    return listed.sort(keys, nulls_last=True).select(*shown, "status")
 
 
 def mean_scores(
@@ -462,7 +482,7 @@ def mean_scores(
     measures: Iterable[str] | None = None,
     *,
     system: str | None = "system",
-    query: str = "query",
+    query: str | Sequence[str] = "query",
     by: str | Sequence[str] | None = None,
     aggregate: str = "trec",
 ) -> FrameT:
@@ -517,11 +537,13 @@ def mean_scores(
     per_query = as_frame(per_query, "per_query")
     schema = per_query.lazy().collect_schema()
     system = system if system in schema else None
-    groups = [*segment_columns(by, schema, taken=[query, system]), *([system] if system else [])]
+    queries = [query] if isinstance(query, str) else list(query)
+    segments = segment_columns(by, schema, taken=[*queries, system])
+    groups = [*segments, *([system] if system else [])]
     cols = (
         list(measures)
         if measures is not None
-        else [c for c in schema.names() if c not in (*groups, query)]
+        else [c for c in schema.names() if c not in (*groups, *queries)]
     )
 
     def combine(c: str) -> pl.Expr:

@@ -9,7 +9,7 @@ Polars can share the buffers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -108,3 +108,63 @@ def check_not_swapped(
             f"ranx and pytrec_eval take qrels first."
         )
         raise ValueError(msg)
+
+
+JOINED_QUERY = "__rk_query"
+"""The one id column a compound query id (``query=[...]``) becomes."""
+JOINED_DOC = "__rk_doc"
+"""The one id column a compound doc id (``doc=[...]``) becomes."""
+
+
+def joined_id(parts: Sequence[str]) -> pl.Expr:
+    """One string id from several columns, in their order.
+
+    Each part is written as a string with its NUL characters doubled as
+    ``\\x00\\x01``, and parts are joined by ``\\x00\\x00``: two different
+    tuples never give the same id, and ids compare as the tuples of their
+    parts' strings do (byte by byte), so ties break by the parts in order.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"user": ["u1", "u1"], "session": [7, 12]})
+    >>> df.select(joined_id(["user", "session"])).to_series().to_list()
+    ['u1\\x00\\x007', 'u1\\x00\\x0012']
+    """
+    escaped = [
+        pl.col(p).cast(pl.String).str.replace_all("\x00", "\x00\x01", literal=True) for p in parts
+    ]
+    return pl.concat_str(escaped, separator="\x00\x00")
+
+
+def id_columns(
+    name: str | Sequence[str], joined: str, argument: str
+) -> tuple[str, tuple[str, ...]]:
+    """(the id column the engine reads, the compound parts or ()) for ``query=``/``doc=``.
+
+    Examples
+    --------
+    >>> id_columns("query", JOINED_QUERY, "query")
+    ('query', ())
+    >>> id_columns(["user", "session"], JOINED_QUERY, "query")
+    ('__rk_query', ('user', 'session'))
+    """
+    if isinstance(name, str):
+        return name, ()
+    parts = tuple(name)
+    if not parts or not all(isinstance(p, str) for p in parts):
+        msg = f"{argument} must be a column name or a non-empty list of names. Got {name!r}."
+        raise TypeError(msg)
+    if len(set(parts)) != len(parts):
+        msg = f"{argument} names a column twice: {list(parts)}."
+        raise ValueError(msg)
+    return (parts[0], ()) if len(parts) == 1 else (joined, parts)
+
+
+def with_joined_ids(frame: Any, query_parts: Sequence[str], doc_parts: Sequence[str]) -> Any:
+    """``frame`` (Data- or LazyFrame) with the joined query and doc id columns it needs."""
+    names = frame.lazy().collect_schema().names()
+    added = []
+    for parts, joined in ((query_parts, JOINED_QUERY), (doc_parts, JOINED_DOC)):
+        if parts and all(p in names for p in parts):
+            added.append(joined_id(parts).alias(joined))
+    return frame.with_columns(added) if added else frame

@@ -14,7 +14,7 @@ from typing import Any, get_args
 import polars as pl
 
 from polars_rankeval._typing import Conventions, Duplicates, Missing, Order
-from polars_rankeval.inputs import check_not_swapped
+from polars_rankeval.inputs import JOINED_DOC, JOINED_QUERY, check_not_swapped, id_columns
 from polars_rankeval.measures import Context
 from polars_rankeval.validation import (
     check_columns,
@@ -73,6 +73,10 @@ class Options:
     by: tuple[str, ...] = ()
     """Segment columns of the run (day, country, ...): with the system and the query,
     they identify a ranking."""
+    query_parts: tuple[str, ...] = ()
+    """The columns of a compound query id (``query=[...]``), joined into ``query``."""
+    doc_parts: tuple[str, ...] = ()
+    """The columns of a compound doc id (``doc=[...]``), joined into ``doc``."""
     rel_level: int = 1
     order: Order = "score"
     depth: int | None = None
@@ -82,8 +86,13 @@ class Options:
 
     @property
     def keys(self) -> list[str]:
-        """The columns that identify a ranking: ``[*by], [system], query``."""
-        return [*self.by, *([self.system] if self.system else []), self.query]
+        """The columns that identify a ranking: ``[*by], [system], [*query parts], query``."""
+        return [*self.by, *([self.system] if self.system else []), *self.query_parts, self.query]
+
+    @property
+    def output_keys(self) -> list[str]:
+        """The key columns of the output: :attr:`keys` without a joined query id."""
+        return self.keys[:-1] if self.query_parts else self.keys
 
     @property
     def value(self) -> str | None:
@@ -93,12 +102,12 @@ class Options:
     @property
     def run_columns(self) -> list[str]:
         """The run columns the engine reads."""
-        return [*self.keys, self.doc, *([self.value] if self.value else [])]
+        return [*self.keys, self.doc, *self.doc_parts, *([self.value] if self.value else [])]
 
     @property
     def qrels_columns(self) -> list[str]:
         """The qrels columns the engine reads."""
-        return [self.query, self.doc, self.relevance]
+        return [*self.query_parts, self.query, self.doc, *self.doc_parts, self.relevance]
 
     @property
     def single_precision(self) -> bool:
@@ -115,8 +124,8 @@ def run_options(
     run_schema: pl.Schema,
     qrels_schema: pl.Schema,
     *,
-    query: str = "query",
-    doc: str = "doc",
+    query: str | Sequence[str] = "query",
+    doc: str | Sequence[str] = "doc",
     score: str = "score",
     relevance: str = "relevance",
     rank: str = "rank",
@@ -132,7 +141,9 @@ def run_options(
     """Check the options and the schemas; the :class:`Options` to score with.
 
     ``system`` is kept only when the run has that column; ``by`` columns must
-    be in the run.
+    be in the run. A list of columns for ``query`` or ``doc`` is a compound id:
+    the engine reads one id joined from them (:func:`polars_rankeval.inputs.joined_id`),
+    which :func:`polars_rankeval.inputs.with_joined_ids` adds to the frames.
     """
     check_choice("order", order, Order)
     check_choice("missing", missing, Missing)
@@ -140,19 +151,25 @@ def run_options(
     check_choice("conventions", conventions, Conventions)
     check_int("rel_level", rel_level, minimum=0)
     check_int("depth", depth, minimum=0, allow_none=True)
+    query, query_parts = id_columns(query, JOINED_QUERY, "query")
+    doc, doc_parts = id_columns(doc, JOINED_DOC, "doc")
     system = system if system is not None and system in run_schema else None
-    segments = segment_columns(by, run_schema, taken=[query, doc, score, rank, system])
+    ids = [*(query_parts or [query]), *(doc_parts or [doc])]
+    segments = segment_columns(by, run_schema, taken=[*ids, score, rank, system])
     check_not_swapped(run_schema, qrels_schema, score=score, relevance=relevance)
-    needed = {"query": query, "doc": doc}
-    needed |= {"score": {"score": score}, "rank": {"rank": rank}, "presorted": {}}[order]
-    check_columns(run_schema, needed, "run")
-    check_columns(qrels_schema, {"query": query, "doc": doc, "relevance": relevance}, "qrels")
+    for keyword, names in (("query", query_parts or [query]), ("doc", doc_parts or [doc])):
+        for name in names:
+            check_columns(run_schema, {keyword: name}, "run")
+            check_columns(qrels_schema, {keyword: name}, "qrels")
+    ordering = {"score": {"score": score}, "rank": {"rank": rank}, "presorted": {}}[order]
+    check_columns(run_schema, ordering, "run")
+    check_columns(qrels_schema, {"relevance": relevance}, "qrels")
     if order == "score":
         check_score_dtype(run_schema, score)
     if order == "rank":
         check_rank_dtype(run_schema, rank)
     check_grade_dtype(qrels_schema, relevance)
-    check_id_dtypes(run_schema, qrels_schema, [query, doc])
+    check_id_dtypes(run_schema, qrels_schema, ids)
     return Options(
         query,
         doc,
@@ -161,6 +178,8 @@ def run_options(
         rank,
         system,
         segments,
+        query_parts,
+        doc_parts,
         rel_level,
         order,
         depth,

@@ -18,10 +18,12 @@ precondition the metric expressions rely on (for cumulative sums).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import Duplicates, FrameT, Missing, Order
+from polars_rankeval._typing import Conventions, Duplicates, FrameT, Missing, Order
 from polars_rankeval.engine.pipeline import align_ids, check_values
 from polars_rankeval.engine.rank import Groups, gather_rows
 from polars_rankeval.engine.select import (
@@ -31,7 +33,7 @@ from polars_rankeval.engine.select import (
     ranking_scope,
 )
 from polars_rankeval.engine.shape import FACT, HAS_RUN, RANKING, SCORED
-from polars_rankeval.inputs import as_frame
+from polars_rankeval.inputs import as_frame, with_joined_ids
 from polars_rankeval.options import Options, check_choice, check_int, run_options
 from polars_rankeval.validation import check_columns
 
@@ -129,17 +131,19 @@ def judge(
     run: FrameT,
     qrels: FrameT,
     *,
-    query: str = "query",
-    doc: str = "doc",
+    query: str | Sequence[str] = "query",
+    doc: str | Sequence[str] = "doc",
     score: str = "score",
     relevance: str = "relevance",
     rank: str = "rank",
     system: str | None = "system",
+    by: str | Sequence[str] | None = None,
     order: Order = "score",
     depth: int | None = None,
     missing: Missing = "drop",
     duplicates: Duplicates = "error",
     validate: bool = True,
+    conventions: Conventions = "trec_eval-10",
 ) -> FrameT:
     """Join a run with its qrels into the judged table the metrics read.
 
@@ -150,7 +154,8 @@ def judge(
     qrels
         ``query, doc, relevance`` (integer grades).
     query, doc, score, relevance, rank, system
-        Column names. ``system`` is used only when the run has that column.
+        Column names. ``system`` is used only when the run has that column;
+        ``query`` and ``doc`` may be lists of columns (a compound id).
     order
         How each ranking is ordered; see :func:`rank_run`.
     depth
@@ -165,6 +170,9 @@ def judge(
         a duplicated (query, doc)).
     validate
         Check the data first (default True), as :func:`polars_rankeval.evaluate` does.
+    by, conventions
+        As for :func:`polars_rankeval.evaluate`: segment columns (kept in the
+        table), and the trec_eval version whose score precision orders rankings.
 
     Returns
     -------
@@ -192,8 +200,12 @@ def judge(
     │ q     ┆ z   ┆ null ┆ 2         │
     └───────┴─────┴──────┴───────────┘
     """
-    run = as_frame(run, "run", (query, doc, score))
-    qrels = as_frame(qrels, "qrels", (query, doc, relevance))
+    ids = (
+        "query" if not isinstance(query, str) else query,
+        "doc" if not isinstance(doc, str) else doc,
+    )
+    run = as_frame(run, "run", (*ids, score))
+    qrels = as_frame(qrels, "qrels", (*ids, relevance))
     options = run_options(
         run.lazy().collect_schema(),
         qrels.lazy().collect_schema(),
@@ -203,11 +215,15 @@ def judge(
         relevance=relevance,
         rank=rank,
         system=system,
+        by=by,
         order=order,
         depth=depth,
         missing=missing,
         duplicates=duplicates,
+        conventions=conventions,
     )
+    run = with_joined_ids(run, options.query_parts, options.doc_parts)
+    qrels = with_joined_ids(qrels, options.query_parts, options.doc_parts)
 
     def judged(run_df: pl.DataFrame, qrels_df: pl.DataFrame) -> pl.DataFrame:
         if validate:
@@ -222,12 +238,16 @@ def judge(
 
 def judged_schema(run: pl.Schema, qrels: pl.Schema, options: Options) -> pl.Schema:
     """The schema of :func:`judge`'s table."""
-    names = [*options.keys, options.doc]
-    out = {k: run[k] for k in names}
+    out = {k: run[k] for k in [*options.output_keys, *_doc_columns(options)]}
     for k in (options.query, options.doc):
-        if run[k] != qrels[k]:
+        if k in out and run[k] != qrels[k]:
             out[k] = pl.String
     return pl.Schema(out | {options.rank: pl.UInt32, options.relevance: pl.Int64})
+
+
+def _doc_columns(options: Options) -> list[str]:
+    """The doc id columns of the judged table: the doc, or a compound doc's parts."""
+    return list(options.doc_parts) or [options.doc]
 
 
 def judged_table(
@@ -246,6 +266,7 @@ def judged_table(
         order=options.order,
         duplicates=options.duplicates,
         check=check_duplicates,
+        single_precision=options.single_precision,
     )
     n = matched.run.height
     ranks = matched.order.ranks(np.arange(n))
@@ -256,7 +277,7 @@ def judged_table(
     retrieved = pl.DataFrame(
         {
             RANKING: pl.Series(matched.groups.ids[kept], dtype=pl.UInt32),
-            options.doc: matched.run[options.doc].gather(kept),
+            **{d: matched.run[d].gather(kept) for d in _doc_columns(options)},
             options.rank: pl.Series(ranks[kept], dtype=pl.UInt32),
             options.relevance: _gather_or_null(grades, grade_row[kept]),
         }
@@ -275,15 +296,15 @@ def judged_table(
     missed = pl.DataFrame(
         {
             RANKING: unretrieved[RANKING],
-            options.doc: qrels[options.doc].gather(at),
+            **{d: qrels[d].gather(at) for d in _doc_columns(options)},
             options.rank: pl.Series([None] * len(at), dtype=pl.UInt32),
             options.relevance: grades.gather(at),
         }
     )
-    table = pl.concat([retrieved, missed]).sort(
+    table = pl.concat([retrieved, missed], how="vertical_relaxed").sort(
         [RANKING, options.rank], nulls_last=True, maintain_order=True
     )
-    keys = decided.keys[table[RANKING].to_numpy()]
+    keys = decided.keys.select(options.output_keys)[table[RANKING].to_numpy()]
     return keys.hstack(table.drop(RANKING))
 
 

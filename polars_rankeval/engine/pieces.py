@@ -132,6 +132,12 @@ def prepare(
     names = tuple(str(m) for m in parse_measures(measures))
     passed = {k: v for k, v in options.items() if k not in ("per_query", "validate")}
     checked = run_options(run_schema, qrels_schema, **passed)
+    if checked.query_parts or checked.doc_parts:
+        msg = (
+            "Compound ids (query=[...] or doc=[...]) are not supported on Dask or Spark yet: "
+            "join the columns into one id column first (e.g. with pl.concat_str)."
+        )
+        raise ValueError(msg)
     check_output_names(checked.keys, list(names))
     return Job(
         names,

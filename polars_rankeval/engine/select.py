@@ -154,7 +154,7 @@ def ranking_scope(
 ) -> tuple[Scope, pl.DataFrame]:
     """The rankings to score (see :mod:`polars_rankeval.engine.scope`) and the judgments."""
     keys = gather_rows(matched.run.select(columns.keys), matched.order.first_rows())
-    facts, judgments = _facts(qrels, columns.query, columns.relevance)
+    facts, judgments = _facts(qrels, columns)
     decided = scope(
         keys,
         facts,
@@ -180,9 +180,10 @@ def rank_order_of(
     return rank_order(groups, order_key(values, descending=not by_rank), tie_break)
 
 
-def _facts(qrels: pl.DataFrame, query: str, relevance: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(``query, FACT``: one row per qrels query) and the judgments ``FACT, GRADE, JUDGMENT``
-    (the qrels row), in qrels order."""
+def _facts(qrels: pl.DataFrame, options: Options) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(``[query parts], query, FACT``: one row per qrels query) and the judgments ``FACT,
+    GRADE, JUDGMENT`` (the qrels row), in qrels order."""
+    query, relevance = options.query, options.relevance
     groups = Groups.of(qrels, [query])
     ids = pl.Series(FACT, groups.ids, dtype=pl.UInt32)
     judgments = pl.DataFrame(
@@ -193,7 +194,7 @@ def _facts(qrels: pl.DataFrame, query: str, relevance: str) -> tuple[pl.DataFram
         ]
     )
     first = ids.arg_unique().to_numpy()  # dense ids in order of appearance
-    facts = qrels.select(query)[first].with_columns(ids.gather(first))
+    facts = qrels.select(*options.query_parts, query)[first].with_columns(ids.gather(first))
     return facts, judgments
 
 
