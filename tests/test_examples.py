@@ -29,6 +29,7 @@ def test_examples_exist() -> None:
         "compare_systems.py",
         "pr_curves.py",
         "etl_parquet.py",
+        "log_evaluation.py",
         "dask_evaluate.py",
         "spark_evaluate.py",
     }
@@ -82,3 +83,14 @@ def test_etl_parquet(tmp_path: Path) -> None:
     runs = pl.read_parquet(tmp_path / "runs.parquet")
     assert runs.schema["query"] == pl.String
     assert runs.height == 5000
+
+
+def test_log_evaluation(tmp_path: Path) -> None:
+    out = run_example("log_evaluation.py", tmp_path)
+    assert (tmp_path / "clicks.parquet").exists()
+    log = pl.read_parquet(tmp_path / "clicks.parquet")
+    assert log.height == 400 * 2 * 10
+    # one summary row per (day, country, arm, measure): 2 * 3 * 2 * 3
+    assert "shape: (36, 8)" in out
+    assert "shape: (18, 7)" in out  # one comparison per (day, country, measure)
+    assert "(segment, measure) tests" in out
