@@ -207,7 +207,7 @@ def _chunks(
 
 def _map(chunk: Chunk, table: pieces.Table, job: pieces.Job, n_buckets: int, folder: str) -> Mapped:
     """A map task: read a chunk once, check it, write its rows to bucket files."""
-    spill = buckets.Spill(Path(folder), job.options.query, n_buckets, buckets._SEED, FLUSH_BYTES)
+    spill = buckets.Spill(Path(folder), job.options.query, n_buckets, FLUSH_BYTES)
     Path(folder).mkdir()  # not parents=True: never recreate a spill folder already deleted
     system = job.options.system if table == "run" and job.needs_systems else None
     rows, systems = 0, []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import polars as pl
 
@@ -76,6 +76,23 @@ def check_grade_dtype(schema: pl.Schema, relevance: str, *, table: str = "qrels"
         raise TypeError(msg)
 
 
+def fresh_name(base: str, taken: Iterable[str]) -> str:
+    """A column name like ``base`` that none of ``taken`` has: internal columns added to
+    a user's frame never meet the user's own, whatever those are called.
+
+    Examples
+    --------
+    >>> fresh_name("__row", ["query", "__row", "__row_1"])
+    '__row_2'
+    """
+    names = set(taken)
+    name, i = base, 0
+    while name in names:
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
 def key_hash(keys: Sequence[str]) -> pl.Expr:
     """A 64-bit hash of the row's ``keys``: equal keys, equal hashes."""
     hashed = pl.col(keys[0]).hash(seed=0)
@@ -121,11 +138,13 @@ def check_duplicates(
         return
     if hashes is None and _all_distinct_by_hash(frame, keys):
         return
-    dup = frame.group_by(keys).agg(pl.len().alias("_n")).filter(pl.col("_n") > 1).head(3).collect()
+    count = fresh_name("__n", keys)
+    dup = frame.group_by(keys).agg(pl.len().alias(count)).filter(pl.col(count) > 1)
+    dup = dup.head(3).collect()
     if dup.height:
         first = dup.row(0, named=True)
         where = ", ".join(f"{k}={first[k]!r}" for k in keys)
-        msg = f"{table} has duplicate rows for ({where}) ({first['_n']} rows)."
+        msg = f"{table} has duplicate rows for ({where}) ({first[count]} rows)."
         if table == "run":
             msg += (
                 " trec_eval refuses such runs; pass duplicates='keep_best'"
@@ -154,9 +173,10 @@ def _raise_first(
     )
     for (condition, problem), count in zip(problems, counts, strict=True):
         if count:
-            hit = frame.with_row_index("__row").filter(condition).head(1).collect()
+            at = fresh_name("__row", frame.collect_schema().names())
+            hit = frame.with_row_index(at).filter(condition).head(1).collect()
             row = hit.row(0, named=True)
-            index = row.pop("__row") + offset
+            index = row.pop(at) + offset
             msg = f"{table} row {index} (0-based) {problem} ({count} such rows): {row}."
             raise ValueError(msg)
 

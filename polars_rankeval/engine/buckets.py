@@ -32,7 +32,7 @@ import polars as pl
 from polars_rankeval.engine.pipeline import Piece, score_piece
 from polars_rankeval.measures import Measure
 from polars_rankeval.options import Options
-from polars_rankeval.validation import check_qrels_values, check_run_values
+from polars_rankeval.validation import check_qrels_values, check_run_values, fresh_name
 
 DEFAULT_LIMIT = 1 << 30
 """The default ``memory_limit`` of a lazy evaluation: 1 GiB."""
@@ -44,7 +44,7 @@ BATCH_ROWS = 1 << 20
 """Rows per batch read from the lazy run."""
 SPLITS = 2
 """How many times a bucket over the budget may be split again."""
-_SEED = 0x5EED_B0C4E7
+BUCKET_SEED = 0x5EED_B0C4E7
 _UNITS = {
     "": 1,
     "b": 1,
@@ -81,7 +81,7 @@ def memory_bytes(limit: int | str | None) -> int:
     raise ValueError(msg)
 
 
-def query_bucket(query: str, n_buckets: int, seed: int = _SEED) -> pl.Expr:
+def query_bucket(query: str, n_buckets: int, seed: int = BUCKET_SEED) -> pl.Expr:
     """Bucket 0 .. n_buckets - 1 of each row's query id, hashed as a string.
 
     ``401`` and ``"401"`` share a bucket, as they share a ranking once run and
@@ -98,6 +98,16 @@ def query_bucket(query: str, n_buckets: int, seed: int = _SEED) -> pl.Expr:
     return pl.col(query).cast(pl.String).hash(seed=seed) % n_buckets
 
 
+def split_by_bucket(
+    frame: pl.DataFrame, query: str, n_buckets: int, seed: int = BUCKET_SEED
+) -> dict[int, pl.DataFrame]:
+    """The rows of ``frame`` by :func:`query_bucket` (empty buckets left out), in row order."""
+    name = fresh_name("__rk_bucket", frame.columns)
+    keyed = frame.with_columns(query_bucket(query, n_buckets, seed).alias(name))
+    parts = keyed.partition_by(name, as_dict=True, include_key=False, maintain_order=True)
+    return {int(b): part for (b,), part in parts.items()}  # type: ignore[misc]
+
+
 @dataclass
 class Spill:
     """Rows written to bucket files by a hash of their query id, in a temporary folder."""
@@ -105,8 +115,9 @@ class Spill:
     folder: Path
     query: str
     n_buckets: int
-    seed: int
     flush_bytes: int
+    """Buffered bytes that make every bucket's rows be written out."""
+    seed: int = BUCKET_SEED
     files: list[list[Path]] = field(default_factory=list)
     schema: pl.Schema | None = None
     """The spilled rows' schema (for an empty bucket's empty run)."""
@@ -120,12 +131,9 @@ class Spill:
     def add(self, frame: pl.DataFrame) -> None:
         """Route ``frame``'s rows to their buckets (written out when enough are buffered)."""
         self.schema = frame.schema
-        bucket = query_bucket(self.query, self.n_buckets, self.seed).alias("__rk_bucket")
-        parts = frame.with_columns(bucket).partition_by(
-            "__rk_bucket", as_dict=True, include_key=False
-        )
-        for (b,), part in parts.items():
-            self._buffers[int(b)].append(part)  # type: ignore[call-overload]
+        parts = split_by_bucket(frame, self.query, self.n_buckets, self.seed)
+        for b, part in parts.items():
+            self._buffers[b].append(part)
         self._buffered += frame.estimated_size()
         if self._buffered >= self.flush_bytes:
             self.flush()
@@ -216,7 +224,7 @@ def score_lazy(
             held.append(batch)
             held_bytes += batch.estimated_size()
             if held_bytes > budget:
-                spill = Spill(Path(folder), options.query, BUCKETS, _SEED, max(1, budget // 4))
+                spill = Spill(Path(folder), options.query, BUCKETS, max(1, budget // 4))
                 while held:  # one batch at a time, so that rows are never held twice
                     spill.add(held.pop(0))
                 held_bytes = 0
@@ -256,20 +264,22 @@ class _Scorer:
     def score_spill(self, spill: Spill, qrels: pl.DataFrame, splits: int) -> Iterator[Piece]:
         """Every bucket of ``spill``; one over the budget is split again (at most
         ``splits`` more times: a single query's rows can never be split)."""
-        bucket = query_bucket(self.options.query, spill.n_buckets, spill.seed)
-        parts = qrels.with_columns(bucket.alias("__rk_bucket")).partition_by(
-            "__rk_bucket", as_dict=True, include_key=False
-        )
+        parts = split_by_bucket(qrels, self.options.query, spill.n_buckets, spill.seed)
         for b in range(spill.n_buckets):
             self.progress.scoring(b, spill.n_buckets)
-            qrels_b = parts.get((b,), qrels.clear())  # type: ignore[call-overload]
+            qrels_b = parts.get(b, qrels.clear())
             if not spill.files[b]:
                 if self.options.missing == "zero" and qrels_b.height:
                     yield self.score(_empty_run(spill), qrels_b)
                 continue
             if spill.size(b) > self.budget and splits > 0:
-                inner = Spill(spill.folder, self.options.query, BUCKETS, spill.seed + 1,
-                              max(1, self.budget // 4))  # fmt: skip
+                inner = Spill(
+                    spill.folder,
+                    self.options.query,
+                    BUCKETS,
+                    max(1, self.budget // 4),
+                    spill.seed + 1,
+                )
                 for path in list(spill.files[b]):
                     inner.add(pl.read_ipc(path))
                     path.unlink()

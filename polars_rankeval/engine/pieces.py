@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_rankeval.engine.buckets import query_bucket
+from polars_rankeval.engine.buckets import query_bucket, split_by_bucket
 from polars_rankeval.engine.pipeline import score_piece
 from polars_rankeval.evaluate import (
     absent_queries,
@@ -231,10 +231,8 @@ def split(frame: pl.DataFrame, query: str, n_buckets: int) -> list[pl.DataFrame]
     >>> [p.filter(query="a")["doc"].to_list() for p in parts if "a" in p["query"]]
     [[1, 3]]
     """
-    key = "__rk_bucket"
-    keyed = frame.with_columns(bucket(query, n_buckets).alias(key))
-    parts = keyed.partition_by(key, as_dict=True, maintain_order=True, include_key=False)
-    return [parts.get((i,), frame.clear()) for i in range(n_buckets)]
+    parts = split_by_bucket(frame, query, n_buckets)
+    return [parts.get(i, frame.clear()) for i in range(n_buckets)]
 
 
 def check_rows(

@@ -42,7 +42,7 @@ from polars_rankeval.engine.shape import (
     Judged,
 )
 from polars_rankeval.options import Options
-from polars_rankeval.validation import key_hash
+from polars_rankeval.validation import fresh_name, key_hash
 
 _MIX = np.uint64(0x9E37_79B9_7F4A_7C15)  # odd: ranking ids spread over the hash space
 _ROW = "__rk_row"
@@ -255,10 +255,11 @@ def _keep_best(run: pl.DataFrame, columns: Options, order: Order) -> pl.DataFram
     ones, the first row. Row order is kept.
     """
     ids = [*columns.keys, columns.doc]
-    ranked = run.with_row_index(_ROW)
+    row = fresh_name(_ROW, run.columns)
+    ranked = run.with_row_index(row)
     if order != "presorted" and columns.value is not None:
-        ranked = ranked.sort([columns.value, _ROW], descending=[order == "score", False])
-    kept = ranked.unique(ids, keep="first")[_ROW].sort().to_numpy()
+        ranked = ranked.sort([columns.value, row], descending=[order == "score", False])
+    kept = ranked.unique(ids, keep="first")[row].sort().to_numpy()
     return gather_rows(run, kept)
 
 
