@@ -666,7 +666,7 @@ def compare(
     └──────────┴──────────┴────────┴─────────────┘
     """
     info = _check_compare_options(test, correction, alpha, family, alternative)
-    check_resamples(n_resamples)
+    check_resamples(n_resamples, seed)
     measure_kind("", aggregate)  # checks the option before the data are read
     if by is not None:
         call = partial(

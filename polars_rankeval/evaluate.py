@@ -238,8 +238,8 @@ def evaluate(
         conventions=conventions,
     )
     check_output_names(options.output_keys, [str(m) for m in parsed])
-    run = with_joined_ids(run, options.query_parts, options.doc_parts)
-    qrels = with_joined_ids(qrels, options.query_parts, options.doc_parts)
+    run = with_joined_ids(run, options.joined_ids)
+    qrels = with_joined_ids(qrels, options.joined_ids)
     if isinstance(run, pl.DataFrame):
         qrels_df = qrels.collect() if isinstance(qrels, pl.LazyFrame) else qrels
         scores = score_frame(run, qrels_df, parsed, options, validate=validate)
@@ -444,9 +444,13 @@ def coverage(
     │ c     ┆ not_in_run │
     └───────┴────────────┘
     """
-    joined, parts = id_columns(query, JOINED_QUERY, "query")
-    run = with_joined_ids(as_frame(run, "run", (joined, "doc", "score")), parts, ())
-    qrels = with_joined_ids(as_frame(qrels, "qrels", (joined, "doc", "relevance")), parts, ())
+    name = query if isinstance(query, str) else "query"
+    run = as_frame(run, "run", (name, "doc", "score"))
+    qrels = as_frame(qrels, "qrels", (name, "doc", "relevance"))
+    taken = [*run.lazy().collect_schema().names(), *qrels.lazy().collect_schema().names()]
+    joined, parts = id_columns(query, JOINED_QUERY, "query", taken)
+    run = with_joined_ids(run, [(joined, parts)])
+    qrels = with_joined_ids(qrels, [(joined, parts)])
     schema = run.lazy().collect_schema()
     system = system if system in schema else None
     segments = segment_columns(by, schema, taken=[*parts, joined, system])

@@ -9,10 +9,12 @@ Polars can share the buffers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
+
+from polars_rankeval.validation import fresh_name
 
 
 def as_frame(obj: Any, name: str, columns: tuple[str, str, str] | None = None) -> Any:
@@ -137,7 +139,7 @@ def joined_id(parts: Sequence[str]) -> pl.Expr:
 
 
 def id_columns(
-    name: str | Sequence[str], joined: str, argument: str
+    name: str | Sequence[str], joined: str, argument: str, taken: Iterable[str] = ()
 ) -> tuple[str, tuple[str, ...]]:
     """(the id column the engine reads, the compound parts or ()) for ``query=``/``doc=``.
 
@@ -157,14 +159,16 @@ def id_columns(
     if len(set(parts)) != len(parts):
         msg = f"{argument} names a column twice: {list(parts)}."
         raise ValueError(msg)
-    return (parts[0], ()) if len(parts) == 1 else (joined, parts)
+    return (parts[0], ()) if len(parts) == 1 else (fresh_name(joined, taken), parts)
 
 
-def with_joined_ids(frame: Any, query_parts: Sequence[str], doc_parts: Sequence[str]) -> Any:
-    """``frame`` (Data- or LazyFrame) with the joined query and doc id columns it needs."""
+def with_joined_ids(frame: Any, ids: Sequence[tuple[str, Sequence[str]]]) -> Any:
+    """``frame`` (Data- or LazyFrame) with each joined id column ``(name, parts)`` whose
+    parts it has (a compound id's parts are in both run and qrels)."""
     names = frame.lazy().collect_schema().names()
-    added = []
-    for parts, joined in ((query_parts, JOINED_QUERY), (doc_parts, JOINED_DOC)):
-        if parts and all(p in names for p in parts):
-            added.append(joined_id(parts).alias(joined))
+    added = [
+        joined_id(parts).alias(name)
+        for name, parts in ids
+        if parts and all(p in names for p in parts)
+    ]
     return frame.with_columns(added) if added else frame

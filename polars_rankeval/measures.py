@@ -942,6 +942,12 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Me
     """
     if isinstance(measures, str | Measure):
         measures = [measures]
+    if not isinstance(measures, Iterable):
+        msg = (
+            f"measures must be a name or a list of names, e.g. ['AP', 'nDCG@10']. "
+            f"Got {measures!r} instead."
+        )
+        raise TypeError(msg)
     parsed: list[Measure] = []
     for x in measures:
         if isinstance(x, str):

@@ -100,6 +100,12 @@ class Options:
         return {"score": self.score, "rank": self.rank}.get(self.order)
 
     @property
+    def joined_ids(self) -> list[tuple[str, tuple[str, ...]]]:
+        """(joined id column, its parts) of the compound ids, for
+        :func:`polars_rankeval.inputs.with_joined_ids`."""
+        return [(self.query, self.query_parts), (self.doc, self.doc_parts)]
+
+    @property
     def run_columns(self) -> list[str]:
         """The run columns the engine reads."""
         return [*self.keys, self.doc, *self.doc_parts, *([self.value] if self.value else [])]
@@ -151,8 +157,9 @@ def run_options(
     check_choice("conventions", conventions, Conventions)
     check_int("rel_level", rel_level, minimum=0)
     check_int("depth", depth, minimum=0, allow_none=True)
-    query, query_parts = id_columns(query, JOINED_QUERY, "query")
-    doc, doc_parts = id_columns(doc, JOINED_DOC, "doc")
+    taken = [*run_schema.names(), *qrels_schema.names()]
+    query, query_parts = id_columns(query, JOINED_QUERY, "query", taken)
+    doc, doc_parts = id_columns(doc, JOINED_DOC, "doc", taken)
     system = system if system is not None and system in run_schema else None
     ids = [*(query_parts or [query]), *(doc_parts or [doc])]
     segments = segment_columns(by, run_schema, taken=[*ids, score, rank, system])

@@ -222,8 +222,16 @@ def judge(
         duplicates=duplicates,
         conventions=conventions,
     )
-    run = with_joined_ids(run, options.query_parts, options.doc_parts)
-    qrels = with_joined_ids(qrels, options.query_parts, options.doc_parts)
+    run = with_joined_ids(run, options.joined_ids)
+    qrels = with_joined_ids(qrels, options.joined_ids)
+    named = [*options.output_keys, *_doc_columns(options)]
+    for role, name in (("rank", options.rank), ("relevance", options.relevance)):
+        if name in named:
+            msg = (
+                f"The run's column {name!r} has the name judge gives its {role} column; "
+                f"pass {role}='<another name>' for the output."
+            )
+            raise ValueError(msg)
 
     def judged(run_df: pl.DataFrame, qrels_df: pl.DataFrame) -> pl.DataFrame:
         if validate:

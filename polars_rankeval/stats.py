@@ -109,9 +109,10 @@ def check_level(level: float) -> None:
         raise ValueError(msg)
 
 
-def check_resamples(n_resamples: int) -> None:
-    """Raise unless ``n_resamples`` is an int >= 1."""
+def check_resamples(n_resamples: int, seed: int | None = None) -> None:
+    """Raise unless ``n_resamples`` is an int >= 1 and ``seed`` None or an int >= 0."""
     check_int("n_resamples", n_resamples, minimum=1)
+    check_int("seed", seed, minimum=0, allow_none=True)
 
 
 def check_interval(interval: str) -> None:
@@ -389,7 +390,7 @@ def randomization_matrix(
     here: the permutation distribution is then exact (identical columns give p = 1).
     """
     check_alternative(alternative)
-    check_resamples(n_resamples)
+    check_resamples(n_resamples, seed)
     d = _as_matrix(a) - _as_matrix(b)
     n, m = d.shape
     if n < 2:
@@ -454,7 +455,7 @@ def bootstrap_matrix(
     non-zero difference); the interval is then the point :math:`\bar d`.
     """
     check_alternative(alternative)
-    check_resamples(n_resamples)
+    check_resamples(n_resamples, seed)
     check_level(level)
     d = _as_matrix(a) - _as_matrix(b)
     n, m = d.shape
@@ -624,7 +625,7 @@ def randomized_tukey_matrix(
     Carterette, "Multiple testing in statistical analysis of systems-based
     information retrieval experiments", ACM TOIS 30(1), 2012.
     """
-    check_resamples(n_resamples)
+    check_resamples(n_resamples, seed)
     x = _as_matrix(x)
     n, k = x.shape
     ia, ib = _pair_index(pairs, k)
@@ -734,7 +735,7 @@ def interval_matrix(
         low, high = nan, nan.copy()
     else:
         if interval in ("bootstrap", "bca"):
-            check_resamples(n_resamples)
+            check_resamples(n_resamples, seed)
         low, high = _half_widths(y, interval, level, n_resamples, seed)
     if aggregate == "gmean":
         mean, low, high = np.exp(mean), np.exp(low), np.exp(high)
@@ -1001,7 +1002,7 @@ def randomization_test(
     True
     """
     check_alternative(alternative)
-    check_resamples(n_resamples)
+    check_resamples(n_resamples, seed)
 
     def core(x: np.ndarray, y: np.ndarray) -> Arrays:
         return randomization_matrix(
@@ -1079,7 +1080,7 @@ def bootstrap_test(
     True
     """
     check_alternative(alternative)
-    check_resamples(n_resamples)
+    check_resamples(n_resamples, seed)
     check_level(level)
 
     def core(x: np.ndarray, y: np.ndarray) -> Arrays:

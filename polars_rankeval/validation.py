@@ -36,6 +36,13 @@ def check_id_dtypes(run_schema: pl.Schema, qrels_schema: pl.Schema, ids: Sequenc
     """
     for name in ids:
         a, b = run_schema[name], qrels_schema[name]
+        if a.is_nested() or b.is_nested() or a == pl.Object or b == pl.Object:
+            msg = (
+                f"Column {name!r} is {a} in the run and {b} in qrels; an id must be one value "
+                f"(an integer or a string), not a list or a struct. For an id made of several "
+                f"columns, pass their names as a list ({name}=[...])."
+            )
+            raise TypeError(msg)
         if a == b:
             continue
         if a.is_float() or b.is_float():
@@ -74,6 +81,10 @@ def check_grade_dtype(schema: pl.Schema, relevance: str, *, table: str = "qrels"
     if not (dtype.is_integer() or dtype.is_float() or dtype == pl.Boolean):
         msg = f"{table} column {relevance!r} must hold integer relevance grades. Got dtype {dtype}."
         raise TypeError(msg)
+
+
+MAX_GRADE = 2**53
+"""The largest grade accepted: grades are read as 64-bit integers and as doubles."""
 
 
 def fresh_name(base: str, taken: Iterable[str]) -> str:
@@ -214,12 +225,21 @@ def check_qrels_values(
     """
     problems = [(pl.col(name).is_null(), f"has a null {name!r}") for name in ids]
     problems.append((pl.col(relevance).is_null(), f"has a null grade {relevance!r}"))
-    if qrels.collect_schema()[relevance].is_float():
-        grade = pl.col(relevance)
+    dtype = qrels.collect_schema()[relevance]
+    grade = pl.col(relevance)
+    if dtype.is_float():
         problems.append(
             (
                 (grade.is_nan() | grade.is_infinite() | (grade != grade.round(0))).fill_null(False),
                 f"has a grade {relevance!r} that is not an integer",
+            )
+        )
+    if dtype.is_float() or dtype in (pl.UInt64, pl.Int128, pl.UInt128):
+        within = grade.is_between(-MAX_GRADE, MAX_GRADE) | grade.is_nan() | grade.is_infinite()
+        problems.append(
+            (
+                (~within).fill_null(False),
+                f"has a grade {relevance!r} beyond +-{MAX_GRADE:.0e} (grades are small integers)",
             )
         )
     _raise_first(qrels, problems, "qrels", offset=offset)

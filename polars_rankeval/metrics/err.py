@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
-from polars_rankeval.engine.shape import GRADE, RANKING
+from polars_rankeval.engine.shape import GRADE, RANKING, SCORED
 from polars_rankeval.metrics._common import (
     check_cutoff,
     check_probability,
@@ -19,7 +19,7 @@ from polars_rankeval.metrics._common import (
 )
 
 if TYPE_CHECKING:
-    from polars_rankeval.engine.features import Features
+    from polars_rankeval.engine.features import Built, Features
 
 
 def err(
@@ -53,6 +53,7 @@ def err(
     True
     """
     check_cutoff(k, "ERR")
+    check_max_grade(max_grade)
     g = col(relevance).cast(pl.Float64).clip(lower_bound=0.0).fill_null(0.0)
     top = pl.lit(float(max_grade)) if max_grade is not None else g.max()
     stop = pl.when(in_top(rank, k)).then((pl.lit(2.0).pow(g) - 1.0) / pl.lit(2.0).pow(top))
@@ -132,11 +133,38 @@ def rbp_residual(
 # The same measures over the engine's features (see polars_rankeval.engine.features).
 
 
+def check_max_grade(max_grade: int | None) -> None:
+    """Raise unless ``max_grade`` is None or an int >= 1."""
+    if max_grade is not None and (
+        isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1
+    ):
+        msg = f"max_grade of ERR must be an int >= 1 (the highest grade). Got {max_grade!r}."
+        raise ValueError(msg)
+
+
 def err_formula(f: Features, k: int | None, max_grade: int | None) -> pl.Expr:
-    """ERR@k over the engine's features (see :func:`err`)."""
+    """ERR@k over the engine's features (see :func:`err`).
+
+    With ``max_grade``, a query whose qrels hold a higher grade is an error: its
+    stopping probabilities would exceed 1.
+    """
+    check_max_grade(max_grade)
     g = f.grade.cast(pl.Float64).clip(lower_bound=0.0)
     if max_grade is not None:
         top = pl.lit(float(max_grade))
+        highest = f.judgments(pl.col(GRADE).max()).meta.output_name()
+
+        def refuse_higher_grades(built: Built) -> pl.Series:
+            grades = built.per_ranking.filter(SCORED)[highest]
+            if grades.len() and grades.max() > max_grade:  # type: ignore[operator]
+                msg = (
+                    f"ERR(max_grade={max_grade}) but the qrels hold grade {grades.max()}: "
+                    f"pass a max_grade of at least {grades.max()}."
+                )
+                raise ValueError(msg)
+            return pl.Series([0.0] * built.per_ranking.height)
+
+        f.late(f"max_grade|{max_grade}", refuse_higher_grades)
     else:
         top = f.on_rows(f.judgments(pl.col(GRADE).max()).cast(pl.Float64).clip(lower_bound=0.0))
     stop = f.row(
