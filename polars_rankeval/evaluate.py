@@ -8,9 +8,7 @@ aggregate, for every input.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable, Sequence
 
 import polars as pl
 
@@ -73,7 +71,7 @@ def absent_queries(run_queries: pl.Series, qrels_queries: pl.Series) -> pl.Serie
 
 def warn_unscored_queries(no_qrels: pl.Series) -> None:
     """Warn naming the run queries (one entry per ranking) that have no qrels, if any."""
-    if no_qrels.len() and not _QUIET.get():
+    if no_qrels.len():
         shown = ", ".join(readable(no_qrels.unique(maintain_order=True).head(5)))
         msg = (
             f"{no_qrels.len()} run queries have no qrels and were not scored "
@@ -81,25 +79,6 @@ def warn_unscored_queries(no_qrels: pl.Series) -> None:
             f"pr.coverage(run, qrels) lists them."
         )
         warnings.warn(msg, UnscoredQueriesWarning, stacklevel=4)
-
-
-_QUIET = ContextVar("polars_rankeval_unscored_not_warned", default=False)
-
-
-@contextmanager
-def unscored_not_warned() -> Iterator[None]:
-    """Within this block, :func:`evaluate` does not warn about unscored queries.
-
-    For callers that count and report them once themselves (the Dask and Spark
-    drivers score many pieces). A context variable, unlike
-    ``warnings.catch_warnings``, holds only for the current thread or task, so
-    pieces scored in threads leave a caller's own warnings alone.
-    """
-    token = _QUIET.set(True)
-    try:
-        yield
-    finally:
-        _QUIET.reset(token)
 
 
 def evaluate(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import polars as pl
 import pytest
@@ -207,27 +206,3 @@ def test_inputs_are_not_modified():
     pr.evaluate(run, qrels, ["AP", "nDCG@3"])
     assert_frame_equal(run, run_before)
     assert_frame_equal(qrels, qrels_before)
-
-
-def test_unscored_not_warned_holds_only_in_its_own_thread():
-    """The Dask and Spark drivers score pieces quietly; other threads still warn."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from polars_rankeval.evaluate import unscored_not_warned
-
-    run = pl.DataFrame({"query": ["a", "b"], "doc": ["x", "y"], "score": [1.0, 1.0]})
-    qrels = pl.DataFrame({"query": ["a"], "doc": ["x"], "relevance": [1]})
-
-    def quiet() -> int:
-        with unscored_not_warned(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            pr.evaluate(run, qrels, ["AP"])
-        return len(caught)
-
-    with unscored_not_warned(), ThreadPoolExecutor(1) as pool:
-        with pytest.warns(pr.UnscoredQueriesWarning, match="b"):
-            pool.submit(pr.evaluate, run, qrels, ["AP"]).result()  # another thread: warns
-    with ThreadPoolExecutor(1) as pool:
-        assert pool.submit(quiet).result() == 0
-    with pytest.warns(pr.UnscoredQueriesWarning):
-        pr.evaluate(run, qrels, ["AP"])  # the block has ended
