@@ -29,10 +29,10 @@ from pathlib import Path
 
 import polars as pl
 
-from polars_rankeval.engine.pipeline import Piece, score_piece
+from polars_rankeval.engine.pipeline import Piece, check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.measures import Measure
 from polars_rankeval.options import Options
-from polars_rankeval.validation import check_qrels_values, check_run_values, fresh_name
+from polars_rankeval.validation import fresh_name
 
 DEFAULT_LIMIT = 1 << 30
 """The default ``memory_limit`` of a lazy evaluation: 1 GiB."""
@@ -196,9 +196,7 @@ def score_lazy(
 
     qrels_df = qrels.lazy().select(options.qrels_columns).collect()
     if validate:
-        check_qrels_values(
-            qrels_df.lazy(), ids=[options.query, options.doc], relevance=options.relevance
-        )
+        check_qrels_rows(qrels_df, options)
     budget = max(1, limit // PIECE_SHARE)
     seen = _Seen(options)
     held: list[pl.DataFrame] = []
@@ -209,13 +207,7 @@ def score_lazy(
         batches = run.select(options.run_columns).collect_batches(chunk_size=BATCH_ROWS)
         for batch in _read_ahead(batches, 1):
             if validate:
-                check_run_values(
-                    batch.lazy(),
-                    ids=[*options.keys, options.doc],
-                    score=options.score if options.order == "score" else None,
-                    rank=options.rank if options.order == "rank" else None,
-                    offset=seen.rows,
-                )
+                check_run_rows(batch, options, offset=seen.rows)
             seen.add(batch)
             progress.reading(seen.rows)
             if spill is not None:

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_rankeval.engine.buckets import query_bucket, split_by_bucket
-from polars_rankeval.engine.pipeline import score_piece
+from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.evaluate import (
     absent_queries,
     finish,
@@ -45,8 +45,6 @@ from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
 from polars_rankeval.options import Options, run_options
 from polars_rankeval.validation import (
     check_output_names,
-    check_qrels_values,
-    check_run_values,
 )
 
 OPTIONS = frozenset(
@@ -244,20 +242,9 @@ def check_rows(
     :func:`score`. Nothing is checked with ``validate=False``."""
     if not job.validate:
         return
-    o = job.options
+    check = check_run_rows if table == "run" else check_qrels_rows
     try:
-        if table == "run":
-            check_run_values(
-                frame.lazy(),
-                ids=[*o.keys, o.doc],
-                score=o.score if o.order == "score" else None,
-                rank=o.rank if o.order == "rank" else None,
-                offset=offset,
-            )
-        else:
-            check_qrels_values(
-                frame.lazy(), ids=[o.query, o.doc], relevance=o.relevance, offset=offset
-            )
+        check(frame, job.options, offset)
     except ValueError as err:
         if where is None:
             raise

@@ -33,18 +33,30 @@ class Piece:
     qrels_rows: int
 
 
-def check_values(
-    run: pl.DataFrame | pl.LazyFrame, qrels: pl.DataFrame | pl.LazyFrame, options: Options
-) -> None:
-    """Null ids, NaN or null scores, null ranks, grades that are not integers: raise
-    naming the first bad row (duplicates are found while the piece is selected)."""
+def check_run_rows(run: pl.DataFrame | pl.LazyFrame, options: Options, offset: int = 0) -> None:
+    """Null ids, NaN or null scores, null ranks: raise naming the first bad row
+    (``offset``: the frame's first row number in the whole input)."""
     check_run_values(
         run.lazy(),
         ids=[*options.keys, options.doc],
         score=options.score if options.order == "score" else None,
         rank=options.rank if options.order == "rank" else None,
+        offset=offset,
     )
-    check_qrels_values(qrels.lazy(), ids=[options.query, options.doc], relevance=options.relevance)
+
+
+def check_qrels_rows(qrels: pl.DataFrame | pl.LazyFrame, options: Options, offset: int = 0) -> None:
+    """Null ids or grades, grades that are not integers: raise naming the first bad row."""
+    ids = [options.query, options.doc]
+    check_qrels_values(qrels.lazy(), ids=ids, relevance=options.relevance, offset=offset)
+
+
+def check_values(
+    run: pl.DataFrame | pl.LazyFrame, qrels: pl.DataFrame | pl.LazyFrame, options: Options
+) -> None:
+    """Both tables' rows (duplicates are found while the piece is selected)."""
+    check_run_rows(run, options)
+    check_qrels_rows(qrels, options)
 
 
 def align_ids(
