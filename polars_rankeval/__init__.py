@@ -8,8 +8,8 @@
 from polars_rankeval import curves, metrics, namespace  # namespace registers df.rankeval
 from polars_rankeval.compare import align, compare, discriminative_power, summarize
 from polars_rankeval.curves import precision_recall_curve
+from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import (
-    UnscoredQueriesWarning,
     coverage,
     evaluate,
     evaluate_judged,

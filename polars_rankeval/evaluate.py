@@ -7,13 +7,17 @@ aggregate, for every input.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Sequence
 
 import polars as pl
 
 from polars_rankeval._typing import Conventions, Duplicates, FrameT, Missing, Order
 from polars_rankeval.engine import buckets
+from polars_rankeval.engine.outcome import (
+    absent_queries,
+    raise_absent_queries,
+    warn_unscored_queries,
+)
 from polars_rankeval.engine.pipeline import aggregate, check_values, score_piece
 from polars_rankeval.engine.scope import scope
 from polars_rankeval.engine.select import judged_from_table
@@ -29,56 +33,15 @@ from polars_rankeval.validation import (
 )
 
 
-class UnscoredQueriesWarning(UserWarning):
-    """Some queries were left out of the evaluation; the message says which and why."""
-
-
 def run_keys(query: str | Sequence[str], system: str | None) -> list[str]:
     """Columns that identify one ranking: ``[system], query`` (a compound query's columns)."""
     queries = [query] if isinstance(query, str) else list(query)
     return queries if system is None else [system, *queries]
 
 
-def readable(ids: pl.Series) -> list[str]:
-    """Ids as text for a message; a compound id's parts separated by " / "."""
-    text = ids.cast(pl.String)
-    return text.str.replace_all("\x00\x00", " / ", literal=True).to_list()
-
-
 def _one(name: str | Sequence[str], default: str) -> str:
     """The column a nested dict's ids go in (a compound id cannot come from a dict)."""
     return name if isinstance(name, str) else default
-
-
-def raise_absent_queries(absent: pl.Series) -> None:
-    """missing='error': raise naming the qrels queries absent from the run (if any)."""
-    if absent.len():
-        shown = ", ".join(readable(absent.head(10)))
-        msg = (
-            f"{absent.len()} qrels queries are not in the run ({shown}"
-            f"{', ...' if absent.len() > 10 else ''}). Pass missing='drop' to leave them out "
-            f"or missing='zero' to score them as empty rankings (trec_eval -c)."
-        )
-        raise ValueError(msg)
-
-
-def absent_queries(run_queries: pl.Series, qrels_queries: pl.Series) -> pl.Series:
-    """The qrels queries absent from the run, compared as strings, sorted."""
-    run_q = run_queries.cast(pl.String).unique().implode()
-    qrels_q = qrels_queries.cast(pl.String).unique()
-    return qrels_q.filter(~qrels_q.is_in(run_q)).sort()
-
-
-def warn_unscored_queries(no_qrels: pl.Series) -> None:
-    """Warn naming the run queries (one entry per ranking) that have no qrels, if any."""
-    if no_qrels.len():
-        shown = ", ".join(readable(no_qrels.unique(maintain_order=True).head(5)))
-        msg = (
-            f"{no_qrels.len()} run queries have no qrels and were not scored "
-            f"({shown}{', ...' if no_qrels.len() > 5 else ''}), as trec_eval does. "
-            f"pr.coverage(run, qrels) lists them."
-        )
-        warnings.warn(msg, UnscoredQueriesWarning, stacklevel=4)
 
 
 def evaluate(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_rankeval.engine import pieces
-from polars_rankeval.evaluate import raise_absent_queries
+from polars_rankeval.engine.outcome import raise_absent_queries
 from polars_rankeval.measures import MIN_GEO_MEAN, Measure
 
 if TYPE_CHECKING:

@@ -29,6 +29,11 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_rankeval.engine.outcome import (
+    absent_queries,
+    raise_absent_queries,
+    warn_unscored_queries,
+)
 from polars_rankeval.engine.pipeline import Piece, check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.measures import Measure
 from polars_rankeval.options import Options
@@ -192,8 +197,6 @@ def score_lazy(
     limit: int,
 ) -> pl.DataFrame:
     """Per-ranking values of a lazy run (see the module docstring); unsorted."""
-    from polars_rankeval.evaluate import absent_queries, raise_absent_queries, warn_unscored_queries
-
     qrels_df = qrels.lazy().select(options.qrels_columns).collect()
     if validate:
         check_qrels_rows(qrels_df, options)

@@ -33,14 +33,13 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_rankeval.engine.buckets import query_bucket, split_by_bucket
-from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, score_piece
-from polars_rankeval.evaluate import (
+from polars_rankeval.engine.outcome import (
     absent_queries,
-    finish,
-    output_schema,
     raise_absent_queries,
     warn_unscored_queries,
 )
+from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, score_piece
+from polars_rankeval.evaluate import finish, output_schema
 from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
 from polars_rankeval.options import Options, run_options
 from polars_rankeval.validation import (

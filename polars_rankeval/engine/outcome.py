@@ -1,0 +1,52 @@
+"""What a scoring left out, reported once: queries without qrels, queries absent from the run.
+
+Shared by every way in (in-memory pieces, lazy runs bucket by bucket, Dask and
+Spark): each piece counts, and the caller warns or raises once for the whole run.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import polars as pl
+
+
+class UnscoredQueriesWarning(UserWarning):
+    """Some queries were left out of the evaluation; the message says which and why."""
+
+
+def readable(ids: pl.Series) -> list[str]:
+    """Ids as text for a message; a compound id's parts separated by " / "."""
+    text = ids.cast(pl.String)
+    return text.str.replace_all("\x00\x00", " / ", literal=True).to_list()
+
+
+def raise_absent_queries(absent: pl.Series) -> None:
+    """missing='error': raise naming the qrels queries absent from the run (if any)."""
+    if absent.len():
+        shown = ", ".join(readable(absent.head(10)))
+        msg = (
+            f"{absent.len()} qrels queries are not in the run ({shown}"
+            f"{', ...' if absent.len() > 10 else ''}). Pass missing='drop' to leave them out "
+            f"or missing='zero' to score them as empty rankings (trec_eval -c)."
+        )
+        raise ValueError(msg)
+
+
+def absent_queries(run_queries: pl.Series, qrels_queries: pl.Series) -> pl.Series:
+    """The qrels queries absent from the run, compared as strings, sorted."""
+    run_q = run_queries.cast(pl.String).unique().implode()
+    qrels_q = qrels_queries.cast(pl.String).unique()
+    return qrels_q.filter(~qrels_q.is_in(run_q)).sort()
+
+
+def warn_unscored_queries(no_qrels: pl.Series) -> None:
+    """Warn naming the run queries (one entry per ranking) that have no qrels, if any."""
+    if no_qrels.len():
+        shown = ", ".join(readable(no_qrels.unique(maintain_order=True).head(5)))
+        msg = (
+            f"{no_qrels.len()} run queries have no qrels and were not scored "
+            f"({shown}{', ...' if no_qrels.len() > 5 else ''}), as trec_eval does. "
+            f"pr.coverage(run, qrels) lists them."
+        )
+        warnings.warn(msg, UnscoredQueriesWarning, stacklevel=4)
