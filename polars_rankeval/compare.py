@@ -44,6 +44,7 @@ from polars_rankeval.stats import (
     stderr_progress,
     transform,
 )
+from polars_rankeval.validation import system_column
 
 Family: TypeAlias = Literal["measure", "all"]
 AggregateMode: TypeAlias = Literal["trec", "mean"]
@@ -828,7 +829,7 @@ def summarize(
         )  # fmt: skip
         return per_segment(per_query, by, call, taken=[system, query])
     frame = collected(per_query)
-    system = system if system is not None and system in frame.columns else None
+    system = system_column(system, frame.columns)
     keys = [system] if system else []
     cols = _measure_columns(frame.schema, measures, [*keys, query])
     check_values(frame, cols, system=system, query=query)

@@ -30,6 +30,7 @@ from polars_rankeval.validation import (
     check_grade_dtype,
     check_judged_values,
     check_output_names,
+    system_column,
 )
 
 
@@ -318,7 +319,7 @@ def evaluate_judged(
     judged = as_frame(judged, "judged")
     check_int("rel_level", rel_level, minimum=0)
     schema = judged.lazy().collect_schema()
-    system = system if system is not None and system in schema else None
+    system = system_column(system, schema)
     queries = run_keys(query, None)
     segments = segment_columns(by, schema, taken=[*queries, rank, relevance, system, n_rel])
     keys = [*segments, *run_keys(queries, system)]
@@ -394,7 +395,7 @@ def coverage(
     run = with_joined_ids(run, [(joined, parts)])
     qrels = with_joined_ids(qrels, [(joined, parts)])
     schema = run.lazy().collect_schema()
-    system = system if system in schema else None
+    system = system_column(system, schema)
     segments = segment_columns(by, schema, taken=[*parts, joined, system])
     keys = [*segments, *run_keys([*parts, joined], system)]
     text = pl.col(joined).cast(pl.String)
@@ -482,7 +483,7 @@ def mean_scores(
         raise ValueError(msg)
     per_query = as_frame(per_query, "per_query")
     schema = per_query.lazy().collect_schema()
-    system = system if system in schema else None
+    system = system_column(system, schema)
     queries = [query] if isinstance(query, str) else list(query)
     segments = segment_columns(by, schema, taken=[*queries, system])
     groups = [*segments, *([system] if system else [])]

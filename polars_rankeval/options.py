@@ -21,6 +21,7 @@ from polars_rankeval.validation import (
     check_grade_dtype,
     check_id_dtypes,
     check_score_dtype,
+    system_column,
 )
 
 
@@ -160,7 +161,7 @@ def run_options(
     taken = [*run_schema.names(), *qrels_schema.names()]
     query, query_parts = id_columns(query, JOINED_QUERY, "query", taken)
     doc, doc_parts = id_columns(doc, JOINED_DOC, "doc", taken)
-    system = system if system is not None and system in run_schema else None
+    system = system_column(system, run_schema)
     ids = [*(query_parts or [query]), *(doc_parts or [doc])]
     segments = segment_columns(by, run_schema, taken=[*ids, score, rank, system])
     check_not_swapped(run_schema, qrels_schema, score=score, relevance=relevance)

@@ -43,6 +43,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.measures import MIN_GEO_MEAN
+from polars_rankeval.metrics._common import col
 from polars_rankeval.options import check_choice, check_int
 
 Alternative: TypeAlias = Literal["two-sided", "greater", "less"]
@@ -763,10 +764,6 @@ def interval_matrix(
 # ------------------------------------------------------------- expressions
 
 
-def _col(expr: IntoExpr) -> pl.Expr:
-    return pl.col(expr) if isinstance(expr, str) else expr
-
-
 def _values(series: pl.Series, what: str, function: str) -> np.ndarray:
     """A Series as float64 numpy, refusing nulls, NaN and infinities (untestable values)."""
     if series.null_count():
@@ -816,7 +813,7 @@ def _paired_expr(
         y = _values(series[1], "b", function)
         return _struct_row(core(x, y), dtype, series[0].name)
 
-    return pl.map_groups([_col(a), _col(b)], run, return_dtype=dtype, returns_scalar=True)
+    return pl.map_groups([col(a), col(b)], run, return_dtype=dtype, returns_scalar=True)
 
 
 def paired_ttest(a: IntoExpr, b: IntoExpr, *, alternative: Alternative = "two-sided") -> pl.Expr:
@@ -1179,7 +1176,7 @@ def mean_interval(
         )
         return _struct_row(out, INTERVAL_DTYPE, series[0].name)
 
-    return pl.map_groups([_col(x)], run, return_dtype=INTERVAL_DTYPE, returns_scalar=True)
+    return pl.map_groups([col(x)], run, return_dtype=INTERVAL_DTYPE, returns_scalar=True)
 
 
 # ------------------------------------------------------------- corrections
@@ -1203,7 +1200,7 @@ def bonferroni(p: IntoExpr) -> pl.Expr:
     >>> pl.DataFrame({"p": [0.01, 0.04, 0.3]}).select(pr.bonferroni("p"))["p"].to_list()
     [0.03, 0.12, 0.9]
     """
-    clean = _col(p).fill_nan(None)
+    clean = col(p).fill_nan(None)
     return (clean * clean.count()).clip(upper_bound=1.0)
 
 
@@ -1236,7 +1233,7 @@ def holm(p: IntoExpr) -> pl.Expr:
     >>> p.select(pr.holm("p"))["p"].round(6).to_list()  # 3*0.01, max(2*0.03, .03), max(.04, .06)
     [0.06, 0.03, 0.06]
     """
-    clean = _col(p).fill_nan(None)
+    clean = col(p).fill_nan(None)
     ordered = clean.sort(nulls_last=True)
     factor = clean.count().cast(pl.Float64) - pl.int_range(pl.len())
     adjusted = (ordered * factor).cum_max().clip(upper_bound=1.0)
@@ -1245,7 +1242,7 @@ def holm(p: IntoExpr) -> pl.Expr:
 
 def _step_up(p: IntoExpr, *, harmonic: bool) -> pl.Expr:
     """Benjamini-Hochberg (harmonic=False) or -Yekutieli step-up adjustment, nulls kept."""
-    clean = _col(p).fill_nan(None)
+    clean = col(p).fill_nan(None)
     m = clean.count().cast(pl.Float64)
     ordered = clean.sort(nulls_last=True)
     factor = m / pl.int_range(1, pl.len() + 1).cast(pl.Float64)
@@ -1327,7 +1324,7 @@ def benjamini_yekutieli(p: IntoExpr) -> pl.Expr:
 
 
 def _unadjusted(p: IntoExpr) -> pl.Expr:
-    return _col(p).fill_nan(None)
+    return col(p).fill_nan(None)
 
 
 def adjust_pvalues(p: IntoExpr, *, method: Correction = "holm") -> pl.Expr:
@@ -1671,7 +1668,7 @@ def rank_correlation(a: IntoExpr, b: IntoExpr, *, method: RankMethod = "kendall"
             value = tau_ap(x, y)
         return pl.Series(series[0].name, [value], dtype=pl.Float64)
 
-    return pl.map_groups([_col(a), _col(b)], run, return_dtype=pl.Float64, returns_scalar=True)
+    return pl.map_groups([col(a), col(b)], run, return_dtype=pl.Float64, returns_scalar=True)
 
 
 def paired_t_power(

@@ -27,6 +27,17 @@ def check_columns(schema: pl.Schema, required: Mapping[str, str], table: str) ->
             raise ValueError(msg)
 
 
+def system_column(system: str | None, names: Iterable[str]) -> str | None:
+    """The system column in use: ``system`` when the frame has it, else None (one system).
+
+    Examples
+    --------
+    >>> system_column("system", ["query", "doc"]), system_column("tag", ["tag", "query"])
+    (None, 'tag')
+    """
+    return system if system is not None and system in names else None
+
+
 def check_id_dtypes(run_schema: pl.Schema, qrels_schema: pl.Schema, ids: Sequence[str]) -> None:
     """Raise when run and qrels ids cannot be matched safely.
 
