@@ -10,6 +10,7 @@ from contextvars import ContextVar
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing, Order
+from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.judged_rows import HAS_QRELS, RANKING
 from polars_rankeval.measures import Context, Measure, parse_measures
 from polars_rankeval.ranking import (
@@ -157,6 +158,7 @@ def evaluate(
     duplicates: str = "error",
     per_query: bool = True,
     validate: bool | None = None,
+    conventions: str | Conventions | None = None,
 ) -> FrameT:
     r"""Score a run against qrels: one row per scored query, one column per measure.
 
@@ -203,6 +205,11 @@ def evaluate(
         rows) before any work. Default: True for a DataFrame run, False for a
         LazyFrame (its schema is always checked; the data only on request, so a
         large lazy scan is not read twice).
+    conventions
+        Which trec_eval to reproduce: ``"trec_eval-10"`` (default, the current
+        release) or ``"trec_eval-9"`` (as pytrec_eval and ir_measures): scores
+        compared as float32 in 9.x, IPrec rounding, the ``all_trec`` set. See
+        :mod:`polars_rankeval.conventions`.
 
     Returns
     -------
@@ -230,13 +237,16 @@ def evaluate(
     │ q2    ┆ 0.5  ┆ 0.5 ┆ 0.0  │
     └───────┴──────┴─────┴──────┘
     """
-    parsed = parse_measures(measures)
+    conv = get_conventions(conventions)  # issue 13: measure set, IPrec rounding, score precision
+    parsed = parse_measures(measures, conventions=conv)
     if missing not in ("drop", "zero", "error"):
         msg = f"missing must be 'drop', 'zero' or 'error'. Got {missing!r} instead."
         raise ValueError(msg)
     options = {"query": query, "doc": doc, "score": score, "relevance": relevance, "rank": rank}
     options |= {"order": order, "depth": depth, "missing": missing, "duplicates": duplicates}
-    ctx = Context(rank=rank, relevance=relevance, rel_level=rel_level)
+    ctx = Context(
+        rank=rank, relevance=relevance, rel_level=rel_level, iprec_rounding=conv.iprec_rounding
+    )
     min_grade = _min_grade(parsed, ctx)
     judged_only = takes_judged_only_path(run, min_grade, order, duplicates)
     validate = checks_data(run, validate)
@@ -245,6 +255,8 @@ def evaluate(
     )
     if missing == "error":  # after validation, before any work
         _require_all_queries(run, qrels, query)
+    if conv.score_precision == "float32" and order == "score":  # trec_eval 9.x holds floats
+        run = run.with_columns(pl.col(score).cast(pl.Float32).cast(pl.Float64))
     keys = run_keys(query, system)
     if judged_only:
         rows, rankings = judged_only_table(

@@ -156,6 +156,8 @@ MIN_GRADE_SAMPLES = [
     "AP(rel=2)",
     "P(rel=3)@5",
     "P(rel=2)@5",
+    "TrecRBP",
+    "TrecRBP(p=0.5)",
 ]
 
 
