@@ -1,0 +1,354 @@
+"""trec_eval's output, line for line: what ``polars-rankeval eval`` prints by default.
+
+:func:`trec_request` reads ``-m`` arguments as trec_eval does (nicknames,
+parameters after a dot, the first parameters given for a measure win, lines
+in trec_eval's measure order) and also takes the library's own names
+(``nDCG@10``, ``ERR@20``); :func:`trec_lines` scores one run and prints
+trec_eval's lines: per-query lines under ``-q``, then ``runid``, ``num_q`` and
+one ``all`` line per measure (the mean added in query order as trec_eval adds
+it, the sum for counts, the geometric mean for ``gm_map`` and ``gm_bpref``),
+each ``%-22s\\t%s\\t%6.4f``.
+
+The differences between trec_eval releases come from
+:mod:`polars_rankeval.conventions`; the tables of names from
+:mod:`polars_rankeval.trec_names`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from polars_rankeval import trec_names as tn
+from polars_rankeval.conventions import Conventions
+from polars_rankeval.evaluate import UnscoredQueriesWarning, evaluate
+from polars_rankeval.measures import Measure, parse, parse_measures
+from polars_rankeval.ranking import judge
+
+
+@dataclass(frozen=True)
+class Line:
+    """One measure line of trec_eval's output: the name printed, how, and its measure."""
+
+    name: str
+    output: tn.Output
+    measure: Measure | None = None
+    length: int = 0
+    """relstring: how many ranks it shows."""
+
+
+@dataclass(frozen=True)
+class TrecOptions:
+    """trec_eval's flags that change what is scored or printed."""
+
+    conventions: Conventions
+    per_query: bool = False  # -q
+    complete: bool = False  # -c
+    rel_level: int = 1  # -l
+    summary: bool = True  # not -n
+    depth: int | None = None  # -M
+    judged_only: bool = False  # -J
+    num_docs: int | None = None  # -N
+    debug_query: str | None = None  # -D level.qid
+    zscores: dict[tuple[str, str], tuple[float, float]] | None = field(default=None, repr=False)
+
+
+# The library's measures under trec_eval's names, for measures typed in the
+# library's own dialect (-m AP@10 prints map_cut_10).
+_PLAIN = {
+    "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret", "AP": "map",
+    "GMAP": "gm_map", "Rprec": "Rprec", "Bpref": "bpref", "RR": "recip_rank",
+    "infAP": "infAP", "GMBpref": "gm_bpref", "Utility": "utility", "IPrecAvg": "11pt_avg",
+    "binG": "binG", "G": "G", "nDCG": "ndcg", "nDCGRel": "ndcg_rel", "Rndcg": "Rndcg",
+    "SetP": "set_P", "SetRelP": "set_relative_P", "SetR": "set_recall", "SetAP": "set_map",
+    "SetF": "set_F", "NumNonRelJudgedRet": "num_nonrel_judged_ret", "TrecRBP": "rbp",
+    "TrecRBPResid": "rbp_resid",
+}  # fmt: skip
+_CUTOFF = {
+    "P": "P", "R": "recall", "AP": "map_cut", "nDCG": "ndcg_cut", "RelP": "relative_P",
+    "Success": "success", "Unjudged": "unj", "IPrec": "iprec_at_recall",
+}  # fmt: skip
+
+
+def trec_name(measure: Measure) -> str | None:
+    """trec_eval's line name of a measure at trec_eval's settings, or None.
+
+    Examples
+    --------
+    >>> trec_name(parse("AP@10")), trec_name(parse("IPrec@0.5")), trec_name(parse("ERR@10"))
+    ('map_cut_10', 'iprec_at_recall_0.50', None)
+    """
+    if measure.name == "Rprec" and measure.cutoff is None and len(measure.params) == 1:
+        mult = measure.get("mult")
+        return None if mult is None else tn.line_names(tn.MEASURES["Rprec_mult"], (mult,), None)[0]
+    if measure.params:
+        return None
+    if measure.cutoff is None:
+        return _PLAIN.get(measure.name)
+    family = _CUTOFF.get(measure.name)
+    if family is None:
+        return None
+    return tn.line_names(tn.MEASURES[family], (measure.cutoff,), None)[0]
+
+
+def _family_of(line_name: str) -> str:
+    """The trec_eval measure a line name belongs to (``P_10`` -> ``P``)."""
+    if line_name in tn.MEASURES:
+        return line_name
+    return max((m for m in tn.MEASURES if line_name.startswith(m + "_")), key=len)
+
+
+def _output(measure: Measure) -> tn.Output:
+    kind = measure.family.aggregate
+    return {"sum": "int", "gmean": "summary"}.get(kind, "float")  # type: ignore[return-value]
+
+
+def _with_n_docs(canonical: str, num_docs: int | None) -> str:
+    """Utility with trec_eval's -N (the number of documents in the collection)."""
+    if num_docs is None or not canonical.startswith("Utility"):
+        return canonical
+    inner = canonical[len("Utility(") : -1] if canonical.endswith(")") else ""
+    return f"Utility({inner + ',' if inner else ''}n_docs={num_docs})"
+
+
+def trec_request(
+    args: Sequence[str] | None, conventions: Conventions, *, num_docs: int | None = None
+) -> list[Line]:
+    """The lines ``-m`` arguments ask for, in trec_eval's order (default: ``official``).
+
+    A trec_eval name or nickname (exact case, split at the first dot) is read
+    as trec_eval reads it: the first parameters given for a measure win,
+    cutoffs are sorted, and lines follow trec_eval's measure list. Any other
+    name is read by :func:`polars_rankeval.parse_measures` (``nDCG@10``,
+    ``ERR@20``): printed under trec_eval's name when trec_eval has that
+    measure, at its place, else under its canonical name after the others.
+
+    Examples
+    --------
+    >>> from polars_rankeval.conventions import get_conventions
+    >>> [x.name for x in trec_request(["P.10,5", "map", "P.7"], get_conventions())]
+    ['map', 'P_5', 'P_10']
+    >>> [x.name for x in trec_request(["ndcg@5", "ERR@10", "ndcg_cut.10"], get_conventions())]
+    ['ndcg_cut_5', 'ndcg_cut_10', 'ERR@10']
+    """
+    order = conventions.measure_order
+    marked: set[str] = set()
+    texts: dict[str, str] = {}
+    extra: list[Measure] = []
+    for arg in args or ["official"]:
+        name, text = tn.split_arg(arg)
+        if name in conventions.nicknames:
+            marked.update(conventions.nicknames[name])
+        elif name in order:
+            marked.add(name)
+            if text is not None:
+                texts.setdefault(name, text)
+        elif name in tn.MEASURES:
+            msg = (
+                f"-m {arg}: {name} is not a measure of trec_eval {conventions.version} "
+                f"(it is new in trec_eval 10.0: use --conventions trec_eval-10)"
+            )
+            raise ValueError(msg)
+        else:
+            extra += parse_measures(arg, conventions=conventions)
+    keyed: list[tuple[tuple[int, float, int], Line]] = []
+    for position, name in enumerate(order):
+        if name not in marked:
+            continue
+        trec = tn.MEASURES[name]
+        if trec.build is None and trec.output not in tn.NOT_MEASURES:
+            msg = f"-m {name}: trec_eval's {name} is not computed by polars-rankeval"
+            raise ValueError(msg)
+        text = texts.get(name) if trec.kind != "none" else None
+        params = None if text is None else tn.parse_params(trec, text)
+        names = tn.line_names(trec, params, text)
+        if trec.output in tn.NOT_MEASURES:
+            length = int((params or trec.default or (0,))[0])
+            keyed.append(((position, 0.0, 0), Line(names[0], trec.output, length=length)))
+            continue
+        values = trec.default if params is None else params
+        for i, (line, canonical) in enumerate(zip(names, trec.canonical(params), strict=True)):
+            measure = parse(_with_n_docs(canonical, num_docs))
+            sub = float(values[i]) if trec.kind in ("cutoffs", "levels") else float(i)
+            keyed.append(((position, sub, 0), Line(line, trec.output, measure)))
+    seen = {x.measure for _, x in keyed}
+    for i, measure in enumerate(dict.fromkeys(extra)):
+        if measure in seen:
+            continue
+        name = trec_name(measure)
+        if name is None:
+            keyed.append(((len(order), float(i), 0), Line(str(measure), _output(measure), measure)))
+            continue
+        family = tn.MEASURES[_family_of(name)]
+        sub = float(measure.cutoff if measure.cutoff is not None else measure.get("mult", 0.0))
+        keyed.append(((order.index(family.name), sub, 1), Line(name, family.output, measure)))
+    keyed.sort(key=lambda item: item[0])
+    return [line for _, line in keyed]
+
+
+def _trec_order(queries: Sequence[str]) -> list[str]:
+    """Query ids in trec_eval's order: ``strcmp``, byte by byte (UTF-8)."""
+    return sorted(queries, key=lambda q: q.encode())
+
+
+def _relstrings(run: pl.DataFrame, qrels: pl.DataFrame, depth: int | None, n: int) -> dict:
+    """relstring per query: one character per rank of the top n (trec_eval's m_relstring)."""
+    judged = judge(run, qrels, depth=depth, system=None).filter(pl.col("rank") <= n)
+    grade = pl.col("relevance")
+    char = (
+        pl.when(grade.is_null())
+        .then(pl.lit("-"))
+        .when(grade < 0)
+        .then(pl.lit("."))
+        .when(grade > 9)
+        .then(pl.lit(">"))
+        .otherwise(grade.cast(pl.String))
+    )
+    strings = (
+        judged.sort("query", "rank").group_by("query", maintain_order=True).agg(char.str.join())
+    )
+    return dict(strings.iter_rows())
+
+
+def _float_scores(run: pl.DataFrame) -> pl.DataFrame:
+    """Scores as trec_eval 9.x holds them: C floats (single precision)."""
+    return run.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
+
+
+def _judged_only(run: pl.DataFrame, qrels: pl.DataFrame, depth: int | None) -> pl.DataFrame:
+    """-J: the run without its unjudged documents, after -M has cut it.
+
+    trec_eval cuts each ranking at ``-M`` first, then removes the documents
+    that have no qrels row or a negative grade; the rest keep their order.
+    """
+    system = "system" if "system" in run.columns else None
+    keys = [*([system] if system else []), "query", "doc"]
+    judged = judge(run, qrels, depth=depth, system=system)
+    kept = judged.filter(pl.col("rank").is_not_null() & (pl.col("relevance") >= 0))
+    return run.join(kept.select(keys), on=keys, how="semi", maintain_order="left")
+
+
+def prepare_run(
+    run: pl.DataFrame, qrels: pl.DataFrame, opts: TrecOptions
+) -> tuple[pl.DataFrame, pl.DataFrame, int | None]:
+    """(run, qrels, depth) after ``-D level.qid``, 9.x's float scores and ``-J``.
+
+    With ``-J`` the run is already cut at ``-M``, so the depth returned is None.
+    """
+    if opts.debug_query is not None:
+        run = run.filter(pl.col("query") == opts.debug_query)
+        qrels = qrels.filter(pl.col("query") == opts.debug_query)
+    if opts.conventions.score_precision == "float32":
+        run = _float_scores(run)
+    if opts.judged_only:
+        return _judged_only(run, qrels, opts.depth), qrels, None
+    return run, qrels, opts.depth
+
+
+def _values(line: Line, rows: dict, queries: Sequence[str]) -> list[float]:
+    return [rows[q][str(line.measure)] for q in queries]
+
+
+def trec_lines(
+    run: pl.DataFrame, qrels: pl.DataFrame, runid: str, lines: Sequence[Line], opts: TrecOptions
+) -> list[str]:
+    """trec_eval's output lines for one run (``query, doc, score``) and its qrels.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval.conventions import get_conventions
+    >>> run = pl.DataFrame({"query": ["1", "1", "2"], "doc": ["a", "b", "a"],
+    ...                     "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["1", "2"], "doc": ["b", "c"], "relevance": [1, 1]})
+    >>> opts = TrecOptions(get_conventions(), per_query=True)
+    >>> lines = trec_request(["num_q", "map", "P.2"], opts.conventions)
+    >>> print("\\n".join(trec_lines(run, qrels, "demo", lines, opts)))
+    map                   \t1\t0.5000
+    P_2                   \t1\t0.5000
+    map                   \t2\t0.0000
+    P_2                   \t2\t0.0000
+    num_q                 \tall\t2
+    map                   \tall\t0.2500
+    P_2                   \tall\t0.2500
+    """
+    conv = opts.conventions
+    all_qrels = qrels
+    run, qrels, depth = prepare_run(run.select("query", "doc", "score"), qrels, opts)
+    in_qrels = set(qrels["query"].unique().to_list())
+    scored = _trec_order(list(in_qrels & set(run["query"].unique().to_list())))
+    every = _trec_order(list(in_qrels)) if opts.complete else scored
+    n_queries = all_qrels["query"].n_unique() if opts.complete else len(scored)
+    # The queries whose values are printed and added up, in order: 10.0 scores the
+    # qrels queries the run lacks (-c) as empty rankings, 9.x adds zeros for them.
+    counted = every if conv.complete_prints_absent else scored
+    if not counted:
+        msg = "no queries with both results and relevance info"
+        raise ValueError(msg)
+    absent = set(every) - set(scored)
+
+    measures = list(dict.fromkeys(x.measure for x in lines if x.measure is not None))
+    rows: dict[str, dict] = {}
+    if measures and counted:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnscoredQueriesWarning)  # trec_eval is silent
+            per_query = evaluate(
+                run,
+                qrels,
+                measures,
+                rel_level=opts.rel_level,
+                depth=depth,
+                missing="zero" if opts.complete else "drop",
+                system=None,
+                conventions=conv,
+            )
+        rows = {r["query"]: r for r in per_query.iter_rows(named=True)}
+        for q in absent & set(rows):  # trec_eval's bogus ranking: utility set to 0
+            rows[q] |= {str(m): 0.0 for m in measures if m.name == "Utility"}
+    strings: dict[str, str] = {}
+    lengths = {x.length for x in lines if x.output == "relstring"}
+    if lengths and counted:
+        strings = _relstrings(run, qrels, depth, max(lengths))
+
+    out: list[str] = []
+    if opts.per_query:
+        for q in counted:
+            for x in lines:
+                if x.output == "float":
+                    out.append(f"{x.name:<22}\t{q}\t{rows[q][str(x.measure)]:6.4f}")
+                elif x.output == "int":
+                    out.append(f"{x.name:<22}\t{q}\t{int(rows[q][str(x.measure)])}")
+                elif x.output == "relstring":
+                    out.append(f"{x.name:<22}\t{q}\t'{strings.get(q, '')[: x.length]}'")
+    if not opts.summary:
+        return out
+    missing = n_queries - len(counted)
+    for x in lines:
+        if x.output == "runid":
+            out.append(f"{'runid':<22}\tall\t{runid}")
+        elif x.output == "num_q":
+            out.append(f"{'num_q':<22}\tall\t{n_queries}")
+        elif x.output == "summary":
+            values = _values(x, rows, counted)
+            out.append(f"{x.name:<22}\tall\t{tn.geometric_mean_of(values, missing):6.4f}")
+        elif x.output == "int":
+            if opts.complete and x.measure is not None and x.measure.name == "NumRel":
+                total = float((all_qrels["relevance"] > 0).sum())  # trec_eval ignores -l here
+            else:
+                total = sum_of(_values(x, rows, counted))
+            out.append(f"{x.name:<22}\tall\t{int(total)}")
+        elif x.output == "float":
+            total = sum_of(_values(x, rows, counted))
+            out.append(f"{x.name:<22}\tall\t{total / n_queries if n_queries else total:6.4f}")
+    return out
+
+
+def sum_of(values: Sequence[float]) -> float:
+    """The values added in order, as trec_eval accumulates them."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
