@@ -16,6 +16,7 @@ The differences between trec_eval releases come from
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from polars_rankeval import trec_names as tn
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.evaluate import UnscoredQueriesWarning, evaluate
 from polars_rankeval.measures import Measure, parse, parse_measures
+from polars_rankeval.metrics.iprec import ELEVEN_POINTS as RECALL
+from polars_rankeval.metrics.trec_rbp import TREC_P
 from polars_rankeval.ranking import judge
 
 
@@ -249,7 +252,64 @@ def prepare_run(
 
 
 def _values(line: Line, rows: dict, queries: Sequence[str]) -> list[float]:
-    return [rows[q][str(line.measure)] for q in queries]
+    return [rows[q][line.name] for q in queries]
+
+
+def _number(value: float) -> str:
+    """``%6.4f`` as C prints it; NaN (0/0 in trec_eval) prints as ``-nan``."""
+    return "  -nan" if value != value else f"{value:6.4f}"
+
+
+def _relevant_counts(qrels: pl.DataFrame, rel_level: int) -> dict[str, int]:
+    """|R| per qrels query."""
+    counts = qrels.group_by("query").agg((pl.col("relevance") >= rel_level).sum().alias("n"))
+    return dict(counts.iter_rows())
+
+
+def _recall_rank(level: float, n_rel: int, rounding: str) -> int:
+    """How many relevant documents a recall level stands for (trec_eval's cutoffs)."""
+    if rounding == "v9":
+        return int(level * n_rel + 0.9)
+    x = level * n_rel
+    whole = math.floor(x)
+    return whole + 1 if x - whole >= 0.5 else whole  # C lround, for x >= 0
+
+
+def _empty_ranking(line: Line, value: float, n_rel: int, rounding: str) -> float:
+    """A value of a ranking that -J emptied: trec_eval divides 0 by 0 in iprec_at_recall
+    and 11pt_avg at the recall levels that stand for no relevant document."""
+    measure = line.measure
+    if measure is None or measure.name not in ("IPrec", "IPrecAvg"):
+        return value
+    rounding = measure.get("rounding", rounding)
+    levels = [measure.cutoff] if measure.name == "IPrec" else measure.get("levels", RECALL)
+    nan = any(_recall_rank(x, n_rel, rounding) == 0 for x in levels)
+    return math.nan if nan else value
+
+
+def _bogus_ranking(line: Line, value: float, n_rel: int) -> float | str:
+    """trec_eval 10.0 -c: the value of a qrels query the run lacks.
+
+    10.0 scores such a query on a one-document ranking of an unjudged
+    document, then sets num_ret, unj_*, and the lines named exactly
+    ``utility``, ``rbp_resid`` and ``relstring`` back to nothing. A line with
+    parameters in its name (``utility_1,-1,0,0.5``) keeps the one-document
+    value. Every other measure is 0 on both rankings. (With -J the document
+    is dropped: the ranking is empty, see :func:`_empty_ranking`.)
+    """
+    measure = line.measure
+    if line.output == "relstring":
+        return "" if line.name == "relstring" else "-"[: line.length]
+    if measure is None or line.name in ("utility", "rbp_resid"):
+        return 0.0 if measure is not None and measure.name == "Utility" else value
+    if measure.name == "Utility":  # one non-relevant document retrieved
+        b, d = measure.get("b", -1.0), measure.get("d", 0.0)
+        c, n_docs = measure.get("c", 0.0), measure.get("n_docs", 0)
+        return b + c * n_rel + d * (n_docs + 0 - 1 - n_rel)
+    if measure.name == "TrecRBPResid":
+        p = measure.get("p", TREC_P)
+        return p + (1 - p) * 1.0
+    return value
 
 
 def trec_lines(
@@ -277,22 +337,29 @@ def trec_lines(
     """
     conv = opts.conventions
     all_qrels = qrels
-    run, qrels, depth = prepare_run(run.select("query", "doc", "score"), qrels, opts)
+    run = run.select("query", "doc", "score")
+    in_run = set(run["query"].unique().to_list())
+    run, qrels, depth = prepare_run(run, qrels, opts)
     in_qrels = set(qrels["query"].unique().to_list())
-    scored = _trec_order(list(in_qrels & set(run["query"].unique().to_list())))
+    if opts.debug_query is not None:
+        in_run &= {opts.debug_query}
+    scored = _trec_order(list(in_qrels & in_run))
     every = _trec_order(list(in_qrels)) if opts.complete else scored
     n_queries = all_qrels["query"].n_unique() if opts.complete else len(scored)
     # The queries whose values are printed and added up, in order: 10.0 scores the
-    # qrels queries the run lacks (-c) as empty rankings, 9.x adds zeros for them.
+    # qrels queries the run lacks (-c) on a stand-in ranking, 9.x adds zeros for them.
     counted = every if conv.complete_prints_absent else scored
     if not counted:
         msg = "no queries with both results and relevance info"
         raise ValueError(msg)
     absent = set(every) - set(scored)
+    # -J can leave a ranking empty; with -J -c, 10.0's stand-in ranking is empty too
+    emptied = set(counted) - set(run["query"].unique()) if opts.judged_only else set()
+    n_rel = _relevant_counts(qrels, opts.rel_level)
 
     measures = list(dict.fromkeys(x.measure for x in lines if x.measure is not None))
-    rows: dict[str, dict] = {}
-    if measures and counted:
+    rows: dict[str, dict] = {q: {} for q in counted}
+    if measures:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnscoredQueriesWarning)  # trec_eval is silent
             per_query = evaluate(
@@ -301,28 +368,38 @@ def trec_lines(
                 measures,
                 rel_level=opts.rel_level,
                 depth=depth,
-                missing="zero" if opts.complete else "drop",
+                missing="zero",  # -J can empty a ranking; such queries are still scored
                 system=None,
                 conventions=conv,
             )
-        rows = {r["query"]: r for r in per_query.iter_rows(named=True)}
-        for q in absent & set(rows):  # trec_eval's bogus ranking: utility set to 0
-            rows[q] |= {str(m): 0.0 for m in measures if m.name == "Utility"}
-    strings: dict[str, str] = {}
-    lengths = {x.length for x in lines if x.output == "relstring"}
-    if lengths and counted:
-        strings = _relstrings(run, qrels, depth, max(lengths))
+        values = {r["query"]: r for r in per_query.iter_rows(named=True)}
+        for q in counted:
+            rows[q] = {x.name: values[q][str(x.measure)] for x in lines if x.measure is not None}
+    if any(x.output == "relstring" for x in lines):
+        strings = _relstrings(run, qrels, depth, max(x.length for x in lines))
+        for q in counted:
+            rows[q] |= {
+                x.name: strings.get(q, "")[: x.length] for x in lines if x.output == "relstring"
+            }
+    for q in emptied & set(counted):
+        rows[q] = {x.name: _empty_ranking(x, rows[q].get(x.name), n_rel[q], conv.iprec_rounding)
+                   for x in lines if x.name in rows[q]}  # fmt: skip
+    stand_in = set() if opts.judged_only else absent & set(counted)
+    for q in stand_in:
+        rows[q] |= {x.name: _bogus_ranking(x, rows[q].get(x.name), n_rel[q]) for x in lines}
+    for q in absent & set(counted) - stand_in:  # -J -c: an empty ranking
+        rows[q] |= {x.name: 0.0 for x in lines if x.name == "utility"}
 
     out: list[str] = []
     if opts.per_query:
         for q in counted:
             for x in lines:
                 if x.output == "float":
-                    out.append(f"{x.name:<22}\t{q}\t{rows[q][str(x.measure)]:6.4f}")
+                    out.append(f"{x.name:<22}\t{q}\t{_number(rows[q][x.name])}")
                 elif x.output == "int":
-                    out.append(f"{x.name:<22}\t{q}\t{int(rows[q][str(x.measure)])}")
+                    out.append(f"{x.name:<22}\t{q}\t{int(rows[q][x.name])}")
                 elif x.output == "relstring":
-                    out.append(f"{x.name:<22}\t{q}\t'{strings.get(q, '')[: x.length]}'")
+                    out.append(f"{x.name:<22}\t{q}\t'{rows[q][x.name]}'")
     if not opts.summary:
         return out
     missing = n_queries - len(counted)
@@ -333,7 +410,7 @@ def trec_lines(
             out.append(f"{'num_q':<22}\tall\t{n_queries}")
         elif x.output == "summary":
             values = _values(x, rows, counted)
-            out.append(f"{x.name:<22}\tall\t{tn.geometric_mean_of(values, missing):6.4f}")
+            out.append(f"{x.name:<22}\tall\t{_number(tn.geometric_mean_of(values, missing))}")
         elif x.output == "int":
             if opts.complete and x.measure is not None and x.measure.name == "NumRel":
                 total = float((all_qrels["relevance"] > 0).sum())  # trec_eval ignores -l here
@@ -342,7 +419,7 @@ def trec_lines(
             out.append(f"{x.name:<22}\tall\t{int(total)}")
         elif x.output == "float":
             total = sum_of(_values(x, rows, counted))
-            out.append(f"{x.name:<22}\tall\t{total / n_queries if n_queries else total:6.4f}")
+            out.append(f"{x.name:<22}\tall\t{_number(total / n_queries if n_queries else total)}")
     return out
 
 
