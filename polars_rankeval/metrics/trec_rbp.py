@@ -9,6 +9,7 @@ residual that is 0 when every retrieved document is judged. Written after
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
@@ -18,9 +19,29 @@ TREC_P = 0.9
 """trec_eval's default persistence for rbp and rbp_resid."""
 
 
+def _power(p: float, exponent: pl.Expr) -> pl.Expr:
+    """p to an integer power as trec_eval computes it: 1.0 multiplied by p once per rank.
+
+    The same value as ``p ** n`` to within a few ulps; bit for bit the product
+    trec_eval forms (``cur_p = cur_p * p``), so that printed values agree.
+    """
+
+    def powers(exponents: pl.Series) -> pl.Series:
+        n = exponents.fill_null(0).cast(pl.Int64).to_numpy()
+        table = np.cumprod(np.concatenate([[1.0], np.full(int(n.max(initial=0)), p)]))
+        return pl.Series(table[n], dtype=pl.Float64)
+
+    return exponent.map_batches(powers, return_dtype=pl.Float64, is_elementwise=True)
+
+
 def _weight(p: float, rank: IntoExpr) -> pl.Expr:
     """p^(rank - 1): the chance that a user reaches the rank."""
-    return pl.lit(p, pl.Float64).pow(col(rank).cast(pl.Float64) - 1.0)
+    return _power(p, col(rank).cast(pl.Int64) - 1)
+
+
+def _sum_in_order(values: pl.Expr) -> pl.Expr:
+    """The values added one by one in row (rank) order, as trec_eval adds them; 0 if none."""
+    return values.cum_sum().last().fill_null(0.0)
 
 
 def trec_rbp(
@@ -79,7 +100,7 @@ def trec_rbp(
     grade = col(relevance).cast(pl.Float64)
     top = pl.max_horizontal(grade.max().fill_null(1.0), pl.lit(1.0))
     gain = (grade.clip(lower_bound=0.0) / top).fill_null(0.0)
-    value = (gain * _weight(p, rank)).filter(retrieved(rank)).sum()
+    value = _sum_in_order((gain * _weight(p, rank)).filter(retrieved(rank)))
     return ((1.0 - p) * value).cast(pl.Float64)
 
 
@@ -135,7 +156,7 @@ def trec_rbp_residual(
     check_probability(p, "persistence p", "TrecRBPResid")
     ret = retrieved(rank)
     unjudged = ret & ~judged(relevance)
-    weights = _weight(p, rank).filter(unjudged).sum()
-    tail = pl.lit(p, pl.Float64).pow(ret.sum().cast(pl.Float64))
-    value = (1.0 - p) * weights + tail
+    weights = _sum_in_order(_weight(p, rank).filter(unjudged))
+    tail = _power(p, ret.sum().cast(pl.Int64))
+    value = tail + (1.0 - p) * weights
     return pl.when(unjudged.any()).then(value).otherwise(0.0).cast(pl.Float64)

@@ -55,4 +55,6 @@ def unjudged_at(k: int, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relev
     """
     check_cutoff(k, "Unjudged", allow_none=False)
     count = (in_top(rank, k) & ~judged(relevance)).sum()
-    return (count.cast(pl.Float64) / float(k)).cast(pl.Float64)
+    # k as a per-group value: Polars divides by a literal as a product with 1/k,
+    # which is 1 ulp off trec_eval's quotient (3 * (1/20) != 3/20)
+    return (count.cast(pl.Float64) / pl.repeat(float(k), pl.len()).first()).cast(pl.Float64)
