@@ -52,7 +52,13 @@ from polars_rankeval.conventions import CONVENTIONS, DEFAULT, Conventions, get_c
 from polars_rankeval.evaluate import evaluate, mean_scores
 from polars_rankeval.io import read_trec_qrels, read_trec_run, require_data
 from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
-from polars_rankeval.trec_report import TrecOptions, prepare_run, trec_lines, trec_request
+from polars_rankeval.trec_report import (
+    TrecOptions,
+    prepare_run,
+    read_zscores,
+    trec_lines,
+    trec_request,
+)
 
 PROG = "polars-rankeval"
 VERSION = "0.1.0"
@@ -279,6 +285,9 @@ def _trec_options(args: argparse.Namespace, conventions: Conventions) -> TrecOpt
             "judgment-group files are not)"
         )
         raise CommandError(msg)
+    if args.zscores is not None and args.format != "trec":
+        msg = f"-Z prints trec_eval's lines: it does not go with --format {args.format}"
+        raise CommandError(msg)
     if args.results_format != "trec_results":
         msg = f"-T {args.results_format}: only -T trec_results is supported"
         raise CommandError(msg)
@@ -294,6 +303,7 @@ def _trec_options(args: argparse.Namespace, conventions: Conventions) -> TrecOpt
         judged_only=args.judged_only,
         num_docs=args.num_docs,
         debug_query=query,
+        zscores=None if args.zscores is None else read_zscores(args.zscores),
     )
 
 

@@ -20,6 +20,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import polars as pl
 
@@ -56,7 +57,48 @@ class TrecOptions:
     judged_only: bool = False  # -J
     num_docs: int | None = None  # -N
     debug_query: str | None = None  # -D level.qid
-    zscores: dict[tuple[str, str], tuple[float, float]] | None = field(default=None, repr=False)
+    zscores: dict[str, dict[str, tuple[float, float]]] | None = field(default=None, repr=False)
+    """-Z: per query, per line name, the (mean, standard deviation) to convert to."""
+
+
+MISSING_ZSCORE = -1000000.0
+"""What trec_eval prints for a value without a mean and deviation in the -Z file."""
+
+
+def read_zscores(path: str | Path) -> dict[str, dict[str, tuple[float, float]]]:
+    """A -Z file: lines ``qid measure mean std_dev``, read as trec_eval reads it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "z"
+    >>> _ = f.write_text("301 map 0.25 0.1\\n301  P_5\\t.3 0\\n")
+    >>> read_zscores(f)
+    {'301': {'map': (0.25, 0.1), 'P_5': (0.3, 0.0)}}
+    """
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    text = Path(path).read_text()
+    if not text.strip():
+        msg = f"{path}: no data lines (the -Z file is empty)"
+        raise ValueError(msg)
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if len(fields) != 4:
+            msg = f"{path}, line {number}: expected 4 fields (qid measure mean std_dev): {line!r}"
+            raise ValueError(msg)
+        qid, name, mean, std = fields
+        out.setdefault(qid, {})[name] = (tn.atof(mean), tn.atof(std))
+    return out
+
+
+def _zscore(value: float, found: tuple[float, float] | None) -> float:
+    """trec_eval's te_convert_to_zscore for one value."""
+    if found is None:
+        return MISSING_ZSCORE
+    mean, std = found
+    if std:
+        return (value - mean) / std
+    return 0.0 if value == mean else MISSING_ZSCORE
 
 
 # The library's measures under trec_eval's names, for measures typed in the
@@ -390,36 +432,54 @@ def trec_lines(
     for q in absent & set(counted) - stand_in:  # -J -c: an empty ranking
         rows[q] |= {x.name: 0.0 for x in lines if x.name == "utility"}
 
+    z = opts.zscores
+    if z is not None:  # -Z: every value becomes (value - mean) / deviation, then adds up
+        for q in counted:
+            table = z.get(q)
+            for x in lines:
+                if x.output in ("float", "int", "summary"):
+                    v = rows[q][x.name]
+                    v = math.log(max(v, tn.MIN_GEO_MEAN)) if x.output == "summary" else v
+                    rows[q][x.name] = _zscore(v, None if table is None else table.get(x.name))
+    prefix = "" if z is None else "Z"
     out: list[str] = []
     if opts.per_query:
         for q in counted:
             for x in lines:
-                if x.output == "float":
-                    out.append(f"{x.name:<22}\t{q}\t{_number(rows[q][x.name])}")
+                name = f"{prefix}{x.name:<22}"
+                if x.output == "float" or (x.output == "int" and z is not None):
+                    out.append(f"{name}\t{q}\t{_number(rows[q][x.name])}")
                 elif x.output == "int":
-                    out.append(f"{x.name:<22}\t{q}\t{int(rows[q][x.name])}")
+                    out.append(f"{name}\t{q}\t{int(rows[q][x.name])}")
                 elif x.output == "relstring":
                     out.append(f"{x.name:<22}\t{q}\t'{rows[q][x.name]}'")
     if not opts.summary:
         return out
     missing = n_queries - len(counted)
     for x in lines:
+        name = f"{prefix}{x.name:<22}"
         if x.output == "runid":
             out.append(f"{'runid':<22}\tall\t{runid}")
         elif x.output == "num_q":
-            out.append(f"{'num_q':<22}\tall\t{n_queries}")
+            n = str(n_queries) if z is None else _number(n_queries)
+            out.append(f"{prefix}{'num_q':<22}\tall\t{n}")
         elif x.output == "summary":
             values = _values(x, rows, counted)
-            out.append(f"{x.name:<22}\tall\t{_number(tn.geometric_mean_of(values, missing))}")
+            if z is not None:  # the logs were converted: exp of their mean
+                total = sum_of(values) + missing * math.log(tn.MIN_GEO_MEAN)
+                value = math.exp(total / n_queries) if n_queries else 0.0
+            else:
+                value = tn.geometric_mean_of(values, missing)
+            out.append(f"{name}\tall\t{_number(value)}")
         elif x.output == "int":
             if opts.complete and x.measure is not None and x.measure.name == "NumRel":
                 total = float((all_qrels["relevance"] > 0).sum())  # trec_eval ignores -l here
             else:
                 total = sum_of(_values(x, rows, counted))
-            out.append(f"{x.name:<22}\tall\t{int(total)}")
+            out.append(f"{name}\tall\t{int(total) if z is None else _number(total)}")
         elif x.output == "float":
             total = sum_of(_values(x, rows, counted))
-            out.append(f"{x.name:<22}\tall\t{_number(total / n_queries if n_queries else total)}")
+            out.append(f"{name}\tall\t{_number(total / n_queries if n_queries else total)}")
     return out
 
 
