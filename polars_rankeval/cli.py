@@ -112,6 +112,7 @@ def read_run(path: str | Path, *, stdin: bytes | None = None) -> pl.DataFrame:
         data = sys.stdin.buffer.read() if stdin is None else stdin
         run = read_trec_run(data, name="<stdin>")
         require_data(run, data, "run", name="<stdin>")
+        _refuse_duplicates(run, "<stdin>", keys=["query", "doc"])
         return run
     path = Path(path)
     kind = _table_kind(path)
@@ -119,7 +120,23 @@ def read_run(path: str | Path, *, stdin: bytes | None = None) -> pl.DataFrame:
     require_data(run, path, "run")
     if "system" not in run.columns:
         run = run.with_columns(system=pl.lit(path.name))
-    return run.with_columns(pl.col("system").cast(pl.String))
+    run = run.with_columns(pl.col("system").cast(pl.String))
+    _refuse_duplicates(run, str(path), keys=["query", "doc"] if kind is None else None)
+    return run
+
+
+def _refuse_duplicates(run: pl.DataFrame, name: str, keys: list[str] | None = None) -> None:
+    """A document listed twice for a query is an error, as in trec_eval (``-`` and
+    TREC files are one run whatever their tags; tables are checked per system)."""
+    keys = keys or [c for c in ("system", "query", "doc") if c in run.columns]
+    twice = run.select(keys).filter(pl.struct(keys).is_duplicated())
+    if twice.height:
+        first = twice.row(0, named=True)
+        msg = (
+            f"{name}: query {first['query']} lists document {first['doc']} more than once "
+            "(trec_eval refuses it too)"
+        )
+        raise CommandError(msg)
 
 
 def as_one_run(run: pl.DataFrame) -> tuple[pl.DataFrame, str]:
@@ -284,6 +301,9 @@ def _trec_options(args: argparse.Namespace, conventions: Conventions) -> TrecOpt
             f"-R {args.rel_format}: only -R qrels is supported (preference and "
             "judgment-group files are not)"
         )
+        raise CommandError(msg)
+    if args.depth is not None and args.depth < 0:
+        msg = f"-M {args.depth}: the number of documents kept must be >= 0"
         raise CommandError(msg)
     if args.zscores is not None and args.format != "trec":
         msg = f"-Z prints trec_eval's lines: it does not go with --format {args.format}"
@@ -612,7 +632,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             out = args.handler(args)
         for w in caught:
-            print(f"{PROG}: note: {_one_line(w.message)}", file=sys.stderr)  # type: ignore[arg-type]
+            note = _one_line(w.message).split(" pr.coverage(")[0]  # type: ignore[arg-type]
+            print(f"{PROG}: note: {note}", file=sys.stderr)
         sys.stdout.write(out)
         sys.stdout.flush()
     except BrokenPipeError:

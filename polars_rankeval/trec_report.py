@@ -318,7 +318,7 @@ def _recall_rank(level: float, n_rel: int, rounding: str) -> int:
 
 
 def _empty_ranking(line: Line, value: float, n_rel: int, rounding: str) -> float:
-    """A value of a ranking that -J emptied: trec_eval divides 0 by 0 in iprec_at_recall
+    """A value of a ranking that -J or -M0 emptied: trec_eval divides 0 by 0 in iprec_at_recall
     and 11pt_avg at the recall levels that stand for no relevant document."""
     measure = line.measure
     if measure is None or measure.name not in ("IPrec", "IPrecAvg"):
@@ -395,8 +395,12 @@ def trec_lines(
         msg = "no queries with both results and relevance info"
         raise ValueError(msg)
     absent = set(every) - set(scored)
-    # -J can leave a ranking empty; with -J -c, 10.0's stand-in ranking is empty too
-    emptied = set(counted) - set(run["query"].unique()) if opts.judged_only else set()
+    # -J can leave a ranking empty, -M0 leaves them all empty; then 10.0's -c stand-in
+    # ranking is empty too
+    cut_away = depth is not None and depth <= 0
+    emptied = set(counted) if cut_away else set()
+    if opts.judged_only:
+        emptied = set(counted) - set(run["query"].unique())
     n_rel = _relevant_counts(qrels, opts.rel_level)
 
     measures = list(dict.fromkeys(x.measure for x in lines if x.measure is not None))
@@ -426,7 +430,7 @@ def trec_lines(
     for q in emptied & set(counted):
         rows[q] = {x.name: _empty_ranking(x, rows[q].get(x.name), n_rel[q], conv.iprec_rounding)
                    for x in lines if x.name in rows[q]}  # fmt: skip
-    stand_in = set() if opts.judged_only else absent & set(counted)
+    stand_in = set() if opts.judged_only or cut_away else absent & set(counted)
     for q in stand_in:
         rows[q] |= {x.name: _bogus_ranking(x, rows[q].get(x.name), n_rel[q]) for x in lines}
     for q in absent & set(counted) - stand_in:  # -J -c: an empty ranking

@@ -294,10 +294,21 @@ def test_bad_qrels_and_empty_stdin_are_one_line_errors(files, run_eval, tmp_path
     assert res.returncode == 1 and "is a directory" in res.stderr
 
 
+def test_a_document_twice_is_an_error_whatever_the_tags(files, run_eval, tmp_path: Path) -> None:
+    run = write(tmp_path, "twice.run", ["q1 Q0 a 1 2.0 x", "q1 Q0 a 2 1.0 y"])
+    for args in ((files[0], run), (files[0], "-")):
+        res = run_eval(*args, stdin=run.read_bytes())
+        assert res.returncode == 1
+        assert "query q1 lists document a more than once" in res.stderr
+        assert "duplicates=" not in res.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
         (["-R", "prefs"], "-R prefs: only -R qrels is supported"),
+        (["-M", "-1"], "-M -1: the number of documents kept must be >= 0"),
+        (["-Z", "z", "--format", "csv"], "-Z prints trec_eval's lines"),
         (["-m", "P.0"], "cutoffs must be > 0"),
         (["-m", "P.5,5"], "duplicate cutoffs"),
         (["-m", "all_prefs"], "-m prefs_num_prefs_poss: trec_eval's prefs_num_prefs_poss"),
