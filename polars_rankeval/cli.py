@@ -112,7 +112,6 @@ def read_run(path: str | Path, *, stdin: bytes | None = None) -> pl.DataFrame:
         data = sys.stdin.buffer.read() if stdin is None else stdin
         run = read_trec_run(data, name="<stdin>")
         require_data(run, data, "run", name="<stdin>")
-        _refuse_duplicates(run, "<stdin>", keys=["query", "doc"])
         return run
     path = Path(path)
     kind = _table_kind(path)
@@ -120,23 +119,7 @@ def read_run(path: str | Path, *, stdin: bytes | None = None) -> pl.DataFrame:
     require_data(run, path, "run")
     if "system" not in run.columns:
         run = run.with_columns(system=pl.lit(path.name))
-    run = run.with_columns(pl.col("system").cast(pl.String))
-    _refuse_duplicates(run, str(path), keys=["query", "doc"] if kind is None else None)
-    return run
-
-
-def _refuse_duplicates(run: pl.DataFrame, name: str, keys: list[str] | None = None) -> None:
-    """A document listed twice for a query is an error, as in trec_eval (``-`` and
-    TREC files are one run whatever their tags; tables are checked per system)."""
-    keys = keys or [c for c in ("system", "query", "doc") if c in run.columns]
-    twice = run.select(keys).filter(pl.struct(keys).is_duplicated())
-    if twice.height:
-        first = twice.row(0, named=True)
-        msg = (
-            f"{name}: query {first['query']} lists document {first['doc']} more than once "
-            "(trec_eval refuses it too)"
-        )
-        raise CommandError(msg)
+    return run.with_columns(pl.col("system").cast(pl.String))
 
 
 def as_one_run(run: pl.DataFrame) -> tuple[pl.DataFrame, str]:
@@ -355,7 +338,10 @@ def cmd_eval(args: argparse.Namespace) -> str:
             for (runid,), one in run.group_by("system", maintain_order=True):
                 if args.missing == "error":
                     _require_every_query(one, qrels, name)
-                out += trec_lines(one, qrels, str(runid), request, opts)
+                try:
+                    out += trec_lines(one, qrels, str(runid), request, opts)
+                except ValueError as exc:  # name the run file: there may be several
+                    raise CommandError(f"{name}: {_one_line(exc)}") from None
         return "".join(line + "\n" for line in out)
     request = trec_request(args.measure or DEFAULT_MEASURES, conventions, num_docs=args.num_docs)
     measures = list(dict.fromkeys(x.measure for x in request if x.measure is not None))
@@ -618,9 +604,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_PYTHON_ADVICE = "; pass duplicates='keep_best' to keep the best-scored row"
+"""Advice for Python callers that the command line has no flag for."""
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
-    first = text.split("\n\n")[0]
+    first = text.split("\n\n")[0].replace(_PYTHON_ADVICE, "")
     return " ".join(first.split())
 
 

@@ -299,7 +299,8 @@ def test_a_document_twice_is_an_error_whatever_the_tags(files, run_eval, tmp_pat
     for args in ((files[0], run), (files[0], "-")):
         res = run_eval(*args, stdin=run.read_bytes())
         assert res.returncode == 1
-        assert "query q1 lists document a more than once" in res.stderr
+        assert "duplicate rows for (query='q1', doc='a')" in res.stderr
+        assert "trec_eval refuses such runs." in res.stderr
         assert "duplicates=" not in res.stderr
 
 
