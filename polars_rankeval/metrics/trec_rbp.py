@@ -99,7 +99,9 @@ def trec_rbp(
     check_probability(p, "persistence p", "TrecRBP")
     grade = col(relevance).cast(pl.Float64)
     top = pl.max_horizontal(grade.max().fill_null(1.0), pl.lit(1.0))
-    gain = (grade.clip(lower_bound=0.0) / top).fill_null(0.0)
+    # top as a column: Polars divides a column by a scalar as a product with its
+    # reciprocal, an ulp away from trec_eval's quotient
+    gain = (grade.clip(lower_bound=0.0) / pl.repeat(top, pl.len())).fill_null(0.0)
     value = _sum_in_order((gain * _weight(p, rank)).filter(retrieved(rank)))
     return ((1.0 - p) * value).cast(pl.Float64)
 
