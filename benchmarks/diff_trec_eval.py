@@ -68,6 +68,12 @@ MEASURE_SETS = {
     ],
     "gains": ["-m", "ndcg.0=0.5,1=2,3=7", "-m", "G.1=2", "-m", "Rndcg.2=5", "-m", "ndcg_rel.1=2"],
     "utility_N": ["-N", "500", "-m", "utility.1,-1,0.2,0.01", "-m", "num_q"],
+    # measures that read only graded rows: the library's judged-only path
+    "graded_rows": [
+        "-m", "map", "-m", "P.5,10", "-m", "ndcg_cut.5", "-m", "recip_rank", "-m", "Rprec",
+        "-m", "success.1,5", "-m", "recall.10", "-m", "map_cut.10", "-m", "num_rel_ret",
+        "-m", "gm_map", "-m", "ndcg", "-m", "num_rel",
+    ],
 }  # fmt: skip
 MEASURE_SETS_10 = {"rbp": ["-m", "rbp.p=0.7", "-m", "rbp_resid.p=0.95", "-m", "unj.3,7"]}
 OPTIONS = [[], ["-q"], ["-c"], ["-q", "-c"], ["-l2"], ["-q", "-l", "3"], ["-J"], ["-q", "-J"]]
