@@ -13,4 +13,3 @@ IntoExpr: TypeAlias = str | pl.Expr
 Order: TypeAlias = Literal["score", "rank", "presorted"]
 Missing: TypeAlias = Literal["drop", "zero", "error"]
 Duplicates: TypeAlias = Literal["error", "keep_best"]
-Conventions: TypeAlias = Literal["trec_eval-10", "trec_eval-9"]

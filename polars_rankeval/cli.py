@@ -1,25 +1,40 @@
 """The ``polars-rankeval`` command line: ``eval``, ``compare`` and ``curve``.
 
-Run files are TREC runs (``qid Q0 docno rank score tag``, plain or gzip), or
-Parquet/CSV tables with ``query, doc, score`` (and optionally ``system``)
-columns; qrels are TREC qrels (``qid iter docno rel``) or Parquet/CSV tables with
-``query, doc, relevance``. Every run given is scored in one Polars plan.
+``polars-rankeval eval [trec_eval's flags] QRELS RUN`` is a drop-in trec_eval:
+alias ``trec_eval`` to it and the lines are the same. It takes trec_eval's
+flags as trec_eval spells them (``-q``, ``-m measure[.params]`` with nicknames
+such as ``all_trec``, ``-c``, ``-l2``, ``-M100``, ``-J``, ``-n``, ``-N``,
+``-D level.qid``, ``-R qrels``, ``-T trec_results``, ``-Z file``, ``-v``,
+``-h``, and the long forms ``--measure``, ``--level_for_rel``, ...), reads the
+run from standard input given ``-`` and prints exactly trec_eval's lines:
+trec_eval's names (``P_5``, ``ndcg_cut_10``), field widths, line order,
+``runid``, ``num_q``, ``relstring``. A run file is one run: the tag of its last
+line is the ``runid``. ``--conventions trec_eval-10`` (default) or
+``trec_eval-9`` says which release to reproduce
+(:mod:`polars_rankeval.conventions`). Where trec_eval 10.0 stops with status 4
+(a qrels query with no run lines, without ``-c``), the query is left out, as
+9.x does.
 
-Each run is named by its tag (the ``system`` column). When two run files use the
-same tag, every run is named by its file name instead (``file:tag`` when a file
-holds several tags), so systems stay apart.
+The library's own options keep working where they do not clash: measures in
+the library's dialects (``-m nDCG@10``, ``-m ERR@20``: printed under trec_eval's
+name when trec_eval has the measure), several run files (each printed as its
+own run), ``--missing drop|zero|error`` (``-c`` is ``--missing zero``) and
+``--format table|csv|json|markdown`` (canonical names as column headers, one
+row per run or per run and query; default measures there: AP, P@10, nDCG@10,
+RR, R@1000, where the trec format defaults to trec_eval's ``official``).
 
-``--format trec`` prints trec_eval's lines, ``measure<TAB>query<TAB>value``
-with the measure name left-aligned in 22 characters and four decimals, then a
-``runid`` line and one ``all`` line per measure holding the mean over queries
-(combined as trec_eval does: the geometric mean for ``GMAP``, the sum for the
-count measures such as ``NumRet``, which are printed as integers). The measure
-is printed as the user typed it: ``-m map`` prints ``map`` lines, ``-m AP``
-prints ``AP`` lines. The other formats use canonical names as column headers.
+Run files are TREC runs (``qid Q0 docno rank score tag``, plain or gzip,
+``#`` comment lines and fields after the sixth ignored), or Parquet/CSV tables
+with ``query, doc, score`` (and optionally ``system``) columns; qrels are TREC
+qrels (``qid iter docno rel``) or Parquet/CSV tables with
+``query, doc, relevance``.
 
 Errors are printed as one line on stderr, ``polars-rankeval: error: ...``, with
-exit status 1 (2 for a malformed command line); notes, such as run queries that
-have no qrels, are printed as ``polars-rankeval: note: ...``.
+exit status 1 (2 for a malformed command line): a missing file, a directory,
+an empty file or one with no data lines, a malformed line (named by file and
+line number). ``compare`` and the non-trec formats print notes, such as run
+queries that have no qrels, as ``polars-rankeval: note: ...``; the trec format
+is silent about them, as trec_eval is.
 """
 
 from __future__ import annotations
@@ -33,14 +48,24 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_rankeval.conventions import CONVENTIONS, DEFAULT, Conventions, get_conventions
 from polars_rankeval.evaluate import evaluate, mean_scores
-from polars_rankeval.io import read_trec_qrels, read_trec_run
-from polars_rankeval.measures import Measure, aggregate_kind, parse
+from polars_rankeval.io import read_trec_qrels, read_trec_run, require_data
+from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
+from polars_rankeval.trec_report import (
+    TrecOptions,
+    prepare_run,
+    read_zscores,
+    trec_lines,
+    trec_request,
+)
 
 PROG = "polars-rankeval"
+VERSION = "0.1.0"
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "R@1000")
 FORMATS = ("trec", "table", "csv", "json", "markdown")
 _TABLE_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+STDIN = "-"
 
 
 class CommandError(Exception):
@@ -56,29 +81,61 @@ def _table_kind(path: Path) -> str | None:
 
 def _read_table(path: Path, kind: str) -> pl.DataFrame:
     ids = {"query": pl.String, "doc": pl.String}
+    if path.is_dir():
+        msg = f"{path}: is a directory, not a {kind} file"
+        raise IsADirectoryError(msg)
     if kind == "parquet":
         return pl.read_parquet(path)
     return pl.read_csv(path, schema_overrides=ids)
 
 
 def read_qrels(path: str | Path) -> pl.DataFrame:
-    """Qrels from a TREC qrels file, or a Parquet/CSV table with ``query, doc, relevance``."""
-    path = Path(path)
-    kind = _table_kind(path)
-    return read_trec_qrels(path) if kind is None else _read_table(path, kind)
+    """Qrels from a TREC qrels file, or a Parquet/CSV table with ``query, doc, relevance``.
 
-
-def read_run(path: str | Path) -> pl.DataFrame:
-    """A run from a TREC run file, or a Parquet/CSV table; ``system`` is always present.
-
-    A table without a ``system`` column is named by its file name.
+    An input with no data lines is an error naming the file.
     """
     path = Path(path)
     kind = _table_kind(path)
+    qrels = read_trec_qrels(path) if kind is None else _read_table(path, kind)
+    require_data(qrels, path, "qrels")
+    return qrels
+
+
+def read_run(path: str | Path, *, stdin: bytes | None = None) -> pl.DataFrame:
+    """A run from a TREC run file, ``-`` (standard input), or a Parquet/CSV table.
+
+    ``system`` is always present: the run tag of each line (a table without a
+    ``system`` column is named by its file name). An input with no data lines
+    is an error naming the file.
+    """
+    if str(path) == STDIN:
+        data = sys.stdin.buffer.read() if stdin is None else stdin
+        run = read_trec_run(data, name="<stdin>")
+        require_data(run, data, "run", name="<stdin>")
+        return run
+    path = Path(path)
+    kind = _table_kind(path)
     run = read_trec_run(path) if kind is None else _read_table(path, kind)
+    require_data(run, path, "run")
     if "system" not in run.columns:
         run = run.with_columns(system=pl.lit(path.name))
     return run.with_columns(pl.col("system").cast(pl.String))
+
+
+def as_one_run(run: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    """A run file as trec_eval reads it: one run, named by the tag of its last line.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> run = pl.DataFrame({"query": ["1", "2"], "doc": ["d", "e"], "score": [1.0, 2.0],
+    ...                     "system": ["a", "b"]})
+    >>> one, runid = as_one_run(run)
+    >>> runid, one["system"].unique().to_list()
+    ('b', ['b'])
+    """
+    runid = str(run["system"][-1])
+    return run.with_columns(system=pl.lit(runid)), runid
 
 
 def combine_runs(runs: Sequence[tuple[str, pl.DataFrame]]) -> pl.DataFrame:
@@ -105,17 +162,39 @@ def combine_runs(runs: Sequence[tuple[str, pl.DataFrame]]) -> pl.DataFrame:
     return pl.concat(frames, how="vertical_relaxed")
 
 
+def _file_run(name: str) -> pl.DataFrame:
+    """A run file as ``eval`` reads it: a TREC file (or ``-``) is one run, named by the
+    tag of its last line; a table keeps its ``system`` column."""
+    run = read_run(name)
+    if name == STDIN or _table_kind(Path(name)) is None:
+        run = as_one_run(run)[0]
+    return run
+
+
+def _check_stdin(runs: Sequence[str]) -> None:
+    if sum(str(r) == STDIN for r in runs) > 1:
+        msg = "standard input (-) can be read once: give - as one RUN only"
+        raise CommandError(msg)
+
+
 def load_inputs(qrels: str, runs: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read the qrels and every run (one frame, ``system`` telling runs apart)."""
+    _check_stdin(runs)
     return combine_runs([(r, read_run(r)) for r in runs]), read_qrels(qrels)
 
 
-def parse_measure_args(names: Sequence[str] | None) -> dict[Measure, str]:
-    """Each distinct measure with the name it was first typed as (for trec output)."""
+def parse_measure_args(
+    names: Sequence[str] | None, conventions: Conventions | None = None
+) -> dict[Measure, str]:
+    """Each distinct measure with the name it was first typed as.
+
+    trec_eval forms with several values (``P.5,10``), nicknames (``official``)
+    and bare family names (``P``: trec_eval's cutoffs) give several measures.
+    """
     typed: dict[Measure, str] = {}
     for name in names or DEFAULT_MEASURES:
-        measure = parse(name)
-        typed.setdefault(measure, name.strip())
+        for measure in parse_measures(name, conventions=conventions):
+            typed.setdefault(measure, name.strip())
     return typed
 
 
@@ -128,20 +207,23 @@ def _trec_value(value: float | None, *, count: bool) -> str:
     return str(round(value)) if count else f"{value:.4f}"
 
 
-def trec_lines(
+def trec_table_lines(
     per_query: pl.DataFrame, measures: dict[Measure, str], *, show_queries: bool
 ) -> list[str]:
-    """trec_eval's output lines for per-query results of one or more systems.
+    """trec_eval-style lines for per-query results of one or more systems.
 
     The ``all`` line combines the queries as trec_eval does
-    (:func:`polars_rankeval.mean_scores`): the mean, the geometric mean for
-    ``GMAP``, the sum for the counts, which are printed as integers.
+    (:func:`polars_rankeval.mean_scores`). Used for frames that already hold
+    per-query values; ``eval`` prints through
+    :func:`polars_rankeval.trec_report.trec_lines`, which reproduces trec_eval
+    exactly.
 
     Examples
     --------
     >>> import polars as pl
+    >>> from polars_rankeval.measures import parse
     >>> pq = pl.DataFrame({"system": ["s", "s"], "query": ["1", "2"], "AP": [0.5, 0.25]})
-    >>> print("\\n".join(trec_lines(pq, {parse("map"): "map"}, show_queries=True)))
+    >>> print("\\n".join(trec_table_lines(pq, {parse("map"): "map"}, show_queries=True)))
     map                   \t1\t0.5000
     map                   \t2\t0.2500
     runid                 \tall\ts
@@ -195,15 +277,82 @@ def _eval_options(args: argparse.Namespace) -> dict[str, object]:
     return {"rel_level": args.level, "missing": args.missing, "depth": args.depth}
 
 
+def _trec_options(args: argparse.Namespace, conventions: Conventions) -> TrecOptions:
+    """trec_eval's flags, checked, as :class:`~polars_rankeval.trec_report.TrecOptions`."""
+    if args.rel_format != "qrels":
+        msg = (
+            f"-R {args.rel_format}: only -R qrels is supported (preference and "
+            "judgment-group files are not)"
+        )
+        raise CommandError(msg)
+    if args.depth is not None and args.depth < 0:
+        msg = f"-M {args.depth}: the number of documents kept must be >= 0"
+        raise CommandError(msg)
+    if args.zscores is not None and args.format != "trec":
+        msg = f"-Z prints trec_eval's lines: it does not go with --format {args.format}"
+        raise CommandError(msg)
+    if args.results_format != "trec_results":
+        msg = f"-T {args.results_format}: only -T trec_results is supported"
+        raise CommandError(msg)
+    debug = args.debug
+    query = debug.partition(".")[2] if debug is not None and "." in debug else None
+    return TrecOptions(
+        conventions=conventions,
+        per_query=args.per_query,
+        complete=args.missing == "zero",
+        rel_level=args.level,
+        summary=not args.no_summary,
+        depth=args.depth,
+        judged_only=args.judged_only,
+        num_docs=args.num_docs,
+        debug_query=query,
+        zscores=None if args.zscores is None else read_zscores(args.zscores),
+    )
+
+
+def _require_every_query(run: pl.DataFrame, qrels: pl.DataFrame, name: str) -> None:
+    """--missing error: every qrels query must have run lines."""
+    absent = sorted(set(qrels["query"].unique()) - set(run["query"].unique()))
+    if absent:
+        shown = ", ".join(absent[:10]) + (", ..." if len(absent) > 10 else "")
+        msg = (
+            f"{len(absent)} qrels queries have no lines in {name} ({shown}); "
+            "use -c to score them as empty rankings, or --missing drop to leave them out"
+        )
+        raise CommandError(msg)
+
+
 def cmd_eval(args: argparse.Namespace) -> str:
-    """``eval``: per-query values or means, in the chosen format."""
-    run, qrels = load_inputs(args.qrels, args.runs)
-    measures = parse_measure_args(args.measure)
-    per_query = evaluate(run, qrels, list(measures), **_eval_options(args))
+    """``eval``: trec_eval's lines (default), or per-query values or means in a table format."""
+    _check_stdin(args.runs)
+    if args.complete:
+        args.missing = "zero"
+    conventions = get_conventions(args.conventions)
+    opts = _trec_options(args, conventions)
+    qrels = read_qrels(args.qrels)
+    files = [(name, _file_run(name)) for name in args.runs]
     if args.format == "trec":
-        return "\n".join(trec_lines(per_query, measures, show_queries=args.per_query)) + "\n"
-    if not args.per_query:
-        per_query = evaluate(run, qrels, list(measures), per_query=False, **_eval_options(args))
+        request = trec_request(args.measure, conventions, num_docs=args.num_docs)
+        out: list[str] = []
+        for name, run in files:
+            for (runid,), one in run.group_by("system", maintain_order=True):
+                if args.missing == "error":
+                    _require_every_query(one, qrels, name)
+                try:
+                    out += trec_lines(one, qrels, str(runid), request, opts)
+                except ValueError as exc:  # name the run file: there may be several
+                    raise CommandError(f"{name}: {_one_line(exc)}") from None
+        return "".join(line + "\n" for line in out)
+    request = trec_request(args.measure or DEFAULT_MEASURES, conventions, num_docs=args.num_docs)
+    measures = list(dict.fromkeys(x.measure for x in request if x.measure is not None))
+    if not measures:
+        msg = "-m: no measure with per-query values (runid, num_q, relstring are trec lines)"
+        raise CommandError(msg)
+    run, qrels, depth = prepare_run(combine_runs(files), qrels, opts)
+    options = _eval_options(args) | {"depth": depth}
+    per_query = evaluate(
+        run, qrels, measures, per_query=args.per_query, conventions=conventions, **options
+    )
     return format_frame(per_query, args.format)
 
 
@@ -212,12 +361,13 @@ def cmd_compare(args: argparse.Namespace) -> str:
     from polars_rankeval.compare import compare
 
     run, qrels = load_inputs(args.qrels, args.runs)
-    measures = parse_measure_args(args.measure)
+    conventions = get_conventions(args.conventions)
+    measures = parse_measure_args(args.measure, conventions)
     n_systems = run["system"].n_unique()
     if n_systems < 2:
         msg = f"compare needs at least two runs; got {n_systems} system in {', '.join(args.runs)}"
         raise CommandError(msg)
-    per_query = evaluate(run, qrels, list(measures), **_eval_options(args))
+    per_query = evaluate(run, qrels, list(measures), conventions=conventions, **_eval_options(args))
     table = compare(
         per_query,
         [str(x) for x in measures],
@@ -245,32 +395,137 @@ def cmd_curve(args: argparse.Namespace) -> str:
 # --------------------------------------------------------------------------- parser
 
 
+class _Version(argparse.Action):
+    """``-v`` / ``--version``: the version on stderr, exit 0 (as trec_eval does)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object, **__: object) -> None:
+        versions = ", ".join(f"{c.name}: {c.version}" for c in CONVENTIONS.values())
+        print(f"{PROG} version {VERSION} (trec_eval conventions {versions})", file=sys.stderr)
+        parser.exit(0)
+
+
 def _add_common(parser: argparse.ArgumentParser, *, runs: str) -> None:
     parser.add_argument("qrels", help="qrels file (TREC 'qid iter docno rel', or .parquet/.csv)")
     parser.add_argument("runs", nargs=runs, metavar="RUN", help="run file(s) (TREC or .parquet)")
     parser.add_argument(
         "-l",
         "--level",
+        "--level_for_rel",
         type=int,
         default=1,
         help="minimum grade that counts as relevant (trec_eval -l; default 1)",
     )
 
 
-def _add_measures(parser: argparse.ArgumentParser) -> None:
+def _add_conventions(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--conventions",
+        choices=tuple(CONVENTIONS),
+        default=DEFAULT,
+        help=(
+            "which trec_eval to reproduce: trec_eval-10 (default, the current release) or "
+            "trec_eval-9 (9.x, as pytrec_eval and ir_measures)"
+        ),
+    )
+
+
+def _add_measures(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument(
         "-m",
         "--measure",
         action="append",
         metavar="MEASURE",
         help=(
-            "measure, repeatable: canonical (AP, P@10, nDCG@10), trec_eval (map, P_10, "
-            f"ndcg_cut_10) or ranx (mrr) names; default {' '.join(DEFAULT_MEASURES)}"
+            "measure, repeatable: trec_eval names with parameters and nicknames (map, P.5,10, "
+            "ndcg_cut.10, all_trec, official), canonical (AP, P@10, nDCG@10) or ranx (mrr) "
+            f"names; default {default}"
         ),
     )
     parser.add_argument(
-        "-M", "--depth", type=int, default=None, help="only the top N documents (trec_eval -M)"
+        "-M",
+        "--depth",
+        "--Max_retrieved_per_topic",
+        type=int,
+        default=None,
+        help="only the top N documents of each query (trec_eval -M)",
     )
+
+
+def _add_trec_flags(p: argparse.ArgumentParser) -> None:
+    """trec_eval's own flags, spelled as trec_eval spells them."""
+    p.add_argument(
+        "-q",
+        "--per-query",
+        "--query_eval_wanted",
+        action="store_true",
+        help="one value per query as well as the summary (trec_eval -q)",
+    )
+    p.add_argument(
+        "-c",
+        "--complete_rel_info_wanted",
+        dest="complete",
+        action="store_true",
+        help="average over every qrels query; a query the run lacks scores 0 (--missing zero)",
+    )
+    p.add_argument(
+        "-n", "--nosummary", dest="no_summary", action="store_true", help="no 'all' lines"
+    )
+    p.add_argument(
+        "-J",
+        "--Judged_docs_only",
+        dest="judged_only",
+        action="store_true",
+        help="drop the unjudged documents from each ranking before scoring",
+    )
+    p.add_argument(
+        "-N",
+        "--Number_docs_in_coll",
+        dest="num_docs",
+        type=int,
+        default=None,
+        help="documents in the collection (for utility's fourth coefficient)",
+    )
+    p.add_argument(
+        "-D",
+        "--Debug_level",
+        dest="debug",
+        default=None,
+        metavar="LEVEL[.QID]",
+        help="with .QID, score only that query (trec_eval prints debug output too; we do not)",
+    )
+    p.add_argument(
+        "-R",
+        "--Rel_info_format",
+        dest="rel_format",
+        default="qrels",
+        help="qrels format: qrels (the only one supported)",
+    )
+    p.add_argument(
+        "-T",
+        "--Results_format",
+        dest="results_format",
+        default="trec_results",
+        help="run format: trec_results (the only one)",
+    )
+    p.add_argument(
+        "-Z",
+        "--Zscore",
+        dest="zscores",
+        default=None,
+        metavar="FILE",
+        help="print z-scores from per-query means and deviations in FILE",
+    )
+    p.add_argument(
+        "-o",
+        "--Output_old_results_format",
+        dest="old_format",
+        action="store_true",
+        help=argparse.SUPPRESS,
+    )
+    p.add_argument("-v", "--version", action=_Version)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -278,26 +533,39 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Evaluate ranked retrieval runs, exact to trec_eval."
     )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p_eval = sub.add_parser("eval", help="score runs against qrels")
-    _add_common(p_eval, runs="+")
-    _add_measures(p_eval)
-    p_eval.add_argument(
-        "-q", "--per-query", action="store_true", help="one value per query (trec_eval -q)"
+    p_eval = sub.add_parser(
+        "eval",
+        help="score runs against qrels (trec_eval's flags and lines)",
+        description=(
+            "Score runs against qrels. With the default --format trec this is trec_eval: "
+            "the same flags, the same lines. RUN may be - (standard input)."
+        ),
     )
+    _add_common(p_eval, runs="+")
+    _add_measures(p_eval, "trec_eval's official set (trec format) or " + " ".join(DEFAULT_MEASURES))
+    _add_trec_flags(p_eval)
     p_eval.add_argument(
         "--missing",
         choices=("drop", "zero", "error"),
         default="drop",
-        help="qrels queries absent from a run: drop (default), zero (trec_eval -c) or error",
+        help="qrels queries absent from a run: drop (default), zero (-c) or error",
     )
-    p_eval.add_argument("-f", "--format", choices=FORMATS, default="trec", help="default: trec")
+    p_eval.add_argument(
+        "-f",
+        "--format",
+        choices=FORMATS,
+        default="trec",
+        help="trec (default: trec_eval's lines), or a table of canonical names",
+    )
+    _add_conventions(p_eval)
     p_eval.set_defaults(handler=cmd_eval)
 
     p_cmp = sub.add_parser("compare", help="paired significance tests between runs")
     _add_common(p_cmp, runs="+")
-    _add_measures(p_cmp)
+    _add_measures(p_cmp, " ".join(DEFAULT_MEASURES))
     p_cmp.add_argument(
         "--test", choices=("t", "wilcoxon", "randomization", "bootstrap"), default="t"
     )
@@ -319,6 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument(
         "-f", "--format", choices=FORMATS[1:], default="table", help="default: table"
     )
+    _add_conventions(p_cmp)
     p_cmp.set_defaults(handler=cmd_compare)
 
     p_curve = sub.add_parser("curve", help="precision-recall curves to a PNG file")
@@ -335,9 +604,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_PYTHON_ADVICE = "; pass duplicates='keep_best' to keep the best-scored row"
+"""Advice for Python callers that the command line has no flag for."""
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
-    first = text.split("\n\n")[0]
+    first = text.split("\n\n")[0].replace(_PYTHON_ADVICE, "")
     return " ".join(first.split())
 
 
@@ -349,7 +622,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             out = args.handler(args)
         for w in caught:
-            print(f"{PROG}: note: {_one_line(w.message)}", file=sys.stderr)  # type: ignore[arg-type]
+            note = _one_line(w.message).split(" pr.coverage(")[0]  # type: ignore[arg-type]
+            print(f"{PROG}: note: {note}", file=sys.stderr)
         sys.stdout.write(out)
         sys.stdout.flush()
     except BrokenPipeError:

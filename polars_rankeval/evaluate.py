@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from polars_rankeval._typing import Conventions, Duplicates, FrameT, Missing, Order
+from polars_rankeval._typing import Duplicates, FrameT, Missing, Order
+from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
     absent_queries,
@@ -64,7 +65,7 @@ def evaluate(
     duplicates: Duplicates = "error",
     per_query: bool = True,
     validate: bool = True,
-    conventions: Conventions = "trec_eval-10",
+    conventions: str | Conventions | None = None,
     memory_limit: int | str | None = None,
 ) -> FrameT:
     r"""Score a run against qrels: one row per scored query, one column per measure.
@@ -125,8 +126,10 @@ def evaluate(
     conventions
         ``"trec_eval-10"`` (default; the current release) or ``"trec_eval-9"``
         (the version pytrec_eval and ir_measures wrap): under 9.x, scores are
-        ordered as single-precision floats, so two scores equal in float32 tie
-        and the doc id decides.
+        ordered as single-precision floats (two scores equal in float32 tie and
+        the doc id decides) and IPrec/11pt truncate where 10.0 rounds; the
+        nicknames (``all_trec``) name each version's set. See
+        :mod:`polars_rankeval.conventions`.
     memory_limit
         LazyFrame runs only: the most memory (bytes, or a string such as
         ``"2GiB"``) that the evaluation should take. Default ``"1GiB"``. A run
@@ -160,7 +163,7 @@ def evaluate(
     │ q2    ┆ 0.5  ┆ 0.5 ┆ 0.0  │
     └───────┴──────┴─────┴──────┘
     """
-    parsed = parse_measures(measures)
+    parsed = parse_measures(measures, conventions=conventions)
     run = as_frame(run, "run", (_one(query, "query"), _one(doc, "doc"), score))
     qrels = as_frame(qrels, "qrels", (_one(query, "query"), _one(doc, "doc"), relevance))
     options = run_options(
@@ -263,6 +266,7 @@ def evaluate_judged(
     n_rel: str | None = None,
     rel_level: int = 1,
     validate: bool = True,
+    conventions: str | Conventions | None = None,
 ) -> FrameT:
     r"""Score a table that already carries relevance and order: no qrels needed.
 
@@ -296,6 +300,8 @@ def evaluate_judged(
         Booleans. A null rank (judged, not shown) and a null grade (shown, not
         judged, as in :func:`polars_rankeval.judge`'s table) are allowed.
         Rows may come in any order.
+    conventions
+        As for :func:`evaluate` (IPrec's rounding, the nicknames).
 
     Examples
     --------
@@ -315,7 +321,8 @@ def evaluate_judged(
     │ u2    ┆ 1.0 ┆ 1.0 ┆ 0.5 │
     └───────┴─────┴─────┴─────┘
     """
-    parsed = parse_measures(measures)
+    parsed = parse_measures(measures, conventions=conventions)
+    conv = get_conventions(conventions)
     judged = as_frame(judged, "judged")
     check_int("rel_level", rel_level, minimum=0)
     schema = judged.lazy().collect_schema()
@@ -329,7 +336,7 @@ def evaluate_judged(
     check_columns(schema, required | ({"n_rel": n_rel} if n_rel else {}), "judged")
     check_grade_dtype(schema, relevance, table="judged")
     check_output_names(keys, [str(m) for m in parsed])
-    context = Context(rel_level=rel_level)
+    context = Context(rel_level=rel_level, iprec_rounding=conv.iprec_rounding)
 
     def scored(frame: pl.DataFrame) -> pl.DataFrame:
         columns = [*keys, rank, relevance, *([n_rel] if n_rel else [])]

@@ -7,6 +7,18 @@ Fields may be separated by any run of whitespace (space, tab, ``\r``, ``\v``,
 end with whitespace, and blank lines are skipped. Files compressed with gzip (or
 any codec Polars detects) are read as they are.
 
+As trec_eval 10.0 reads them:
+
+* a line whose first non-blank character is ``#`` is a comment and is skipped
+  (a ``#`` inside a field, as in ``msmarco_doc_00#4``, is data);
+* in a run file, text after the sixth field is ignored (trec_eval's own
+  ``results.trunc`` has it); a qrels line must have exactly four fields.
+
+A path that names a directory raises :class:`IsADirectoryError`; a path that
+is not a regular file (``/dev/stdin``, a named pipe) is read through Python,
+since Polars reads such a path as empty. A file with no data lines reads as an
+empty frame; :func:`require_data` turns that into an error naming the file.
+
 The readers are built on :func:`polars.scan_lines` and vectorised string
 expressions, so a scan is lazy and fast: nothing is read until the frame is
 collected. A malformed line (wrong number of fields, a score that is not a
@@ -61,6 +73,8 @@ class _Format:
     floats: tuple[str, ...] = ()
     ints: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
+    extra_fields: bool = False
+    """Whether fields after the last one are allowed (and ignored)."""
 
 
 _RUN = _Format(
@@ -70,6 +84,7 @@ _RUN = _Format(
     floats=("score",),
     ints=("rank",),
     keep=("query", "doc", "rank", "score", "system"),
+    extra_fields=True,
 )
 _QRELS = _Format(
     kind="qrels",
@@ -81,14 +96,22 @@ _QRELS = _Format(
 _WHAT = {"rank": "an integer rank", "score": "a number", "relevance": "an integer grade"}
 
 
-def _source_name(source: Source) -> str:
+def _source_name(source: Source, name: str | None = None) -> str:
+    if name is not None:
+        return name
     return "<bytes>" if isinstance(source, bytes) else str(source)
+
+
+def _wrong_count(fmt: _Format) -> pl.Expr:
+    """The line has too few fields (or too many, where extra fields are not allowed)."""
+    n = pl.col(_FIELDS).list.len()
+    return n < len(fmt.fields) if fmt.extra_fields else n != len(fmt.fields)
 
 
 def _problem(fmt: _Format) -> pl.Expr:
     """Why a line is malformed (a short text), or null when it is fine."""
     n = pl.col(_FIELDS).list.len()
-    out = pl.when(n != len(fmt.fields)).then(
+    out = pl.when(_wrong_count(fmt)).then(
         pl.format(f"expected {len(fmt.fields)} fields ({fmt.layout}), found {{}}", n)
     )
     for name in _typed(fmt):
@@ -102,8 +125,7 @@ def _problem(fmt: _Format) -> pl.Expr:
 
 def _is_bad(fmt: _Format) -> pl.Expr:
     """Whether a line is malformed: true exactly where :func:`_problem` is not null."""
-    wrong_count = pl.col(_FIELDS).list.len() != len(fmt.fields)
-    return pl.any_horizontal(wrong_count, *(_invalid(fmt, name) for name in _typed(fmt)))
+    return pl.any_horizontal(_wrong_count(fmt), *(_invalid(fmt, name) for name in _typed(fmt)))
 
 
 def _typed(fmt: _Format) -> tuple[str, ...]:
@@ -147,19 +169,33 @@ def _split_fields(line: pl.Expr) -> pl.Expr:
     return spaced.str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
 
 
-def _parse(source: Source, fmt: _Format) -> pl.LazyFrame:
-    """The non-blank lines, split and typed, with their number and a ``__bad`` flag."""
+def _readable(source: Source) -> str | bytes:
+    """What :func:`polars.scan_lines` is given: a regular file's path, else bytes.
+
+    A directory raises :class:`IsADirectoryError` (Polars would read it as an
+    empty dataset); ``/dev/stdin``, a named pipe or another special file is
+    read here, since Polars reads such a path as empty.
+    """
+    if isinstance(source, bytes):
+        return source
+    path = Path(source)
+    if path.is_dir():
+        msg = f"{source}: is a directory, not a TREC file"
+        raise IsADirectoryError(msg)
+    if path.exists() and not path.is_file():
+        return path.read_bytes()
+    return str(source)
+
+
+def _parse(data: str | bytes, fmt: _Format) -> pl.LazyFrame:
+    """The data lines (not blank, not ``#`` comments) of a :func:`_readable`
+    source, split and typed, with their number and a ``__bad`` flag."""
     fields = pl.col(_FIELDS)
     wanted = {*fmt.keep, *_typed(fmt)}
-    lines = pl.scan_lines(
-        source if isinstance(source, bytes) else str(source),
-        name=_LINE,
-        row_index_name=_LINENO,
-        row_index_offset=1,
-    )
+    lines = pl.scan_lines(data, name=_LINE, row_index_name=_LINENO, row_index_offset=1)
     return (
         lines.with_columns(_split_fields(pl.col(_LINE)).alias(_FIELDS))
-        .filter(fields.list.len() > 0)
+        .filter((fields.list.len() > 0) & ~fields.list.first().str.starts_with("#"))
         .with_columns(
             fields.list.get(i, null_on_oob=True).alias(col)
             for i, col in enumerate(fmt.fields)
@@ -180,10 +216,10 @@ def _scan(source: Source, fmt: _Format) -> pl.LazyFrame:
         return_dtype=pl.Boolean,
         is_elementwise=True,
     )
-    return _parse(source, fmt).filter(check).select(fmt.keep)
+    return _parse(_readable(source), fmt).filter(check).select(fmt.keep)
 
 
-def _utf8_error(source: Source, name: str) -> ValueError | None:
+def _utf8_error(source: str | bytes, name: str) -> ValueError | None:
     """A ValueError naming the first line that is not UTF-8 (None if all lines are)."""
     data = source if isinstance(source, bytes) else Path(source).read_bytes()
     if data[:2] == b"\x1f\x8b":
@@ -206,7 +242,7 @@ def _first_paragraph(exc: Exception) -> str:
     return str(exc).strip().split("\n\n")[0]
 
 
-def _read(source: Source, fmt: _Format) -> pl.DataFrame:
+def _read(source: Source, fmt: _Format, name: str | None = None) -> pl.DataFrame:
     """The eager reader: bad lines are only flagged in the plan and raised after it.
 
     The in-plan check of :func:`_scan` made a two-million-line run take
@@ -214,15 +250,16 @@ def _read(source: Source, fmt: _Format) -> pl.DataFrame:
     ``__bad`` flags first; a malformed line is then parsed again on its own
     to describe it.
     """
-    name = _source_name(source)
+    name = _source_name(source, name)
+    data = _readable(source)
     try:
-        frame = _parse(source, fmt).select(*fmt.keep, _LINENO, _BAD).collect()
+        frame = _parse(data, fmt).select(*fmt.keep, _LINENO, _BAD).collect()
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
     except (pl.exceptions.PolarsError, OSError) as exc:
         # Corrupt compressed data surfaces as OSError, bad text as ComputeError.
         if isinstance(exc, pl.exceptions.ComputeError) and "utf" in str(exc).lower():
-            utf8 = _utf8_error(source, name)
+            utf8 = _utf8_error(data, name)
             if utf8 is not None:
                 raise utf8 from None
         detail = _first_paragraph(exc).splitlines()[0] or type(exc).__name__
@@ -230,7 +267,7 @@ def _read(source: Source, fmt: _Format) -> pl.DataFrame:
         raise ValueError(msg) from None
     if frame[_BAD].any():
         lineno = frame.filter(pl.col(_BAD))[_LINENO][0]
-        bad = _parse(source, fmt).filter(pl.col(_LINENO) == lineno).collect()
+        bad = _parse(data, fmt).filter(pl.col(_LINENO) == lineno).collect()
         raise _describe(bad, name=name, fmt=fmt)
     return frame.select(fmt.keep)
 
@@ -276,15 +313,19 @@ def scan_trec_run(source: Source) -> pl.LazyFrame:
     return _scan(source, _RUN)
 
 
-def read_trec_run(source: Source) -> pl.DataFrame:
+def read_trec_run(source: Source, *, name: str | None = None) -> pl.DataFrame:
     """Read a TREC run file: ``qid Q0 docno rank score tag`` per line.
 
-    The eager form of :func:`scan_trec_run`: every line is checked.
+    The eager form of :func:`scan_trec_run`: every line is checked. Lines
+    starting with ``#`` are comments; text after the sixth field is ignored.
 
     Parameters
     ----------
     source
         Path to the run file (plain or gzip-compressed), or its bytes.
+    name
+        What error messages call the source (default: the path, or
+        ``<bytes>``); e.g. ``"<stdin>"`` for bytes read from standard input.
 
     Returns
     -------
@@ -296,9 +337,11 @@ def read_trec_run(source: Source) -> pl.DataFrame:
     ------
     ValueError
         For a malformed line, naming the file, the 1-based line number and the
-        text: a wrong number of fields, a rank that is not an integer, a score
+        text: fewer than six fields, a rank that is not an integer, a score
         that is not a number (``nan`` included); or for bytes that are not
         UTF-8 text.
+    IsADirectoryError
+        If ``source`` names a directory.
 
     Examples
     --------
@@ -317,8 +360,11 @@ def read_trec_run(source: Source) -> pl.DataFrame:
     Traceback (most recent call last):
     ...
     ValueError: <bytes>, line 2: score high is not a number: '301 Q0 d2 2 high bm25'
+    >>> run = pr.read_trec_run(b"# a comment\\n301 Q0 d1 1 2.5 bm25 more text\\n")
+    >>> run["doc"].to_list()
+    ['d1']
     """
-    return _read(source, _RUN)
+    return _read(source, _RUN, name)
 
 
 def scan_trec_qrels(source: Source) -> pl.LazyFrame:
@@ -353,13 +399,17 @@ def scan_trec_qrels(source: Source) -> pl.LazyFrame:
     return _scan(source, _QRELS)
 
 
-def read_trec_qrels(source: Source) -> pl.DataFrame:
+def read_trec_qrels(source: Source, *, name: str | None = None) -> pl.DataFrame:
     """Read a TREC qrels file: ``qid iter docno rel`` per line.
+
+    Lines starting with ``#`` are comments.
 
     Parameters
     ----------
     source
         Path to the qrels file (plain or gzip-compressed), or its bytes.
+    name
+        What error messages call the source (default: the path, or ``<bytes>``).
 
     Returns
     -------
@@ -380,7 +430,32 @@ def read_trec_qrels(source: Source) -> pl.DataFrame:
     ...
     ValueError: <bytes>, line 2: relevance yes is not an integer grade: '301 0 d2 yes'
     """
-    return _read(source, _QRELS)
+    return _read(source, _QRELS, name)
+
+
+def require_data(
+    frame: pl.DataFrame, source: Source, kind: str, *, name: str | None = None
+) -> None:
+    """Raise unless a frame read from ``source`` has rows; the error names the file.
+
+    The readers give an empty frame for an empty file (or one holding only
+    blank and comment lines); a caller that needs data, such as the command
+    line, calls this to say so in one line.
+
+    Examples
+    --------
+    >>> import polars_rankeval as pr
+    >>> require_data(pr.read_trec_run(b"# nothing yet\\n"), b"", "run", name="empty.run")
+    Traceback (most recent call last):
+    ...
+    ValueError: empty.run: no data lines (the run file is empty or holds only blank ...
+    """
+    if frame.height == 0:
+        msg = (
+            f"{_source_name(source, name)}: no data lines (the {kind} file is empty or holds "
+            "only blank and comment lines)"
+        )
+        raise ValueError(msg)
 
 
 def _ranked_lines(
@@ -476,6 +551,7 @@ __all__ = [
     "Source",
     "read_trec_qrels",
     "read_trec_run",
+    "require_data",
     "scan_trec_qrels",
     "scan_trec_run",
     "write_trec_run",

@@ -36,6 +36,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from polars_rankeval import metrics as m
+from polars_rankeval import trec_names
+from polars_rankeval.conventions import Conventions, get_conventions
+from polars_rankeval.metrics.trec_rbp import TREC_P, trec_rbp, trec_rbp_residual
+from polars_rankeval.metrics.unjudged import unjudged_at
 
 family = SimpleNamespace(
     **{
@@ -51,6 +55,8 @@ family = SimpleNamespace(
             "random",
             "rr",
             "set",
+            "trec_rbp",
+            "unjudged",
         )
     }
 )
@@ -71,6 +77,7 @@ class Context:
     relevance: str = "relevance"
     rel_level: int = 1
     n_rel: str | None = None
+    iprec_rounding: str = "v10"  # conventions' IPrec rounding (issue 13: trec_eval-10 default)
 
 
 @dataclass(frozen=True)
@@ -232,7 +239,7 @@ MIN_GEO_MEAN = 0.00001
 REL = Param("rel", int)
 NORM = Param("norm", str, "R", ("R", "min"))
 GAINS = Param("gains", GainMap)
-ROUNDING = Param("rounding", str, "v9", ("v9", "v10"))
+ROUNDING = Param("rounding", str, None, ("v9", "v10"))  # None: the conventions decide
 ELEVEN = Levels(m.iprec.ELEVEN_POINTS)
 REGISTRY: dict[str, MeasureFamily] = {}
 
@@ -357,20 +364,22 @@ _family(
 )
 _family(
     "IPrec",
-    lambda x, c: m.iprec_at_recall(x.cutoff, rounding=x.get("rounding", "v9"), **_with_n_rel(x, c)),
+    lambda x, c: m.iprec_at_recall(
+        x.cutoff, rounding=x.get("rounding", c.iprec_rounding), **_with_n_rel(x, c)
+    ),
     "required",
     REL,
     ROUNDING,
-    summary="interpolated precision at a recall level (trec_eval 9.x rounding; v10 optional)",
+    summary="interpolated precision at a recall level (rounding=v9|v10; default: conventions)",
     cutoff_kind=float,
     formula=lambda x, f: family.iprec.iprec_at_recall_formula(
-        f, x.cutoff, x.rel_level(f.ctx), x.get("rounding", "v9")
+        f, x.cutoff, x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
     ),
 )
 _family(
     "IPrecAvg",
     lambda x, c: m.iprec_average(
-        x.get("levels", ELEVEN), rounding=x.get("rounding", "v9"), **_with_n_rel(x, c)
+        x.get("levels", ELEVEN), rounding=x.get("rounding", c.iprec_rounding), **_with_n_rel(x, c)
     ),
     "none",
     REL,
@@ -378,7 +387,7 @@ _family(
     Param("levels", Levels, ELEVEN),
     summary="interpolated precision averaged over recall levels (11pt_avg)",
     formula=lambda x, f: family.iprec.iprec_average_formula(
-        f, x.get("levels", ELEVEN), x.rel_level(f.ctx), x.get("rounding", "v9")
+        f, x.get("levels", ELEVEN), x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
     ),
 )
 _family(
@@ -700,6 +709,37 @@ TREC_DOTTED: dict[str, tuple[str, str]] = {
     "Rndcg": ("Rndcg", "gains"),
     "ndcg_rel": ("nDCGRel", "gains"),
 }
+# --------------------------------------------------------------------------- trec_eval 10.0
+# Measures new in trec_eval 10.0 (issue 13), declared next to their code in
+# polars_rankeval/metrics/trec_rbp.py and metrics/unjudged.py. The trec_eval
+# names rbp and rbp_resid mean these; the binary RBP(p=0.8) keeps its name.
+_family(
+    "TrecRBP",
+    lambda x, c: trec_rbp(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
+    "none",
+    Param("p", float, TREC_P),
+    summary="rank-biased precision as trec_eval 10 (rbp): graded gains / max grade, p=0.9",
+    formula=lambda x, f: family.trec_rbp.trec_rbp_formula(f, x.get("p", TREC_P)),
+)
+_family(
+    "TrecRBPResid",
+    lambda x, c: trec_rbp_residual(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
+    "none",
+    Param("p", float, TREC_P),
+    summary="residual of TrecRBP as trec_eval 10 (rbp_resid): 0 when all retrieved are judged",
+    formula=lambda x, f: family.trec_rbp.trec_rbp_residual_formula(f, x.get("p", TREC_P)),
+)
+_family(
+    "Unjudged",
+    lambda x, c: unjudged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
+    "required",
+    summary="fraction of the top k that is unjudged (trec_eval 10 unj_k)",
+    formula=lambda x, f: family.unjudged.unjudged_formula(f, x.cutoff),
+)
+ALIASES |= {"rbp": "TrecRBP", "rbp_resid": "TrecRBPResid", "unjudged": "Unjudged"}
+TREC_CUTOFF_ALIASES["unj"] = ("Unjudged", None)
+# --------------------------------------------------------------------------- end trec_eval 10.0
+
 _TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+(?:\.\d*)?)$")
 _TREC_DOTTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)\.(?P<params>.*)$")
 _CANONICAL = re.compile(
@@ -917,7 +957,7 @@ def parse(name: str | Measure) -> Measure:
         msg = f"A measure must be a name (str) or a Measure. Got {type(name).__name__}: {name!r}."
         raise TypeError(msg)
     text = name.strip()
-    found = _parse_all(text)
+    found = _parse_expanded(text)
     if len(found) != 1:
         msg = (
             f"{text!r} stands for {len(found)} measures "
@@ -927,11 +967,29 @@ def parse(name: str | Measure) -> Measure:
     return found[0]
 
 
-def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
+def _parse_expanded(text: str, conventions: str | Conventions | None = None) -> list[Measure]:
+    """:func:`_parse_all` after trec_eval's nicknames and family defaults (issue 13).
+
+    ``all_trec``, ``official``, ``set`` (of the conventions' trec_eval) and bare
+    family names with default cutoffs (``P``, ``recall``, ``success``, ...) are
+    expanded by :func:`polars_rankeval.trec_names.expand`.
+    """
+    names = trec_names.expand(text, get_conventions(conventions).nicknames)
+    return _parse_all(text) if names is None else [x for n in names for x in _parse_all(n)]
+
+
+def parse_measures(
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    conventions: str | Conventions | None = None,
+) -> list[Measure]:
     """Parse many names; duplicates (in any dialect) are kept once, in first order.
 
     A trec_eval ``-m`` form with several values (``P.5,10``) gives one measure
-    per value.
+    per value; a trec_eval nickname (``all_trec``, ``official``, ``set``) gives
+    its measures, and a family name alone (``P``, ``recall``, ``ndcg_cut``,
+    ``iprec_at_recall``, ...) its trec_eval default cutoffs. ``conventions``
+    picks which trec_eval's ``all_trec`` (default ``"trec_eval-10"``).
 
     Examples
     --------
@@ -939,6 +997,10 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Me
     ['AP', 'P@10', 'RR']
     >>> [str(x) for x in parse_measures("P.5,10")]
     ['P@5', 'P@10']
+    >>> [str(x) for x in parse_measures("success")]
+    ['Success@1', 'Success@5', 'Success@10']
+    >>> len(parse_measures("all_trec")), len(parse_measures("all_trec", conventions="trec_eval-9"))
+    (97, 92)
     """
     if isinstance(measures, str | Measure):
         measures = [measures]
@@ -951,7 +1013,7 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Me
     parsed: list[Measure] = []
     for x in measures:
         if isinstance(x, str):
-            parsed += _parse_all(x.strip())
+            parsed += _parse_expanded(x.strip(), conventions)
         else:
             parsed.append(parse(x))
     if not parsed:

@@ -8,12 +8,13 @@ value, a missing column or a dtype that cannot work, before any data is read.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, get_args
 
 import polars as pl
 
-from polars_rankeval._typing import Conventions, Duplicates, Missing, Order
+from polars_rankeval._typing import Duplicates, Missing, Order
+from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.inputs import JOINED_DOC, JOINED_QUERY, check_not_swapped, id_columns
 from polars_rankeval.measures import Context
 from polars_rankeval.validation import (
@@ -83,7 +84,8 @@ class Options:
     depth: int | None = None
     missing: Missing = "drop"
     duplicates: Duplicates = "error"
-    conventions: Conventions = "trec_eval-10"
+    conventions: Conventions = field(default_factory=get_conventions)
+    """Which trec_eval release the values reproduce (see :mod:`polars_rankeval.conventions`)."""
 
     @property
     def keys(self) -> list[str]:
@@ -119,12 +121,12 @@ class Options:
     @property
     def single_precision(self) -> bool:
         """Scores are ordered as single-precision floats (trec_eval 9.x)."""
-        return self.conventions == "trec_eval-9"
+        return self.conventions.score_precision == "float32"
 
     @property
     def context(self) -> Context:
         """What the measure formulas read of the options."""
-        return Context(rel_level=self.rel_level)
+        return Context(rel_level=self.rel_level, iprec_rounding=self.conventions.iprec_rounding)
 
 
 def run_options(
@@ -143,7 +145,7 @@ def run_options(
     depth: int | None = None,
     missing: Missing = "drop",
     duplicates: Duplicates = "error",
-    conventions: Conventions = "trec_eval-10",
+    conventions: str | Conventions | None = None,
 ) -> Options:
     """Check the options and the schemas; the :class:`Options` to score with.
 
@@ -155,7 +157,7 @@ def run_options(
     check_choice("order", order, Order)
     check_choice("missing", missing, Missing)
     check_choice("duplicates", duplicates, Duplicates)
-    check_choice("conventions", conventions, Conventions)
+    conv = get_conventions(conventions)
     check_int("rel_level", rel_level, minimum=0)
     check_int("depth", depth, minimum=0, allow_none=True)
     taken = [*run_schema.names(), *qrels_schema.names()]
@@ -193,7 +195,7 @@ def run_options(
         depth,
         missing,
         duplicates,
-        conventions,
+        conv,
     )
 
 

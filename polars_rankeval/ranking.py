@@ -23,7 +23,8 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import Conventions, Duplicates, FrameT, Missing, Order
+from polars_rankeval._typing import Duplicates, FrameT, Missing, Order
+from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.pipeline import align_ids, check_values
 from polars_rankeval.engine.rank import Groups, gather_rows
 from polars_rankeval.engine.select import (
@@ -143,7 +144,7 @@ def judge(
     missing: Missing = "drop",
     duplicates: Duplicates = "error",
     validate: bool = True,
-    conventions: Conventions = "trec_eval-10",
+    conventions: str | Conventions | None = None,
 ) -> FrameT:
     """Join a run with its qrels into the judged table the metrics read.
 

@@ -24,7 +24,7 @@ TOL = 1e-9
 def _evaluate(run: pl.DataFrame, qrels: pl.DataFrame, names: list[str], **kw) -> pl.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
-        return pr.evaluate(run, qrels, names, **kw)
+        return pr.evaluate(run, qrels, names, conventions="trec_eval-9", **kw)  # pytrec_eval: 9.x
 
 
 def _canonical(trec_key: str) -> str:

@@ -17,7 +17,7 @@ def test_interpolated_points_equal_iprec_and_mean_curve_equals_mean_iprec() -> N
     names = [f"IPrec@{x / 10}" for x in range(11)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
-        iprec = pr.evaluate(run, qrels, names)
+        iprec = pr.evaluate(run, qrels, names, conventions="trec_eval-9")  # the curve's v9 default
     curve = precision_recall_curve(run, qrels)
     assert curve.columns == ["query", "recall", "precision"]
     assert curve.height == iprec.height * 11

@@ -90,6 +90,12 @@ SAMPLES = [
     "Judged",
     "ExpectedP@3",
     "ExpectedAP",
+    "TrecRBP",
+    "TrecRBP(p=0.5)",
+    "TrecRBPResid",
+    "TrecRBPResid(p=0.5)",
+    "Unjudged@3",
+    "Unjudged@20",
 ]
 TOL = 1e-12
 
@@ -143,11 +149,16 @@ def reference_judged(
 
 
 def reference_values(
-    run: pl.DataFrame, qrels: pl.DataFrame, measures: list[str], rel_level: int = 1, **kw
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    measures: list[str],
+    rel_level: int = 1,
+    iprec_rounding: str = "v10",
+    **kw,
 ) -> pl.DataFrame:
     """Every measure's aggregation expression over the reference judged table."""
     table, keys = reference_judged(run, qrels, **kw)
-    ctx = Context(rel_level=rel_level)
+    ctx = Context(rel_level=rel_level, iprec_rounding=iprec_rounding)
     exprs = [parse(m).expr(ctx) for m in measures]
     return table.group_by(keys, maintain_order=True).agg(exprs).sort(keys)
 
@@ -222,7 +233,7 @@ def test_single_precision_scores_tie_under_trec_eval_9():
     assert pr.evaluate(run, qrels, ["RR"], conventions="trec_eval-9")["RR"].item() == 0.5
     run2, qrels2 = random_corpus(5, n_queries=20)
     run2 = run2.with_columns(pl.col("score") + pl.Series(np.linspace(0, 1e-7, run2.height)))
-    want = reference_values(run2, qrels2, SAMPLES, single_precision=True)
+    want = reference_values(run2, qrels2, SAMPLES, single_precision=True, iprec_rounding="v9")
     assert_same(engine_values(run2, qrels2, SAMPLES, conventions="trec_eval-9"), want)
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -103,7 +105,6 @@ def test_empty_files(tmp_path: Path) -> None:
     ("lines", "lineno", "reason"),
     [
         (["301 Q0 d1 1 2.5"], 1, "expected 6 fields (qid Q0 docno rank score tag), found 5"),
-        (["301 Q0 d1 1 2.5 t extra"], 1, "expected 6 fields"),
         (["301 Q0 d1 1 high t"], 1, "score high is not a number"),
         (["301 Q0 d1 1 nan t"], 1, "score nan is not a number"),
         (["301 Q0 d1 1 1,5 t"], 1, "score 1,5 is not a number"),
@@ -345,3 +346,60 @@ def test_read_and_scan_agree(tmp_path: Path, lines: list[list[str]]) -> None:
             assert _first_paragraph(scan_error) == str(exc)
         else:
             assert_frame_equal(scan(path).collect(), frame)
+
+
+# --------------------------------------------------------------------------- trec_eval 10.0 inputs
+
+SUITE_10 = Path(__file__).parent / "data" / "trec_eval-10.0"
+
+
+def test_comment_lines_are_skipped_and_numbering_kept(tmp_path: Path) -> None:
+    text = (
+        "# header\n301 Q0 d1 1 2.5 bm25\n   # indented\n301 Q0 d#2 2 1.25 bm25\n301 Q0 d3 x 1 t\n"
+    )
+    path = _write(tmp_path / "c.run", text)
+    with pytest.raises(ValueError, match=r"c\.run, line 5: rank x is not an integer rank"):
+        read_trec_run(path)
+    good = read_trec_run(_write(tmp_path / "ok.run", text.rsplit("301", 1)[0]))
+    assert good["doc"].to_list() == ["d1", "d#2"]  # a '#' inside a field is data
+    qrels = read_trec_qrels(_write(tmp_path / "q", "# judged 2026\n301 0 d1 1\n#x\n301 0 d2 0\n"))
+    assert qrels["doc"].to_list() == ["d1", "d2"]
+    assert_frame_equal(scan_trec_run(tmp_path / "ok.run").collect(), good)
+
+
+def test_run_fields_after_the_sixth_are_ignored_qrels_fields_are_not(tmp_path: Path) -> None:
+    run = read_trec_run(_write(tmp_path / "r", "301 Q0 d1 1 2.5 bm25 more junk\n"))
+    assert run.row(0) == ("301", "d1", 1, 2.5, "bm25")
+    with pytest.raises(ValueError, match="expected 4 fields"):
+        read_trec_qrels(_write(tmp_path / "q", "301 0 d1 1 extra\n"))
+
+
+def test_trec_eval_10_suite_files_read() -> None:
+    trunc = read_trec_run(SUITE_10 / "results.trunc")
+    lines = [x.split()[:6] for x in (SUITE_10 / "results.trunc").read_text().splitlines()]
+    assert trunc.height == len(lines) and trunc["system"].unique().to_list() == ["STANDARD"]
+    assert trunc["doc"].to_list() == [x[2] for x in lines]
+    plain = read_trec_qrels(SUITE_10 / "qrels.test")
+    commented = read_trec_qrels(SUITE_10 / "qrels.test.with-comments")
+    assert commented.height == plain.height
+    changed = commented.join(plain, on=["query", "doc", "relevance"], how="anti")
+    assert changed["doc"].to_list() == ["CR#93E-1860"]  # the suite's "comment in docno"
+
+
+def test_directory_special_files_and_require_data(tmp_path: Path) -> None:
+    from polars_rankeval.io import require_data
+
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        read_trec_run(tmp_path)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=("1 Q0 a 1 1.0 t\n",))
+    writer.start()
+    assert read_trec_run(fifo)["doc"].to_list() == ["a"]  # Polars alone reads it as empty
+    writer.join()
+    empty = read_trec_run(b"\n# nothing\n", name="<stdin>")
+    with pytest.raises(ValueError, match=r"^<stdin>: no data lines \(the run file"):
+        require_data(empty, b"", "run", name="<stdin>")
+    require_data(read_trec_qrels(b"1 0 a 1\n"), b"", "qrels")
+    with pytest.raises(ValueError, match=r"^my\.qrels, line 1: relevance x"):
+        read_trec_qrels(b"1 0 a x\n", name="my.qrels")

@@ -113,7 +113,7 @@ def test_trec_parameter_forms_expand() -> None:
         ("P(rel=0)@5", "rel must be >= 1"),
         ("AP(foo=1)", "no parameter 'foo'"),
         ("Bpref@10", "takes no cutoff"),
-        ("P", "needs a cutoff"),
+        ("RelP", "needs a cutoff"),
         ("nDCG(gains=1:x)", "gain"),
         ("utility.1,2", "4 coefficients"),
     ],

@@ -94,7 +94,7 @@ def library_output(suite: Path, case: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     names = {n for n, _, _ in read_expected(suite / case)}
     measures = sorted({m for n in names if (m := measure_for(n))})
     run, qrels = read_run(suite / run_file), read_qrels(suite / qrels_file)
-    per_query = pr.evaluate(run, qrels, measures, **options)
+    per_query = pr.evaluate(run, qrels, measures, conventions="trec_eval-9", **options)  # 9.0.4
     return per_query, pr.mean_scores(per_query)
 
 

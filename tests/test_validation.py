@@ -111,7 +111,7 @@ def evaluate(run=RUN, qrels=QRELS, measures=("AP",), **kw):
         (RUN, QRELS, {"measures": ["ndcg_cutt_10"]}, ValueError, r"Unknown measure"),
         (RUN, QRELS, {"measures": ["P@0"]}, ValueError, r"cutoff of P must be >= 1"),
         (RUN, QRELS, {"measures": ["P@-3"]}, ValueError, r"cutoff of P must be >= 1"),
-        (RUN, QRELS, {"measures": ["P"]}, ValueError, r"P needs a cutoff"),
+        (RUN, QRELS, {"measures": ["RelP"]}, ValueError, r"RelP needs a cutoff"),
         (RUN, QRELS, {"measures": []}, ValueError, r"No measures given"),
         (
             RUN,

@@ -172,6 +172,7 @@ class Features:
         self._sums_to_rank: dict[str, tuple[str, str | float]] = {}
         self._maxes: dict[str, pl.Expr] = {}
         self._late: dict[str, RowFunction] = {}
+        self._constants: dict[str, float] = {}
 
     def _name(self, kind: str, key: str) -> str:
         """A short column name for a feature, the same for the same defining key."""
@@ -357,6 +358,18 @@ class Features:
         self._ranking_cols.setdefault(name, expr)
         return pl.col(name)
 
+    def constant(self, value: float) -> pl.Expr:
+        """A per-ranking column that holds ``value``.
+
+        Divide by this rather than by a literal: Polars divides a column by a
+        scalar as a product with its reciprocal, an ulp away from the quotient
+        (3 / 20 would print 0.15000000000000002), and trec_eval's printed
+        values sit on such boundaries (P@20 of 3 hits is exactly 0.15).
+        """
+        name = self._name("n", repr(float(value)))
+        self._constants.setdefault(name, float(value))
+        return pl.col(name)
+
     def late(self, key: str, fn: RowFunction) -> pl.Expr:
         """A per-ranking column computed by ``fn`` once the rows are reduced."""
         name = self._name("l", key)
@@ -514,6 +527,11 @@ class Features:
             for n, v in per_fact.items()
         ]  # fmt: skip
         rankings = rankings.hstack(columns)
+        if self._constants:
+            n = rankings.height
+            rankings = rankings.hstack(
+                [pl.Series(name, np.full(n, value)) for name, value in self._constants.items()]
+            )
         if self._judgment_aggs:
             aggs = [e.alias(n) for n, e in self._judgment_aggs.items()]
             other = judgments.group_by(FACT).agg(aggs)

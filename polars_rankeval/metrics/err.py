@@ -151,7 +151,7 @@ def err_formula(f: Features, k: int | None, max_grade: int | None) -> pl.Expr:
     check_max_grade(max_grade)
     g = f.grade.cast(pl.Float64).clip(lower_bound=0.0)
     if max_grade is not None:
-        top = pl.lit(float(max_grade))
+        top = f.on_rows(f.constant(float(max_grade)))
         highest = f.judgments(pl.col(GRADE).max()).meta.output_name()
 
         def refuse_higher_grades(built: Built) -> pl.Series:

@@ -158,7 +158,7 @@ def iprec_average_formula(
 ) -> pl.Expr:
     """IPrecAvg over the engine's features: the mean of IPrec at ``levels``."""
     parts = [iprec_at_recall_formula(f, x, rel_level, rounding) for x in levels]
-    return (pl.sum_horizontal(parts) / len(levels)).cast(pl.Float64)
+    return (pl.sum_horizontal(parts) / f.constant(len(levels))).cast(pl.Float64)
 
 
 def rprec_mult_formula(f: Features, mult: float, rel_level: int) -> pl.Expr:

@@ -217,7 +217,7 @@ def num_rel_ret(
 
 def precision_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
     """P@k: relevant documents in the top k, divided by k."""
-    return f.hits(rel_level, k) / float(k)
+    return f.hits(rel_level, k) / f.constant(k)
 
 
 def recall_formula(f: Features, k: int | None, rel_level: int, norm: str = "R") -> pl.Expr:

@@ -1,0 +1,73 @@
+"""Unjudged documents at a cutoff: trec_eval 10.0's ``unj_k`` (``Unjudged@k``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from polars_rankeval._typing import IntoExpr
+from polars_rankeval.metrics._common import check_cutoff, in_top, judged
+
+if TYPE_CHECKING:
+    from polars_rankeval.engine.features import Features
+
+
+def unjudged_at(k: int, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance") -> pl.Expr:
+    r"""The fraction of the top k that is unjudged, as trec_eval 10.0's ``unj_k``.
+
+    .. math:: Unj@k = \frac{|\{i \le k : d_i \text{ unjudged}\}|}{k}
+
+    where a document is unjudged when it has no qrels row or a negative grade
+    (trec_eval's "not in the pool" and "in the pool but unjudged"). The
+    denominator is k even when fewer than k documents were retrieved: the
+    missing ranks count as judged, as in trec_eval.
+
+    A "red flag" measure: a high value at a small k says the qrels cover the
+    run poorly.
+
+    Parameters
+    ----------
+    k
+        The cutoff, an int >= 1; trec_eval's defaults are 5, 10 and 20.
+    rank, relevance
+        Columns of the judged table. Accepts expression input. Strings are
+        parsed as column names.
+
+    Returns
+    -------
+    pl.Expr
+        One Float64 per query.
+
+    References
+    ----------
+    trec_eval 10.0, ``m_unjudged.c`` (Ian Soboroff, NIST, 2023).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [None, 0, -1, 1]})
+    >>> # ranks 1 (no qrels row) and 3 (negative grade) are unjudged
+    >>> judged.select(unjudged_at(2).alias("u2"), unjudged_at(5).alias("u5"))
+    shape: (1, 2)
+    ┌─────┬─────┐
+    │ u2  ┆ u5  │
+    │ --- ┆ --- │
+    │ f64 ┆ f64 │
+    ╞═════╪═════╡
+    │ 0.5 ┆ 0.4 │
+    └─────┴─────┘
+    """
+    check_cutoff(k, "Unjudged", allow_none=False)
+    count = (in_top(rank, k) & ~judged(relevance)).sum()
+    # k as a per-group value: Polars divides by a literal as a product with 1/k,
+    # which is 1 ulp off trec_eval's quotient (3 * (1/20) != 3/20)
+    return (count.cast(pl.Float64) / pl.repeat(float(k), pl.len()).first()).cast(pl.Float64)
+
+
+def unjudged_formula(f: Features, k: int) -> pl.Expr:
+    """Unjudged@k over the engine's features: the top k less its judged documents, over k."""
+    check_cutoff(k, "Unjudged", allow_none=False)
+    judged_top = f.sum_to_rank((f.grade >= 0).cast(pl.Float64), k)
+    top = pl.min_horizontal(f.nret, pl.lit(float(k)))
+    return ((top - judged_top) / f.constant(float(k))).cast(pl.Float64)
