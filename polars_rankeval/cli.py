@@ -52,6 +52,7 @@ from polars_rankeval.conventions import CONVENTIONS, DEFAULT, Conventions, get_c
 from polars_rankeval.evaluate import evaluate, mean_scores
 from polars_rankeval.io import read_trec_qrels, read_trec_run, require_data
 from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
+from polars_rankeval.stats import CORRECTIONS, TESTS
 from polars_rankeval.trec_report import (
     TrecOptions,
     prepare_run,
@@ -567,9 +568,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p_cmp, runs="+")
     _add_measures(p_cmp, " ".join(DEFAULT_MEASURES))
     p_cmp.add_argument(
-        "--test", choices=("t", "wilcoxon", "randomization", "bootstrap"), default="t"
+        "--test",
+        choices=tuple(TESTS),
+        default="t",
+        help="paired tests, or tukey / randomized_tukey over all systems at once (default t)",
     )
-    p_cmp.add_argument("--correction", choices=("none", "bonferroni", "holm"), default="none")
+    p_cmp.add_argument(
+        "--correction",
+        choices=tuple(CORRECTIONS),
+        default="none",
+        help="p-value adjustment over the comparisons of a measure (default none)",
+    )
     p_cmp.add_argument(
         "--baseline", default=None, help="system compared against (default: all pairs)"
     )

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing
+from polars_rankeval.conventions import Conventions
 from polars_rankeval.evaluate import evaluate, evaluate_judged
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.measures import parse
@@ -48,7 +49,8 @@ def precision_recall_curve(
     points: int | None = 11,
     per_query: bool = True,
     rel_level: int = 1,
-    rounding: Rounding = "v9",
+    rounding: Rounding | None = None,
+    conventions: str | Conventions = "trec_eval-10",
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
@@ -82,8 +84,12 @@ def precision_recall_curve(
     rel_level
         Minimum grade that counts as relevant.
     rounding
-        How a recall level becomes a number of relevant documents: ``"v9"``
-        (trec_eval 9.x, default) or ``"v10"``.
+        How a recall level becomes a number of relevant documents: ``"v10"``
+        (trec_eval 10.0's ``lround(r * |R|)``) or ``"v9"`` (9.x's
+        ``(long)(r * |R| + 0.9)``); None (default): as ``conventions`` says.
+    conventions
+        ``"trec_eval-10"`` (default) or ``"trec_eval-9"``, as in
+        :func:`polars_rankeval.evaluate`.
     query, doc, score, relevance, rank, system
         Column names (``system`` is used when present).
     depth, missing
@@ -123,6 +129,7 @@ def precision_recall_curve(
             recall_levels(points),
             per_query=per_query,
             rounding=rounding,
+            conventions=conventions,
             query=query, doc=doc, score=score, relevance=relevance, rank=rank, system=system,
             rel_level=rel_level, depth=depth, missing=missing,
         )  # fmt: skip
@@ -143,6 +150,7 @@ def precision_recall_curve(
             system=system,
             depth=depth,
             missing=missing,
+            conventions=conventions,
         )
     names = judged.collect_schema().names()
     keys = [system, query] if system is not None and system in names else [query]
@@ -175,7 +183,8 @@ def _interpolated(
     levels: list[float],
     *,
     per_query: bool,
-    rounding: Rounding,
+    rounding: Rounding | None,
+    conventions: str | Conventions,
     query: str,
     system: str | None,
     rel_level: int,
@@ -183,9 +192,10 @@ def _interpolated(
 ) -> FrameT:
     """Interpolated precision at ``levels``: ``IPrec@level`` of every ranking, through
     :func:`polars_rankeval.evaluate` (or ``evaluate_judged`` for a judged table)."""
-    measures = [parse(f"IPrec(rounding={rounding})@{level!r}") for level in levels]
+    given = "" if rounding is None else f"(rounding={rounding})"
+    measures = [parse(f"IPrec{given}@{level!r}") for level in levels]
     at = {str(m): level for m, level in zip(measures, levels, strict=True)}
-    common = {"query": query, "system": system, "rel_level": rel_level}
+    common = {"query": query, "system": system, "rel_level": rel_level, "conventions": conventions}
     if qrels is None:
         per = {k: options[k] for k in ("rank", "relevance")}
         scores = evaluate_judged(run, measures, **common, **per)

@@ -191,6 +191,24 @@ def test_compare_csv_matches_python(run_main: Callable[..., Result]) -> None:
     assert got["system_a"].to_list() == ["bm25", "bm25"]
 
 
+@pytest.mark.parametrize(("test", "correction"), [("tukey", "none"), ("t", "bh")])
+def test_compare_offers_every_test_and_correction(
+    tmp_path: Path, run_main: Callable[..., Result], test: str, correction: str
+) -> None:
+    third = tmp_path / "third.run"
+    third.write_text(Path(BM25).read_text().replace("bm25", "third"))
+    res = run_main("compare", QRELS, BM25, DENSE, str(third), "-m", "AP", "--test", test,
+                   "--correction", correction, "--format", "csv")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    got = pl.read_csv(res.stdout.encode())
+    run = pl.concat([pr.read_trec_run(f) for f in (BM25, DENSE, str(third))])
+    per_query = pr.evaluate(run, pr.read_trec_qrels(QRELS), ["AP"], missing="zero")
+    expected = pr.compare(per_query, ["AP"], test=test, correction=correction)
+    assert got.height == expected.height == 3
+    want = expected["p_adjusted"].to_list()
+    assert got["p_adjusted"].to_list() == pytest.approx(want, nan_ok=True)
+
+
 def test_same_tag_in_two_files_names_runs_by_file(
     tmp_path: Path, run_main: Callable[..., Result]
 ) -> None:

@@ -53,6 +53,21 @@ def test_pieces_equal_evaluate(n, options):
     assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
 
 
+@pytest.mark.parametrize("conventions", ["trec_eval-10", "trec_eval-9"])
+def test_pieces_follow_the_conventions(conventions):
+    # all_trec differs between the two (rbp, unj), IPrec rounds differently, and scores
+    # equal in single precision tie under trec_eval-9 only
+    run, qrels = random_corpus(5, n_queries=30, systems=2)
+    run = run.with_columns(pl.col("score").round(1) + pl.col("doc").str.len_chars() * 1e-9)
+    expected = quietly(pr.evaluate, run, qrels, "all_trec", conventions=conventions)
+    got = quietly(in_pieces, run, qrels, 3, "all_trec", conventions=conventions)
+    assert ("rbp" in expected.columns or "TrecRBP" in expected.columns) == (
+        conventions == "trec_eval-10"
+    )
+    assert got.columns == expected.columns
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
 def test_the_unscored_warning_comes_once_for_all_pieces():
     run, qrels = random_corpus(67, n_queries=40)
     with pytest.warns(pr.UnscoredQueriesWarning) as in_process:

@@ -126,7 +126,8 @@ def prepare(
             f"Options are those of polars_rankeval.evaluate: {', '.join(sorted(OPTIONS))}."
         )
         raise TypeError(msg)
-    names = tuple(str(m) for m in parse_measures(measures))
+    parsed = parse_measures(measures, conventions=options.get("conventions"))
+    names = tuple(str(m) for m in parsed)
     passed = {k: v for k, v in options.items() if k not in ("per_query", "validate")}
     checked = run_options(run_schema, qrels_schema, **passed)
     if checked.query_parts or checked.doc_parts:

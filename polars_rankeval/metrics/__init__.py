@@ -31,6 +31,8 @@ from polars_rankeval.metrics.set import (
     set_relative_precision,
     utility,
 )
+from polars_rankeval.metrics.trec_rbp import trec_rbp, trec_rbp_residual
+from polars_rankeval.metrics.unjudged import unjudged_at
 
 __all__ = [
     "average_precision",
@@ -69,5 +71,8 @@ __all__ = [
     "set_recall",
     "set_relative_precision",
     "success",
+    "trec_rbp",
+    "trec_rbp_residual",
+    "unjudged_at",
     "utility",
 ]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
 
 
-def recall_cutoff(level: float, n_rel: pl.Expr, rounding: Rounding = "v9") -> pl.Expr:
+def recall_cutoff(level: float, n_rel: pl.Expr, rounding: Rounding = "v10") -> pl.Expr:
     """Number of relevant documents that reaching recall ``level`` takes, as trec_eval.
 
     trec_eval 9.x: ``(long)(level * |R| + 0.9)``; trec_eval 10.0:
@@ -44,17 +44,19 @@ def iprec_at_recall(
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
     n_rel: IntoExpr | None = None,
-    rounding: Rounding = "v9",
+    rounding: Rounding = "v10",
 ) -> pl.Expr:
     r"""Interpolated precision at a recall level (trec_eval ``iprec_at_recall``).
 
     .. math:: IPrec@r = \max \{ P@i : i \ge rank_{c} \}, \quad
-              c = \lfloor r \cdot |R| + 0.9 \rfloor
+              c = round(r \cdot |R|)
 
     where :math:`rank_c` is the rank of the c-th relevant document retrieved
     (the first one when c = 0) and the maximum runs over the retrieved ranks.
-    The value is 0 when fewer than c relevant documents are retrieved.
-    ``rounding="v10"`` uses trec_eval 10.0's :math:`c = round(r \cdot |R|)`.
+    The value is 0 when fewer than c relevant documents are retrieved. ``round``
+    is trec_eval 10.0's ``lround`` (half away from zero, the default
+    ``rounding="v10"``); ``rounding="v9"`` uses trec_eval 9.x's
+    :math:`c = \lfloor r \cdot |R| + 0.9 \rfloor`.
 
     Examples
     --------
@@ -62,8 +64,10 @@ def iprec_at_recall(
     >>> judged = pl.DataFrame({"rank": [1, 2, 3, 4, None], "relevance": [0, 1, 0, 1, 1]})
     >>> judged.select(iprec_at_recall(0.5)).item()  # c = 2: max(P@4) = 2/4
     0.5
-    >>> judged.select(iprec_at_recall(0.1)).item()  # c = 1: max(P@2, P@4) = 1/2
+    >>> judged.select(iprec_at_recall(0.1)).item()  # c = round(0.3) = 0: max(P@2, P@4)
     0.5
+    >>> judged.select(iprec_at_recall(0.9, rounding="v9")).item()  # c = floor(3.6) = 3
+    0.0
     >>> judged.select(iprec_at_recall(1.0)).item()  # 3 relevant, 2 retrieved
     0.0
     """
@@ -83,7 +87,7 @@ def iprec_average(
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
     n_rel: IntoExpr | None = None,
-    rounding: Rounding = "v9",
+    rounding: Rounding = "v10",
 ) -> pl.Expr:
     r"""Interpolated precision averaged over recall levels (trec_eval ``11pt_avg``).
 
@@ -144,7 +148,7 @@ def rprec_mult(
 
 
 def iprec_at_recall_formula(
-    f: Features, level: float, rel_level: int, rounding: Rounding = "v9"
+    f: Features, level: float, rel_level: int, rounding: Rounding = "v10"
 ) -> pl.Expr:
     """IPrec@level over the engine's features (see :func:`iprec_at_recall`)."""
     check_probability(level, "recall level", "IPrec")
@@ -154,7 +158,7 @@ def iprec_at_recall_formula(
 
 
 def iprec_average_formula(
-    f: Features, levels: Sequence[float], rel_level: int, rounding: Rounding = "v9"
+    f: Features, levels: Sequence[float], rel_level: int, rounding: Rounding = "v10"
 ) -> pl.Expr:
     """IPrecAvg over the engine's features: the mean of IPrec at ``levels``."""
     parts = [iprec_at_recall_formula(f, x, rel_level, rounding) for x in levels]
