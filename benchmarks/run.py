@@ -179,6 +179,12 @@ def fmt_time(result: dict[str, Any]) -> str:
     return f"{m:.3f} s (n={len(result['times'])})"
 
 
+def fmt_cpu(result: dict[str, Any]) -> str:
+    """Median CPU time (all threads) of the timed calls, when the worker recorded it."""
+    cpu = result.get("cpu")
+    return f"{statistics.median(cpu):.3f} s" if cpu else "n/a"
+
+
 def fmt_gib(n: float | None) -> str:
     return "n/a" if n is None else f"{n / GIB:.2f} GiB"
 
@@ -190,8 +196,9 @@ def fmt_ratio(x: float | None) -> str:
 def table(rows: list[dict[str, Any]], workload: str, tools: list[str]) -> list[str]:
     """Markdown table of medians, peak RSS and ratios for one workload."""
     lines = [
-        "| rows | tool | median | peak RSS | input frames | x slower than polars_rankeval |",
-        "|---:|---|---:|---:|---:|---:|",
+        "| rows | tool | median | CPU median | peak RSS | input frames "
+        "| x slower than polars_rankeval |",
+        "|---:|---|---:|---:|---:|---:|---:|",
     ]
     kinds = (workload, "warm") if workload == "frames" else (workload,)
     for size in dict.fromkeys(r["size"] for r in rows if r["workload"] == workload):
@@ -208,8 +215,8 @@ def table(rows: list[dict[str, Any]], workload: str, tools: list[str]) -> list[s
             if m is None:
                 ratio = "did not finish" if "did not" in r.get("error", "") else "-"
             lines.append(
-                f"| {r['rows']:,} | {tool} | {fmt_time(r)} | {fmt_gib(r.get('rss_peak'))} | "
-                f"{fmt_gib(r.get('input_bytes'))} | {ratio} |"
+                f"| {r['rows']:,} | {tool} | {fmt_time(r)} | {fmt_cpu(r)} | "
+                f"{fmt_gib(r.get('rss_peak'))} | {fmt_gib(r.get('input_bytes'))} | {ratio} |"
             )
     return lines
 
@@ -233,7 +240,7 @@ def variant_table(rows: list[dict[str, Any]], workload: str, reference: str) -> 
         vs_pytrec = median(pytrec) / m if pytrec and median(pytrec) and m else None
         lines.append(
             f"| {r['rows']:,} | {r['depth']} | {r['tool']} | {fmt_time(r)} | "
-            f"{statistics.median(r['cpu']):.3f} s | {fmt_gib(r.get('rss_peak'))} | "
+            f"{fmt_cpu(r)} | {fmt_gib(r.get('rss_peak'))} | "
             f"{fmt_ratio(r.get('round_ratio'))} | "
             f"{'-' if vs_pytrec is None else f'{vs_pytrec:.1f}x'} |"
         )
@@ -248,14 +255,14 @@ def variant_table(rows: list[dict[str, Any]], workload: str, reference: str) -> 
 
 def scan_table(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| rows | qrels rows | tool | median | peak RSS | x in memory (same round) |",
-        "|---:|---:|---|---:|---:|---:|",
+        "| rows | qrels rows | tool | median | CPU median | peak RSS | x in memory (same round) |",
+        "|---:|---:|---|---:|---:|---:|---:|",
     ]
     for r in rows:
         if r["workload"] == "scan":
             lines.append(
                 f"| {r['rows']:,} | {r.get('qrels_rows', 0):,} | {r['tool']} | {fmt_time(r)} | "
-                f"{fmt_gib(r.get('rss_peak'))} | {fmt_ratio(r.get('round_ratio'))} |"
+                f"{fmt_cpu(r)} | {fmt_gib(r.get('rss_peak'))} | {fmt_ratio(r.get('round_ratio'))} |"
             )
     return lines
 
@@ -415,6 +422,7 @@ def scan_rounds(path: Path, label: str, n: int, args: argparse.Namespace) -> lis
             rec["error"] = rs[0].get("error", "failed")
         else:
             rec["times"] = [r["times"][0] for r in ok]
+            rec["cpu"] = [r["cpu"][0] for r in ok]
             rec["rss_peak"] = max(r["rss_peak"] for r in ok)
             rec["means"] = ok[0]["means"]
         out.append(rec)

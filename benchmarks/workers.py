@@ -495,13 +495,18 @@ def _warm_up(tool: str, workload: str) -> None:
         ranx_evaluate(*ranx_structures(run, qrels))
 
 
-def _timed(call: Callable[[], Any], repeats: int, budget: float) -> list[float]:
-    """Wall times of up to ``repeats`` calls; stop early once ``budget`` s are spent."""
+def _timed(
+    call: Callable[[], Any], repeats: int, budget: float, cpu: list[float] | None = None
+) -> list[float]:
+    """Wall times of up to ``repeats`` calls; stop early once ``budget`` s are spent.
+    The CPU time of each call (all threads) is appended to ``cpu`` when given."""
     times: list[float] = []
     while not times or (len(times) < repeats and sum(times) < budget):
-        start = time.perf_counter()
+        start, used = time.perf_counter(), time.process_time()
         call()
         times.append(time.perf_counter() - start)
+        if cpu is not None:
+            cpu.append(time.process_time() - used)
     return times
 
 
@@ -574,7 +579,9 @@ def main(tool: str, workload: str, data_dir: str, repeats: int, budget: float) -
         return out
     if workload == "scan":
         means: list[pl.DataFrame] = []
-        out["times"] = _timed(lambda: means.append(scan_means(tool, base)), repeats, budget)
+        out["cpu"] = []
+        call = lambda: means.append(scan_means(tool, base))  # noqa: E731
+        out["times"] = _timed(call, repeats, budget, out["cpu"])
         out["rss_peak"] = peak_rss_bytes()
         out["means"] = means[-1].to_dicts()[0]
         return out
@@ -599,7 +606,8 @@ def main(tool: str, workload: str, data_dir: str, repeats: int, budget: float) -
         paths = [str(base / n) for n in names]
         fn = tools[tool]
         call = lambda: fn(*paths)  # noqa: E731
-    out["times"] = _timed(call, repeats, budget)
+    out["cpu"] = []
+    out["times"] = _timed(call, repeats, budget, out["cpu"])
     out["rss_peak"] = peak_rss_bytes()
     return out
 
