@@ -23,6 +23,9 @@ inputs   (``--input-sizes`` x ``--depths``)  one run as DataFrame, ``df.lazy()``
                                Parquet scan, read_parquet + DataFrame, and
                                ``evaluate_judged`` on ``pr.judge``'s table: one
                                process, in alternation; plus pytrec_eval (frames)
+versus   (``--versus-sizes`` x ``--depths``)  ours and pytrec_eval, core ten and
+                               all_trec, in one process in alternation: ratios
+                               to the peer that hold under load (no peak RSS)
 scan     (``--scan-rows``)     a single-system Parquet file shuffled across queries
                                -> means: lazy scan vs read_parquet + evaluate
                                (the latter up to ``--scan-memory-max`` rows), one
@@ -68,7 +71,7 @@ from data import make_corpus, write_shuffled_run, write_trec_qrels, write_trec_r
 
 PEERS = ["pytrec_eval", "ranx", "ir_measures"]
 FRAME_TOOLS = ["polars_rankeval", "join+sort", *PEERS]
-WORKLOADS = ["frames", "files", "stream", "alltrec", "mix", "inputs", "scan"]
+WORKLOADS = ["frames", "files", "stream", "alltrec", "mix", "inputs", "versus", "scan"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 SCAN_MEMORY = "in memory (read_parquet + evaluate)"
 GIB = 2**30
@@ -253,6 +256,32 @@ def variant_table(rows: list[dict[str, Any]], workload: str, reference: str) -> 
     return lines
 
 
+def pair_ratio(ours: dict[str, Any], peer: dict[str, Any]) -> float | None:
+    """Median over rounds of the peer's time over ours in the same round."""
+    a, b = ours.get("times"), peer.get("times")
+    if not a or not b:
+        return None
+    return statistics.median(y / x for x, y in zip(a, b, strict=False))
+
+
+def versus_table(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| rows | docs per query | measures | polars_rankeval | CPU | pytrec_eval | CPU "
+        "| pytrec_eval x slower (same round) |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if r["workload"] != "versus" or not r["tool"].startswith("polars_rankeval"):
+            continue
+        kind = r["tool"].split(", ", 1)[1]
+        peer = find(rows, "versus", r["size"], f"pytrec_eval, {kind}", depth=r["depth"])
+        lines.append(
+            f"| {r['rows']:,} | {r['depth']} | {kind} | {fmt_time(r)} | {fmt_cpu(r)} | "
+            f"{fmt_time(peer)} | {fmt_cpu(peer)} | {fmt_ratio(pair_ratio(r, peer))} |"
+        )
+    return lines
+
+
 def scan_table(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
         "| rows | qrels rows | tool | median | CPU median | peak RSS | x in memory (same round) |",
@@ -308,11 +337,19 @@ def targets(rows: list[dict[str, Any]], checks: list[str]) -> list[str]:
         theirs = median(find(rows, workload, size, peer))
         return theirs / ours if ours and theirs else None
 
+    def versus(size: str, kind: str) -> float | None:
+        ours = find(rows, "versus", size, f"polars_rankeval, {kind}", depth=1000)
+        return pair_ratio(ours, find(rows, "versus", size, f"pytrec_eval, {kind}", depth=1000))
+
+    alltrec = "all_trec (92) on DataFrames >= 10x pytrec_eval (done: >= 5x at 1M)"
     for size in dict.fromkeys(r["size"] for r in rows if r["workload"] == "alltrec"):
         x = speedup("alltrec", size)
         done = at_least(x, 5) if parse_size(size) == 1_000_000 else "-"
-        add("all_trec (92) on DataFrames >= 10x pytrec_eval (done: >= 5x at 1M)", size,
-            fmt(x), at_least(x, 10), done)  # fmt: skip
+        add(alltrec, f"{size}, own processes", fmt(x), at_least(x, 10), done)
+    for size in dict.fromkeys(r["size"] for r in rows if r["workload"] == "versus"):
+        x = versus(size, "all_trec")
+        done = at_least(x, 5) if parse_size(size) == 1_000_000 else "-"
+        add(alltrec, f"{size}, one process, same round", fmt(x), at_least(x, 10), done)
     for r in rows:
         if r["workload"] == "mix" and r["tool"].startswith("core+5"):
             x = r.get("round_ratio")
@@ -324,6 +361,11 @@ def targets(rows: list[dict[str, Any]], checks: list[str]) -> list[str]:
             x = r.get("round_ratio")
             add("within 1.1x of the DataFrame path (done: 1.15x)", where, fmt(x),
                 at_most(x, 1.1), at_most(x, 1.15))  # fmt: skip
+            if r["tool"] == "scan_parquet":  # both read the file
+                read = find(rows, "inputs", r["size"], "read_parquet + DataFrame", depth=r["depth"])
+                y = pair_ratio(read, r)
+                add("(scan within 1.1x of read_parquet + DataFrame)", where, fmt(y),
+                    at_most(y, 1.1), at_most(y, 1.15))  # fmt: skip
             pytrec, m = median(r.get("pytrec")), median(r)
             y = pytrec / m if pytrec and m else None
             add(">= 10x pytrec_eval", where, fmt(y), at_least(y, 10))
@@ -343,9 +385,13 @@ def targets(rows: list[dict[str, Any]], checks: list[str]) -> list[str]:
                 d = r.get("means_diff")
                 add("same means as in memory", where, f"max abs difference {d:.1e}",
                     d is not None and d <= 1e-12)  # fmt: skip
+    keep = "keep: core ten >= 10x pytrec_eval (at 2M and 10M)"
     for size in dict.fromkeys(r["size"] for r in rows if r["workload"] == "frames"):
         x = speedup("frames", size)
-        add("keep: core ten >= 10x pytrec_eval (at 2M and 10M)", size, fmt(x), at_least(x, 10))
+        add(keep, f"{size}, own processes", fmt(x), at_least(x, 10))
+    for size in dict.fromkeys(r["size"] for r in rows if r["workload"] == "versus"):
+        x = versus(size, "core ten")
+        add(keep, f"{size}, one process, same round", fmt(x), at_least(x, 10))
     bad = [c for c in checks if not c.split(": ", 1)[1].startswith("0 mismatches")]
     add("keep: every value equal to trec_eval's (1e-9)", f"{len(checks)} checks",
         f"{len(bad)} with mismatches", not bad if checks else None)  # fmt: skip
@@ -444,7 +490,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--alltrec-sizes", default="1M,10M", help="sizes for all_trec on frames")
     ap.add_argument("--mix-sizes", default="1M,10M", help="sizes for core vs core+5")
     ap.add_argument("--input-sizes", default="1M,10M", help="sizes for the inputs workload")
-    ap.add_argument("--depths", default="100,1000", help="documents per query (inputs)")
+    ap.add_argument("--depths", default="100,1000", help="documents per query (inputs, versus)")
+    ap.add_argument("--versus-sizes", default="1M,10M", help="sizes for ours vs pytrec_eval")
     ap.add_argument("--scan-rows", default="20M,100M", help="shuffled single-system file sizes")
     ap.add_argument(
         "--scan-memory-max", default="30M", help="largest scan size also evaluated in memory"
@@ -528,6 +575,14 @@ def main(argv: list[str] | None = None) -> None:
                     rec["pytrec"] = pytrec or None
                     record(rec, label, n)
                 check("check", path, label)
+    if "versus" in chosen:
+        for label in sizes(args.versus_sizes):
+            for depth in [int(d) for d in args.depths.split(",") if d]:
+                path = prepare(label, parse_size(label), data_dir, depth)
+                n = count_rows(path / "run.parquet")
+                print(f"[versus] {label}, depth {depth}: {n:,} run rows", flush=True)
+                for rec in flatten(go("polars_rankeval", "versus", path), label, n, depth):
+                    record(rec, label, n)
     if "files" in chosen:
         for label in sizes(args.file_sizes):
             path = prepare(label, parse_size(label), data_dir)
@@ -573,6 +628,11 @@ def main(argv: list[str] | None = None) -> None:
             "inputs",
             "Every way in, 10 measures (one process, alternating; pytrec_eval in its own)",
             variant_table(rows, "inputs", "DataFrame"),
+        ),
+        (
+            "versus",
+            "polars_rankeval vs pytrec_eval end to end, one process, alternating",
+            versus_table(rows),
         ),
         ("files", "TREC files on disk -> per-query values", table(rows, "files", FRAME_TOOLS)),
         (

@@ -31,6 +31,10 @@ inputs
     ``df.lazy()``, as a Parquet scan, read from Parquet then evaluated, and as
     ``pr.judge``'s table through ``evaluate_judged``, called in alternation;
     then each variant's values are compared with the DataFrame path's.
+versus
+    One process: polars_rankeval and pytrec_eval end to end (as in *frames* and
+    *alltrec*), core ten and all_trec, called in alternation, so that the
+    ratios to the peer hold under a shared machine's load.
 scan
     A single-system Parquet file shuffled across queries -> means
     (``per_query=False``): tool ``polars_rankeval`` is the lazy scan
@@ -447,9 +451,25 @@ def alternate(
     return out
 
 
+def versus_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, Any]]:
+    """polars_rankeval and pytrec_eval end to end, core ten and all_trec, in one process."""
+    run = pl.read_parquet(base / "run.parquet")
+    qrels = pl.read_parquet(base / "qrels.parquet")
+    calls = {
+        "polars_rankeval, core ten": lambda: ours_frames(run, qrels),
+        "pytrec_eval, core ten": lambda: pytrec_frames(run, qrels),
+        "polars_rankeval, all_trec": lambda: ours_alltrec(run, qrels),
+        "pytrec_eval, all_trec": lambda: pytrec_alltrec(run, qrels),
+    }
+    return calls, {"input_bytes": run.estimated_size() + qrels.estimated_size()}
+
+
+VARIANTS = {"mix": mix_variants, "inputs": input_variants, "versus": versus_variants}
+
+
 def alternating(workload: str, base: Path, repeats: int, budget: float) -> dict[str, Any]:
-    """Run the *mix* or *inputs* workload; values compared after timing."""
-    make = mix_variants if workload == "mix" else input_variants
+    """Run the *mix*, *inputs* or *versus* workload; values compared after timing."""
+    make = VARIANTS[workload]
     calls, extra = make(base)
     for call in calls.values():  # first call of each path on the real data: not timed
         call()
@@ -487,6 +507,10 @@ def _warm_up(tool: str, workload: str) -> None:
         ALLTREC_TOOLS[tool](run, qrels)
     elif tool in FRAME_TOOLS:
         FRAME_TOOLS[tool](run, qrels)
+    if workload == "versus":
+        pytrec_frames(run, qrels)
+        pytrec_alltrec(run, qrels)
+        ours_alltrec(run, qrels)
     if (tool.startswith("polars_rankeval") and workload in ("inputs", "stream")) or (
         workload == "scan"
     ):
@@ -573,7 +597,7 @@ def main(tool: str, workload: str, data_dir: str, repeats: int, budget: float) -
     base = Path(data_dir)
     baseline = current_rss_bytes()
     out: dict[str, Any] = {"tool": tool, "workload": workload, "rss_baseline": baseline}
-    if workload in ("mix", "inputs"):
+    if workload in VARIANTS:
         out |= alternating(workload, base, repeats, budget)
         out["rss_peak"] = peak_rss_bytes()
         return out
