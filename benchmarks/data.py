@@ -19,6 +19,9 @@ distinct without any sampling, and positions j >= depth are never retrieved.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 
@@ -57,12 +60,14 @@ def run_frame(
     lengths: np.ndarray,
     *,
     skill: float = 1.0,
+    first: int = 0,
 ) -> pl.DataFrame:
     """One system's run: ``query, doc, score`` with rows in arbitrary order per query.
 
     The score falls with the position j in the query's progression (the
     positions that qrels judge relevant most often), plus noise scaled by
-    ``1 / skill``; rounded to 3 decimals so that ties are common.
+    ``1 / skill``; rounded to 3 decimals so that ties are common. Query ``i``
+    of the arrays is named as query ``first + i``.
     """
     qidx = np.repeat(np.arange(len(lengths)), lengths)
     offsets = np.cumsum(lengths) - lengths
@@ -71,7 +76,7 @@ def run_frame(
     score = 10.0 * np.exp(-j / 300.0) + rng.normal(0.0, 1.5 / skill, len(j))
     order = np.lexsort((rng.random(len(j)), qidx))  # shuffle rows within each query
     frame = pl.DataFrame(
-        {"q": qidx[order], "d": doc[order], "score": np.round(score[order], 3) + 20.0}
+        {"q": qidx[order] + first, "d": doc[order], "score": np.round(score[order], 3) + 20.0}
     )
     return frame.select(
         query_names(pl.col("q")).alias("query"), doc_names(pl.col("d")).alias("doc"), "score"
@@ -79,9 +84,12 @@ def run_frame(
 
 
 def qrels_frame(
-    rng: np.random.Generator, starts: np.ndarray, steps: np.ndarray, depth: int
+    rng: np.random.Generator, starts: np.ndarray, steps: np.ndarray, depth: int, first: int = 0
 ) -> pl.DataFrame:
-    """Graded qrels: a pool from positions < 200 plus 50 positions the run never reaches."""
+    """Graded qrels: a pool from positions < 200 plus 50 positions the run never reaches.
+
+    Query ``i`` of the arrays is named as query ``first + i``.
+    """
     n_queries = len(starts)
     pooled = rng.random((n_queries, POOL_DEPTH)) < 0.7
     qi, j = np.nonzero(pooled)
@@ -92,7 +100,7 @@ def qrels_frame(
     u = rng.random(len(j))
     grade = np.where(u < p_rel, 1 + (u < p_rel / 2) + (u < p_rel / 6), 0)
     doc = (starts[qi] + j * steps[qi]) % N_DOCS
-    frame = pl.DataFrame({"q": qi, "d": doc, "relevance": grade.astype(np.int32)})
+    frame = pl.DataFrame({"q": qi + first, "d": doc, "relevance": grade.astype(np.int32)})
     return frame.select(
         query_names(pl.col("q")).alias("query"),
         doc_names(pl.col("d")).alias("doc"),
@@ -138,6 +146,63 @@ def make_corpus(
         for s in range(systems)
     ]
     return pl.concat(runs), qrels
+
+
+def write_shuffled_run(
+    out: Path,
+    n_rows: int,
+    *,
+    depth: int = 1000,
+    seed: int = 0,
+    chunk_rows: int = 2_000_000,
+) -> None:
+    """Write a single-system run of about ``n_rows`` rows, its rows shuffled across
+    queries, as ``out/run.parquet``, and its qrels as ``out/qrels.parquet``.
+
+    The corpus is :func:`make_corpus`'s (same per-query recipe, not the same
+    random draws), generated ``chunk_rows`` rows at a time so that memory stays
+    bounded whatever ``n_rows``: each chunk of queries sends each of its rows to
+    one of ``n_rows / chunk_rows`` parts at random (a file per chunk and part);
+    each part is then read, shuffled and written; the parts are concatenated into
+    one file by a streaming sink. A row's position is uniform over the file, so
+    a query's rows are spread over all of it.
+    """
+    rng = np.random.default_rng(seed)
+    n_queries = max(1, round(n_rows / depth))
+    starts, steps = _progressions(rng, n_queries)
+    lengths = _lengths(rng, n_queries, depth)
+    lengths = np.where(rng.random(n_queries) >= 0.01, lengths, 0)  # 1%: qrels only
+    unjudged = rng.random(n_queries) < 0.01  # 1% of run queries get no qrels
+    per_chunk = max(1, chunk_rows // depth)
+    n_parts = max(1, -(-n_rows // chunk_rows))
+    tmp = out / "tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    qrels_parts = []
+    for c, lo in enumerate(range(0, n_queries, per_chunk)):
+        hi = min(n_queries, lo + per_chunk)
+        crng = np.random.default_rng([seed, c])
+        qrels = qrels_frame(crng, starts[lo:hi], steps[lo:hi], depth, first=lo)
+        judged = query_names(pl.Series(np.nonzero(~unjudged[lo:hi])[0] + lo))
+        qrels_parts.append(qrels.filter(pl.col("query").is_in(judged.implode())))
+        run = run_frame(crng, starts[lo:hi], steps[lo:hi], lengths[lo:hi], first=lo)
+        part = pl.Series("part", crng.integers(0, n_parts, run.height), dtype=pl.UInt32)
+        for (p,), rows in (
+            run.with_columns(part).partition_by("part", as_dict=True, include_key=False).items()
+        ):
+            rows.write_parquet(tmp / f"p{p:05d}-c{c:05d}.parquet", compression="uncompressed")
+    pl.concat(qrels_parts).write_parquet(out / "qrels.parquet")
+    for p in range(n_parts):
+        pieces = sorted(tmp.glob(f"p{p:05d}-c*.parquet"))
+        if pieces:
+            rows = pl.read_parquet(pieces)
+            rows.sample(fraction=1.0, shuffle=True, seed=seed + p).write_parquet(
+                tmp / f"s{p:05d}.parquet", compression="uncompressed"
+            )
+            for piece in pieces:
+                piece.unlink()
+    pl.scan_parquet(sorted(tmp.glob("s*.parquet"))).sink_parquet(out / "run.parquet")
+    shutil.rmtree(tmp)
 
 
 def write_trec_run(run: pl.DataFrame, path: str, tag: str = "bench") -> None:

@@ -17,11 +17,46 @@ files
     TREC run and qrels files on disk -> per-query values.
 stream
     polars_rankeval only: a Parquet dataset -> mean per measure and system, on
-    the streaming engine, one system at a time.
+    the streaming engine, one system at a time (and, tool ``polars_rankeval
+    (one call)``, every system in one lazy call, bucketed by the engine).
+alltrec
+    Frames -> per-query values of trec_eval's whole ``all_trec`` set (92
+    measures at default parameters): polars_rankeval or pytrec_eval (dicts
+    built from the frames, as in *frames*).
+mix
+    polars_rankeval only, one process: the ten core measures and the ten plus
+    Bpref, infAP, IPrec@0.5, SetF and NumRet, called in alternation.
+inputs
+    polars_rankeval only, one process: the same run as a DataFrame, as
+    ``df.lazy()``, as a Parquet scan, read from Parquet then evaluated, and as
+    ``pr.judge``'s table through ``evaluate_judged``, called in alternation;
+    then each variant's values are compared with the DataFrame path's.
+versus
+    One process: polars_rankeval and pytrec_eval end to end (as in *frames* and
+    *alltrec*), core ten and all_trec, called in alternation, so that the
+    ratios to the peer hold under a shared machine's load.
+scan
+    A single-system Parquet file shuffled across queries -> means
+    (``per_query=False``): tool ``polars_rankeval`` is the lazy scan
+    (``pr.evaluate(pl.scan_parquet(...), ...).collect()``, default memory
+    limit), tool ``in memory`` reads the file with ``pl.read_parquet`` and
+    evaluates the DataFrame. One timed call per process; the means are returned.
+
+Alternating workloads (*mix*, *inputs*) run every variant once per round, in
+an order rotated each round, so that load on a shared machine falls on all of
+them alike; each variant's time is also compared with the reference variant's
+time in the same round (the median of those per-round ratios is reported).
+Before every timed call the garbage collector runs (not timed), so that no
+call pays for collecting the Python objects of the call before (pytrec_eval's
+dicts: up to a third of polars_rankeval's time right after a pytrec_eval call).
+Per-variant peak RSS there is the process's peak while that variant ran
+(``VmHWM`` reset through ``/proc/self/clear_refs`` before each call), inputs
+included.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import sys
@@ -34,11 +69,39 @@ from typing import Any
 import polars as pl
 
 MEASURES = ["AP", "AP@10", "P@5", "P@10", "R@10", "R@100", "RR", "nDCG", "nDCG@10", "Rprec"]
+MIX = [*MEASURES, "Bpref", "infAP", "IPrec@0.5", "SetF", "NumRet"]
+"""The core ten plus the measures that used to send a call to the slow plan."""
+CUTOFFS = ["5", "10", "15", "20", "30", "100", "200", "500", "1000"]
+ALL_TREC = [
+    *["NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "AP", "GMAP", "Rprec"],
+    *["Bpref", "GMBpref", "RR", "infAP", "IPrecAvg", "Utility"],
+    *["G", "binG", "nDCG", "nDCGRel", "Rndcg", "SetP", "SetR", "SetF", "SetAP", "SetRelP"],
+    *[f"IPrec@{r / 10:.1f}" for r in range(11)],
+    *[f"Rprec(mult={m / 10:.1f})" for m in range(2, 21, 2)],
+    *[f"{m}@{k}" for m in ("P", "R", "AP", "nDCG", "RelP") for k in CUTOFFS],
+    *["Success@1", "Success@5", "Success@10"],
+]
+"""trec_eval's all_trec (default parameters) as canonical names: ``pr.parse`` of
+pytrec_eval's output keys (the check workload verifies that the two agree)."""
 TREC_MEASURES = {"map", "map_cut.10", "P.5,10", "recall.10,100", "recip_rank", "ndcg"}
 TREC_MEASURES |= {"ndcg_cut.10", "Rprec"}
 RANX_MEASURES = ["map", "map@10", "precision@5", "precision@10", "recall@10", "recall@100"]
 RANX_MEASURES += ["mrr", "ndcg", "ndcg@10", "r-precision"]
 IRM_MEASURES = ["AP", "AP@10", "P@5", "P@10", "R@10", "R@100", "RR", "nDCG", "nDCG@10", "Rprec"]
+MIX = [*MEASURES, "Bpref", "infAP", "IPrec@0.5", "SetF", "NumRet"]
+"""The core ten plus the measures that used to send a call to the slow plan."""
+CUTOFFS = ["5", "10", "15", "20", "30", "100", "200", "500", "1000"]
+ALL_TREC = [
+    *["NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "AP", "GMAP", "Rprec"],
+    *["Bpref", "GMBpref", "RR", "infAP", "IPrecAvg", "Utility"],
+    *["G", "binG", "nDCG", "nDCGRel", "Rndcg", "SetP", "SetR", "SetF", "SetAP", "SetRelP"],
+    *[f"IPrec@{r / 10:.1f}" for r in range(11)],
+    *[f"Rprec(mult={m / 10:.1f})" for m in range(2, 21, 2)],
+    *[f"{m}@{k}" for m in ("P", "R", "AP", "nDCG", "RelP") for k in CUTOFFS],
+    *["Success@1", "Success@5", "Success@10"],
+]
+"""trec_eval's all_trec (default parameters) as canonical names: ``pr.parse`` of
+pytrec_eval's output keys (the check workload verifies that the two agree)."""
 
 
 def peak_rss_bytes() -> int:
@@ -52,6 +115,16 @@ def peak_rss_bytes() -> int:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's ``VmHWM`` to its current RSS (Linux >= 4.0); False if refused."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
 
 
 def current_rss_bytes() -> int:
@@ -133,6 +206,30 @@ def ours_frames(run: pl.DataFrame, qrels: pl.DataFrame) -> pl.DataFrame:
         return pr.evaluate(run, qrels, MEASURES)
 
 
+def trec_all_request() -> set[str]:
+    """The all_trec request of the conformance tests (``tests/corpus.py``)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from corpus import ALL_TREC_REQUEST
+
+    return set(ALL_TREC_REQUEST)
+
+
+def pytrec_alltrec(run: pl.DataFrame, qrels: pl.DataFrame) -> dict:
+    """pytrec_eval's all_trec, end to end: nested dicts from the frames, then evaluate."""
+    import pytrec_eval
+
+    qrels_d, run_d = pytrec_dicts(run, qrels)
+    return pytrec_eval.RelevanceEvaluator(qrels_d, trec_all_request()).evaluate(run_d)
+
+
+def ours_alltrec(run: pl.DataFrame, qrels: pl.DataFrame) -> pl.DataFrame:
+    import polars_rankeval as pr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pr.evaluate(run, qrels, ALL_TREC)
+
+
 def ceiling_frames(run: pl.DataFrame, qrels: pl.DataFrame) -> pl.DataFrame:
     """The floor for any exact evaluator: one join and one trec_eval-order sort."""
     return (
@@ -209,6 +306,18 @@ def ours_stream(run_path: str, qrels_path: str) -> pl.DataFrame:
     return pl.concat(parts)
 
 
+def ours_stream_one_call(run_path: str, qrels_path: str) -> pl.DataFrame:
+    """Means per system and measure over a Parquet dataset, every system in one lazy call."""
+    import polars_rankeval as pr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lf = pr.evaluate(
+            pl.scan_parquet(run_path), pl.scan_parquet(qrels_path), MEASURES, per_query=False
+        )
+        return lf.collect()
+
+
 def ceiling_stream(run_path: str, qrels_path: str) -> pl.DataFrame:
     """Join + trec_eval-order sort of each system's run, streaming engine."""
     scan = pl.scan_parquet(run_path)
@@ -241,7 +350,156 @@ FILE_TOOLS: dict[str, Callable] = {
     "ranx": ranx_files,
     "ir_measures": ir_measures_files,
 }
-STREAM_TOOLS: dict[str, Callable] = {"polars_rankeval": ours_stream, "join+sort": ceiling_stream}
+STREAM_TOOLS: dict[str, Callable] = {
+    "polars_rankeval": ours_stream,
+    "polars_rankeval (one call)": ours_stream_one_call,
+    "join+sort": ceiling_stream,
+}
+ALLTREC_TOOLS: dict[str, Callable] = {
+    "polars_rankeval": ours_alltrec,
+    "pytrec_eval": pytrec_alltrec,
+}
+
+
+# --------------------------------------------------------------------- alternating variants
+
+
+def _evaluate(run: Any, qrels: Any, measures: list[str], **kw: Any) -> pl.DataFrame:
+    import polars_rankeval as pr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = pr.evaluate(run, qrels, measures, **kw)
+        return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def mix_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, Any]]:
+    """The core ten and the core+5 mix on the same DataFrames."""
+    run = pl.read_parquet(base / "run.parquet")
+    qrels = pl.read_parquet(base / "qrels.parquet")
+    calls = {
+        "core (10 measures)": lambda: _evaluate(run, qrels, MEASURES),
+        "core+5 (15 measures)": lambda: _evaluate(run, qrels, MIX),
+    }
+    return calls, {"input_bytes": run.estimated_size() + qrels.estimated_size()}
+
+
+def input_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, Any]]:
+    """One run through every way in: the DataFrame path first (the reference)."""
+    import polars_rankeval as pr
+
+    run_path = base / "run.parquet"
+    run = pl.read_parquet(run_path)
+    qrels = pl.read_parquet(base / "qrels.parquet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        judged = pr.judge(run, qrels)
+
+    def judged_call() -> pl.DataFrame:
+        return pr.evaluate_judged(judged, MEASURES)
+
+    calls = {
+        "DataFrame": lambda: _evaluate(run, qrels, MEASURES),
+        "df.lazy()": lambda: _evaluate(run.lazy(), qrels, MEASURES),
+        "scan_parquet": lambda: _evaluate(pl.scan_parquet(run_path), qrels, MEASURES),
+        "read_parquet + DataFrame": lambda: _evaluate(pl.read_parquet(run_path), qrels, MEASURES),
+        "evaluate_judged": judged_call,
+    }
+    extra = {
+        "input_bytes": run.estimated_size() + qrels.estimated_size(),
+        "judged_rows": judged.height,
+    }
+    return calls, extra
+
+
+def compare_values(ours: pl.DataFrame, ref: pl.DataFrame, measures: list[str]) -> dict:
+    """Largest absolute difference over the queries both score, and the query-set sizes."""
+    both = ref.join(ours, on="query", how="inner", suffix="__v")
+    diff = both.select(
+        pl.max_horizontal((pl.col(m) - pl.col(f"{m}__v")).abs().max() for m in measures)
+    ).item()
+    return {
+        "max_abs_diff": float(diff or 0.0),
+        "queries": ours.height,
+        "reference_queries": ref.height,
+        "common_queries": both.height,
+    }
+
+
+def alternate(
+    calls: dict[str, Callable[[], Any]], repeats: int, budget: float
+) -> dict[str, dict[str, Any]]:
+    """Rounds of one call of every variant (order rotated each round), up to ``repeats``
+    rounds or ``budget`` seconds; per variant: wall and CPU times, the ratio to the
+    first variant's time in each round, and the peak RSS while it ran."""
+    names = list(calls)
+    out: dict[str, dict[str, Any]] = {
+        n: {"times": [], "cpu": [], "round_ratios": [], "rss_peak": 0} for n in names
+    }
+    spent = 0.0
+    r = 0
+    while r == 0 or (r < repeats and spent < budget):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for name in order:
+            gc.collect()  # not timed: pytrec_eval's dicts would be collected in our call
+            reset_peak_rss()
+            start, cpu = time.perf_counter(), time.process_time()
+            calls[name]()
+            wall = time.perf_counter() - start
+            out[name]["times"].append(wall)
+            out[name]["cpu"].append(time.process_time() - cpu)
+            out[name]["rss_peak"] = max(out[name]["rss_peak"], peak_rss_bytes())
+            spent += wall
+        for name in names:
+            out[name]["round_ratios"].append(out[name]["times"][-1] / out[names[0]]["times"][-1])
+        r += 1
+    return out
+
+
+def versus_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, Any]]:
+    """polars_rankeval and pytrec_eval end to end, core ten and all_trec, in one process."""
+    run = pl.read_parquet(base / "run.parquet")
+    qrels = pl.read_parquet(base / "qrels.parquet")
+    calls = {
+        "polars_rankeval, core ten": lambda: ours_frames(run, qrels),
+        "pytrec_eval, core ten": lambda: pytrec_frames(run, qrels),
+        "polars_rankeval, all_trec": lambda: ours_alltrec(run, qrels),
+        "pytrec_eval, all_trec": lambda: pytrec_alltrec(run, qrels),
+    }
+    return calls, {"input_bytes": run.estimated_size() + qrels.estimated_size()}
+
+
+VARIANTS = {"mix": mix_variants, "inputs": input_variants, "versus": versus_variants}
+
+
+def alternating(workload: str, base: Path, repeats: int, budget: float) -> dict[str, Any]:
+    """Run the *mix*, *inputs* or *versus* workload; values compared after timing."""
+    make = VARIANTS[workload]
+    calls, extra = make(base)
+    for call in calls.values():  # first call of each path on the real data: not timed
+        call()
+    variants = alternate(calls, repeats, budget)
+    if workload == "inputs":
+        results = {name: call() for name, call in calls.items()}
+        ref = results["DataFrame"]
+        for name, got in results.items():
+            variants[name]["values"] = compare_values(got, ref, MEASURES)
+    return {"variants": variants, **extra}
+
+
+# --------------------------------------------------------------------- shuffled scan
+
+
+def scan_means(tool: str, base: Path) -> pl.DataFrame:
+    """Means over the shuffled single-system file: lazy scan, or read then evaluate."""
+    run_path, qrels_path = base / "run.parquet", base / "qrels.parquet"
+    if tool == "polars_rankeval":
+        return _evaluate(
+            pl.scan_parquet(run_path), pl.scan_parquet(qrels_path), MEASURES, per_query=False
+        )
+    return _evaluate(
+        pl.read_parquet(run_path), pl.read_parquet(qrels_path), MEASURES, per_query=False
+    )
 
 
 def _warm_up(tool: str, workload: str) -> None:
@@ -250,19 +508,35 @@ def _warm_up(tool: str, workload: str) -> None:
     from data import make_corpus
 
     run, qrels = make_corpus(2_000, depth=100, seed=1)
-    if tool in FRAME_TOOLS:
+    if workload == "alltrec":
+        ALLTREC_TOOLS[tool](run, qrels)
+    elif tool in FRAME_TOOLS:
         FRAME_TOOLS[tool](run, qrels)
+    if workload == "versus":
+        pytrec_frames(run, qrels)
+        pytrec_alltrec(run, qrels)
+        ours_alltrec(run, qrels)
+    if (tool.startswith("polars_rankeval") and workload in ("inputs", "stream")) or (
+        workload == "scan"
+    ):
+        _evaluate(run.lazy(), qrels.lazy(), MEASURES, per_query=False)
     if tool == "ranx":
         ranx_evaluate(*ranx_structures(run, qrels))
 
 
-def _timed(call: Callable[[], Any], repeats: int, budget: float) -> list[float]:
-    """Wall times of up to ``repeats`` calls; stop early once ``budget`` s are spent."""
+def _timed(
+    call: Callable[[], Any], repeats: int, budget: float, cpu: list[float] | None = None
+) -> list[float]:
+    """Wall times of up to ``repeats`` calls; stop early once ``budget`` s are spent.
+    The CPU time of each call (all threads) is appended to ``cpu`` when given."""
     times: list[float] = []
     while not times or (len(times) < repeats and sum(times) < budget):
-        start = time.perf_counter()
+        gc.collect()  # not timed: no call pays for the garbage of the one before
+        start, used = time.perf_counter(), time.process_time()
         call()
         times.append(time.perf_counter() - start)
+        if cpu is not None:
+            cpu.append(time.process_time() - used)
     return times
 
 
@@ -283,6 +557,38 @@ def check_against_trec_eval(path: Path, sample: int) -> str:
     return f"{len(bad)} mismatches (1e-9) over {len(reference)} queries x {len(MEASURES)} measures"
 
 
+def check_alltrec(path: Path, sample: int) -> str:
+    """All of trec_eval's all_trec values, ours vs pytrec_eval, on (a sample of) the queries."""
+    import math
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from corpus import GEOMETRIC, pytrec_all_trec
+
+    import polars_rankeval as pr
+
+    run = pl.read_parquet(path / "run.parquet")
+    qrels = pl.read_parquet(path / "qrels.parquet")
+    ours = ours_alltrec(run, qrels)
+    queries = run["query"].unique().sort()
+    if queries.len() > sample:
+        queries = queries.sample(sample, seed=0)
+    chosen = pl.col("query").is_in(queries.implode())
+    ref = pytrec_all_trec(run.filter(chosen), qrels.filter(chosen))
+    keys = sorted({k for vals in ref.values() for k in vals})
+    names = {k: str(pr.parse(k)) for k in keys}
+    if sorted(set(names.values())) != sorted(ALL_TREC):
+        return "check failed: ALL_TREC differs from pr.parse of pytrec_eval's all_trec keys"
+    got = {str(r["query"]): r for r in ours.filter(chosen).iter_rows(named=True)}
+    bad = len(set(got) ^ set(ref))
+    for q in set(got) & set(ref):
+        for k in keys:
+            mine = got[q][names[k]]
+            if k in GEOMETRIC:
+                mine = math.log(max(mine, 0.00001))
+            bad += not abs(mine - ref[q][k]) <= 1e-9
+    return f"{bad} mismatches (1e-9) over {len(ref)} queries x {len(keys)} all_trec measures"
+
+
 def main(tool: str, workload: str, data_dir: str, repeats: int, budget: float) -> dict:
     """Run one (tool, workload) on the inputs in ``data_dir``; return the measurements.
 
@@ -291,11 +597,25 @@ def main(tool: str, workload: str, data_dir: str, repeats: int, budget: float) -
     """
     if workload == "check":
         return {"check": check_against_trec_eval(Path(data_dir), repeats)}
+    if workload == "check-alltrec":
+        return {"check": check_alltrec(Path(data_dir), repeats)}
     _warm_up(tool, workload)
     base = Path(data_dir)
     baseline = current_rss_bytes()
     out: dict[str, Any] = {"tool": tool, "workload": workload, "rss_baseline": baseline}
-    if workload in ("frames", "warm"):
+    if workload in VARIANTS:
+        out |= alternating(workload, base, repeats, budget)
+        out["rss_peak"] = peak_rss_bytes()
+        return out
+    if workload == "scan":
+        means: list[pl.DataFrame] = []
+        out["cpu"] = []
+        call = lambda: means.append(scan_means(tool, base))  # noqa: E731
+        out["times"] = _timed(call, repeats, budget, out["cpu"])
+        out["rss_peak"] = peak_rss_bytes()
+        out["means"] = means[-1].to_dicts()[0]
+        return out
+    if workload in ("frames", "warm", "alltrec"):
         run = pl.read_parquet(base / "run.parquet")
         qrels = pl.read_parquet(base / "qrels.parquet")
         out["input_bytes"] = run.estimated_size() + qrels.estimated_size()
@@ -304,7 +624,7 @@ def main(tool: str, workload: str, data_dir: str, repeats: int, budget: float) -
             del run, qrels
             call = lambda: ranx_evaluate(*structures)  # noqa: E731
         else:
-            fn = FRAME_TOOLS[tool]
+            fn = (ALLTREC_TOOLS if workload == "alltrec" else FRAME_TOOLS)[tool]
             call = lambda: fn(run, qrels)  # noqa: E731
     else:
         tools = FILE_TOOLS if workload == "files" else STREAM_TOOLS
@@ -316,7 +636,8 @@ def main(tool: str, workload: str, data_dir: str, repeats: int, budget: float) -
         paths = [str(base / n) for n in names]
         fn = tools[tool]
         call = lambda: fn(*paths)  # noqa: E731
-    out["times"] = _timed(call, repeats, budget)
+    out["cpu"] = []
+    out["times"] = _timed(call, repeats, budget, out["cpu"])
     out["rss_peak"] = peak_rss_bytes()
     return out
 
