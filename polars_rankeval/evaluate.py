@@ -17,14 +17,15 @@ from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
     absent_queries,
     raise_absent_queries,
+    warn_unjudged_queries,
     warn_unscored_queries,
 )
 from polars_rankeval.engine.pipeline import aggregate, check_values, score_piece
 from polars_rankeval.engine.scope import scope
 from polars_rankeval.engine.select import judged_from_table
-from polars_rankeval.engine.shape import FACT, HAS_RUN
+from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED
 from polars_rankeval.inputs import JOINED_QUERY, as_frame, id_columns, with_joined_ids
-from polars_rankeval.measures import Context, Measure, parse_measures
+from polars_rankeval.measures import Context, Measure, lowest_grade, parse_measures
 from polars_rankeval.options import Options, check_int, run_options, segment_columns
 from polars_rankeval.validation import (
     check_columns,
@@ -279,7 +280,11 @@ def evaluate_judged(
     |R| for a query is taken from the per-query column ``n_rel`` when given
     (its first value in the query), else it is the number of rows with grade
     >= ``rel_level``, shown or not. The ideal ranking for nDCG is built from the
-    grades present in the table. Every query in the table is scored.
+    grades present in the table. Every query in the table that has a judged row
+    (a grade, 0 included) is scored; a query whose rows all have a null grade
+    (as :func:`polars_rankeval.judge` gives a run query without qrels) is left
+    out with an :class:`UnscoredQueriesWarning`, as :func:`evaluate` leaves out a
+    run query without qrels.
 
     Parameters
     ----------
@@ -344,8 +349,17 @@ def evaluate_judged(
         if validate:
             check_judged_values(table, keys=keys, rank=rank, relevance=relevance)
         shape = judged_from_table(
-            table, keys=keys, rank=rank, relevance=relevance, n_rel=n_rel, check=validate
+            table,
+            keys=keys,
+            rank=rank,
+            relevance=relevance,
+            n_rel=n_rel,
+            check=validate,
+            lowest_grade=lowest_grade(parsed, context),
         )
+        unjudged = shape.keys.filter(~shape.rankings[SCORED])
+        ids = [pl.col(q).cast(pl.String) for q in queries]
+        warn_unjudged_queries(unjudged.select(pl.concat_str(ids, separator=" / ")).to_series())
         return aggregate(shape, parsed, context).sort(keys)
 
     if isinstance(judged, pl.DataFrame):

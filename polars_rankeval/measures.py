@@ -26,6 +26,7 @@ evaluated. ``parse(str(m)) == m`` for every measure, and output columns carry
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -107,6 +108,12 @@ class MeasureFamily:
     row columns, per-query facts and per-ranking numbers, combined into the
     per-ranking value. ``build`` gives the same value as one aggregation
     over a query's rows of the judged table, for users' own ``group_by``."""
+    reads: Callable[[Measure, Context], float] | None = None
+    """The lowest grade of the judged rows (retrieved or in the qrels) the formula
+    reads: a measure of relevant documents reads grades >= its relevance level,
+    nDCG the grades with a gain. None: every judged row, whatever its grade
+    (bpref counts the judged non-relevant ones). The engine selects only the rows
+    some measure asked for reads, so the others cost nothing."""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -141,6 +148,11 @@ class Measure:
     def rel_level(self, ctx: Context) -> int:
         """The relevance threshold: the measure's ``rel`` parameter, else the context's."""
         return self.get("rel", ctx.rel_level)
+
+    def lowest_grade(self, ctx: Context) -> float:
+        """The lowest grade of the judged rows this measure reads (-inf: all of them)."""
+        reads = self.family.reads
+        return -math.inf if reads is None else float(reads(self, ctx))
 
     def formula(self, features: Features) -> pl.Expr:
         """The per-ranking value over the engine's features, aliased to the canonical name."""
@@ -263,6 +275,39 @@ def _gains(measure: Measure) -> dict[int, float] | None:
     return dict(gains) if gains else None
 
 
+def _relevant(measure: Measure, ctx: Context) -> float:
+    """``reads`` of a measure of relevant documents: its relevance level."""
+    return measure.rel_level(ctx)
+
+
+def _gained(measure: Measure, ctx: Context) -> float:
+    """``reads`` of a gain measure: grade 1 up (negative grades and, unless ``gains``
+    gives it one, grade 0 have no gain)."""
+    gains = measure.get("gains")
+    return 0.0 if gains and dict(gains).get(0, 0.0) != 0.0 else 1.0
+
+
+def _no_rows(measure: Measure, ctx: Context) -> float:
+    """``reads`` of a measure of the run alone (NumRet): no judged row."""
+    return math.inf
+
+
+def lowest_grade(measures: Iterable[Measure], ctx: Context) -> float:
+    """The lowest grade any of ``measures`` reads: the engine keeps the judged rows of
+    that grade and up (-inf: every judged row).
+
+    Examples
+    --------
+    >>> lowest_grade([parse("AP"), parse("nDCG@10")], Context())
+    1.0
+    >>> lowest_grade([parse("P(rel=2)@5")], Context(rel_level=3))
+    2.0
+    >>> lowest_grade([parse("AP"), parse("Bpref")], Context())
+    -inf
+    """
+    return min((m.lowest_grade(ctx) for m in measures), default=-math.inf)
+
+
 def _family(
     name: str,
     build: Callable[[Measure, Context], pl.Expr],
@@ -280,6 +325,7 @@ _family(
     lambda x, c: m.num_ret(rank=c.rank),
     summary="documents retrieved",
     aggregate="sum",
+    reads=_no_rows,
     formula=lambda x, f: family.precision.num_ret_formula(f),
 )
 _family(
@@ -289,6 +335,7 @@ _family(
     REL,
     summary="relevant documents, retrieved or not",
     aggregate="sum",
+    reads=_relevant,
     formula=lambda x, f: family.precision.num_rel_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -298,6 +345,7 @@ _family(
     REL,
     summary="relevant documents retrieved",
     aggregate="sum",
+    reads=_relevant,
     formula=lambda x, f: family.precision.num_rel_ret_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -307,6 +355,7 @@ _family(
     REL,
     NORM,
     summary="average precision (at k: |R| stays the denominator unless norm=min)",
+    reads=_relevant,
     formula=lambda x, f: family.ap.average_precision_formula(
         f, x.cutoff, x.rel_level(f.ctx), x.get("norm", "R")
     ),
@@ -318,6 +367,7 @@ _family(
     REL,
     summary="AP per query, geometric mean over queries (floor 1e-5)",
     aggregate="gmean",
+    reads=_relevant,
     formula=lambda x, f: family.ap.average_precision_formula(f, None, x.rel_level(f.ctx)),
 )
 _family(
@@ -331,6 +381,7 @@ _family(
     REL,
     Param("mult", float),
     summary="R-precision: precision at rank |R| (mult: at rank mult*|R|, Rprec_mult)",
+    reads=_relevant,
     formula=lambda x, f: (
         family.precision.r_precision_formula(f, x.rel_level(f.ctx))
         if x.get("mult") is None
@@ -360,6 +411,7 @@ _family(
     "optional",
     REL,
     summary="reciprocal rank of the first relevant document",
+    reads=_relevant,
     formula=lambda x, f: family.rr.reciprocal_rank_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
@@ -372,6 +424,7 @@ _family(
     ROUNDING,
     summary="interpolated precision at a recall level (rounding=v9|v10; default: conventions)",
     cutoff_kind=float,
+    reads=_relevant,
     formula=lambda x, f: family.iprec.iprec_at_recall_formula(
         f, x.cutoff, x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
     ),
@@ -386,6 +439,7 @@ _family(
     ROUNDING,
     Param("levels", Levels, ELEVEN),
     summary="interpolated precision averaged over recall levels (11pt_avg)",
+    reads=_relevant,
     formula=lambda x, f: family.iprec.iprec_average_formula(
         f, x.get("levels", ELEVEN), x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
     ),
@@ -396,6 +450,7 @@ _family(
     "required",
     REL,
     summary="precision at k",
+    reads=_relevant,
     formula=lambda x, f: family.precision.precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
@@ -405,6 +460,7 @@ _family(
     REL,
     NORM,
     summary="recall at k (norm=min: divided by min(k, |R|))",
+    reads=_relevant,
     formula=lambda x, f: family.precision.recall_formula(
         f, x.cutoff, x.rel_level(f.ctx), x.get("norm", "R")
     ),
@@ -435,6 +491,7 @@ _family(
     Param("d", float, 0.0),
     Param("n_docs", int, 0),
     summary="set utility a*rel_ret + b*nonrel_ret + c*rel_missed + d*nonrel_missed",
+    reads=_relevant,
     formula=lambda x, f: family.set.utility_formula(
         f,
         x.get("a", 1.0),
@@ -451,6 +508,7 @@ _family(
     "none",
     REL,
     summary="binary G (trec_eval experimental)",
+    reads=_relevant,
     formula=lambda x, f: family.gain.bin_g_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -459,6 +517,7 @@ _family(
     "none",
     GAINS,
     summary="normalised gain G (trec_eval experimental)",
+    reads=_gained,
     formula=lambda x, f: family.gain.g_measure_formula(f, _gains(x)),
 )
 _family(
@@ -474,6 +533,7 @@ _family(
     GAINS,
     Param("gain", str, "linear", ("linear", "exp")),
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
+    reads=_gained,
     formula=lambda x, f: family.ndcg.ndcg_formula(
         f, x.cutoff, _gains(x), exponential=x.get("gain") == "exp"
     ),
@@ -484,6 +544,7 @@ _family(
     "none",
     GAINS,
     summary="nDCG averaged over the relevant documents (trec_eval ndcg_rel)",
+    reads=_gained,
     formula=lambda x, f: family.gain.ndcg_rel_formula(f, _gains(x)),
 )
 _family(
@@ -493,6 +554,7 @@ _family(
     REL,
     GAINS,
     summary="nDCG averaged at the R levels of the grades (trec_eval Rndcg)",
+    reads=_gained,
     formula=lambda x, f: family.gain.rndcg_formula(f, x.rel_level(f.ctx), _gains(x)),
 )
 _family(
@@ -501,6 +563,7 @@ _family(
     "required",
     REL,
     summary="precision at k relative to min(k, |R|)",
+    reads=_relevant,
     formula=lambda x, f: family.set.relative_precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
@@ -509,6 +572,7 @@ _family(
     "optional",
     REL,
     summary="1 if a relevant document is in the top k",
+    reads=_relevant,
     formula=lambda x, f: family.precision.success_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
@@ -517,6 +581,7 @@ _family(
     "none",
     REL,
     summary="set precision",
+    reads=_relevant,
     formula=lambda x, f: family.set.set_precision_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -525,6 +590,7 @@ _family(
     "none",
     REL,
     summary="set precision relative to min(|ret|, |R|)",
+    reads=_relevant,
     formula=lambda x, f: family.set.set_relative_precision_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -533,6 +599,7 @@ _family(
     "none",
     REL,
     summary="set recall",
+    reads=_relevant,
     formula=lambda x, f: family.set.set_recall_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -541,6 +608,7 @@ _family(
     "none",
     REL,
     summary="set precision times set recall (set_map)",
+    reads=_relevant,
     formula=lambda x, f: family.set.set_ap_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -550,6 +618,7 @@ _family(
     REL,
     Param("beta", float, 1.0),
     summary="weighted harmonic mean of set precision and recall",
+    reads=_relevant,
     formula=lambda x, f: family.set.set_f_formula(f, x.get("beta", 1.0), x.rel_level(f.ctx)),
 )
 _family(
@@ -568,6 +637,7 @@ _family(
     "optional",
     REL,
     summary="harmonic mean of P@k and R@k",
+    reads=_relevant,
     formula=lambda x, f: family.set.f1_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
@@ -576,6 +646,7 @@ _family(
     "optional",
     Param("max_grade", int),
     summary="expected reciprocal rank (Chapelle et al. 2009)",
+    reads=_gained,
     formula=lambda x, f: family.err.err_formula(f, x.cutoff, x.get("max_grade")),
 )
 _family(
@@ -585,6 +656,7 @@ _family(
     REL,
     Param("p", float, 0.8),
     summary="rank-biased precision (Moffat and Zobel 2008)",
+    reads=_relevant,
     formula=lambda x, f: family.err.rbp_formula(f, x.get("p", 0.8), x.rel_level(f.ctx)),
 )
 _family(
@@ -608,6 +680,7 @@ _family(
     "required",
     REL,
     summary="expected P@k under a random order of the retrieved documents",
+    reads=_relevant,
     formula=lambda x, f: family.random.expected_precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
@@ -616,6 +689,7 @@ _family(
     "none",
     REL,
     summary="expected AP under a random order of the retrieved documents",
+    reads=_relevant,
     formula=lambda x, f: family.random.expected_ap_formula(f, x.rel_level(f.ctx)),
 )
 
@@ -719,6 +793,7 @@ _family(
     "none",
     Param("p", float, TREC_P),
     summary="rank-biased precision as trec_eval 10 (rbp): graded gains / max grade, p=0.9",
+    reads=_gained,
     formula=lambda x, f: family.trec_rbp.trec_rbp_formula(f, x.get("p", TREC_P)),
 )
 _family(

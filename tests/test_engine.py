@@ -14,6 +14,7 @@ stage can order them.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -27,7 +28,9 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as pr
 from polars_rankeval.engine import rank as engine_rank
 from polars_rankeval.engine import select
+from polars_rankeval.engine.shape import GRADE
 from polars_rankeval.measures import REGISTRY, Context, parse
+from polars_rankeval.options import run_options
 
 SAMPLES = [
     "NumRet",
@@ -210,6 +213,46 @@ def test_engine_equals_reference(seed, options, systems, shuffle):
     assert_same(got, want)
 
 
+@pytest.mark.parametrize("rel_level", [1, 2, 0])
+def test_each_measure_alone_reads_all_it_needs(rel_level):
+    # Alone, a measure gets only the judged rows of the grades it declares it reads
+    # (Measure.lowest_grade): a wrong declaration changes its value here.
+    run, qrels = random_corpus(11, n_queries=30, systems=2)
+    assert set(qrels["relevance"].unique()) >= {-1, 0, 1, 2}
+    want = reference_values(run, qrels, SAMPLES, rel_level)
+    judged = pr.judge(run, qrels)
+    for name in SAMPLES:
+        column = str(parse(name))
+        got = engine_values(run, qrels, [name], rel_level=rel_level)
+        assert_same(got, want.select("system", "query", column))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+            logs = pr.evaluate_judged(judged, [name], rel_level=rel_level)
+        logs = logs.with_columns(pl.col("query").cast(pl.String))
+        assert_same(logs, want.select("system", "query", column))
+
+
+def test_measures_of_relevant_documents_select_fewer_rows():
+    ctx = Context(rel_level=2)
+    assert parse("AP").lowest_grade(ctx) == 2
+    assert parse("P(rel=1)@5").lowest_grade(ctx) == 1
+    assert parse("nDCG@10").lowest_grade(ctx) == 1
+    assert parse("nDCG(gains=0:1;2:5)").lowest_grade(ctx) == 0
+    assert parse("NumRet").lowest_grade(ctx) == math.inf
+    assert parse("Bpref").lowest_grade(ctx) == -math.inf
+    run, qrels = random_corpus(12, n_queries=10)
+    options = run_options(run.schema, qrels.schema)
+    every, graded = (
+        select.judged_from_run(run, qrels, options, order="score", depth=None, missing="drop",
+                               duplicates="error", check=True, lowest_grade=grade)
+        for grade in (-math.inf, 2)
+    )  # fmt: skip
+    assert every.rows[GRADE].min() < 2 <= graded.rows[GRADE].min()
+    assert graded.rows.height == every.rows.filter(pl.col(GRADE) >= 2).height
+    assert graded.judgments[GRADE].min() >= 2
+    assert graded.rankings.equals(every.rankings)  # the same rankings are scored
+
+
 @pytest.mark.parametrize("seed", [3, 4])
 def test_lazy_and_judged_inputs_equal_the_dataframe_path(seed):
     run, qrels = random_corpus(seed, n_queries=25, systems=2)
@@ -217,10 +260,13 @@ def test_lazy_and_judged_inputs_equal_the_dataframe_path(seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
         lazy = pr.evaluate(run.lazy(), qrels.lazy(), SAMPLES).collect()
-        judged = pr.evaluate_judged(pr.judge(run, qrels), SAMPLES)
     assert_frame_equal(lazy.with_columns(pl.col("query").cast(pl.String)), frame)
-    scored = frame.select("system", "query")
-    assert_same(judged.join(scored, on=["system", "query"], how="semi"), frame)
+    table = pr.judge(run, qrels)
+    no_qrels = run["query"].unique().filter(~run["query"].unique().is_in(qrels["query"].implode()))
+    assert no_qrels.len() > 0  # judge gives them null grades: evaluate_judged leaves them out
+    with pytest.warns(pr.UnscoredQueriesWarning, match="have no judged row"):
+        judged = pr.evaluate_judged(table, SAMPLES)
+    assert_same(judged.with_columns(pl.col("query").cast(pl.String)), frame)
 
 
 def test_single_precision_scores_tie_under_trec_eval_9():

@@ -40,6 +40,18 @@ def absent_queries(run_queries: pl.Series, qrels_queries: pl.Series) -> pl.Serie
     return qrels_q.filter(~qrels_q.is_in(run_q)).sort()
 
 
+def warn_unjudged_queries(unjudged: pl.Series) -> None:
+    """Warn naming the queries of a judged table (one entry per ranking) with no judged row."""
+    if unjudged.len():
+        shown = ", ".join(readable(unjudged.unique(maintain_order=True).head(5)))
+        msg = (
+            f"{unjudged.len()} queries have no judged row (every grade is null) and were "
+            f"not scored ({shown}{', ...' if unjudged.len() > 5 else ''}), as evaluate "
+            f"leaves out a run query without qrels."
+        )
+        warnings.warn(msg, UnscoredQueriesWarning, stacklevel=4)
+
+
 def warn_unscored_queries(no_qrels: pl.Series) -> None:
     """Warn naming the run queries (one entry per ranking) that have no qrels, if any."""
     if no_qrels.len():

@@ -8,6 +8,7 @@ must hold, for each of its queries, all of that query's run and qrels rows.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ import polars as pl
 from polars_rankeval.engine.features import Features
 from polars_rankeval.engine.select import judged_from_run
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
-from polars_rankeval.measures import Context, Measure
+from polars_rankeval.measures import Context, Measure, lowest_grade
 from polars_rankeval.options import Options
 from polars_rankeval.validation import check_qrels_values, check_run_values
 
@@ -77,8 +78,10 @@ def judged_piece(
     *,
     check_duplicates: bool = True,
     systems: pl.Series | None = None,
+    lowest_grade: float = -math.inf,
 ) -> Judged:
-    """Scope, rank and select: a piece's run and qrels as the judged shape."""
+    """Scope, rank and select: a piece's run and qrels as the judged shape, with the
+    judgments of grade ``lowest_grade`` or more."""
     run, qrels = align_ids(
         run.select(options.run_columns),
         qrels.select(options.qrels_columns),
@@ -95,6 +98,7 @@ def judged_piece(
         check=check_duplicates,
         single_precision=options.single_precision,
         systems=systems,
+        lowest_grade=lowest_grade,
     )
 
 
@@ -115,8 +119,18 @@ def score_piece(
     check_duplicates: bool = True,
     systems: pl.Series | None = None,
 ) -> Piece:
-    """Score one piece (see the module docstring): values and the unscored rankings."""
-    shape = judged_piece(run, qrels, options, check_duplicates=check_duplicates, systems=systems)
+    """Score one piece (see the module docstring): values and the unscored rankings.
+
+    Only the judged rows the measures read are selected (:func:`lowest_grade`).
+    """
+    shape = judged_piece(
+        run,
+        qrels,
+        options,
+        check_duplicates=check_duplicates,
+        systems=systems,
+        lowest_grade=lowest_grade(measures, options.context),
+    )
     run_rankings = shape.rankings[HAS_RUN]
     no_qrels = shape.keys.filter(run_rankings & shape.rankings[FACT].is_null())
     scores = aggregate(shape, measures, options.context)

@@ -9,6 +9,7 @@ ranked (:mod:`polars_rankeval.engine.rank`). The same hashes prove the run's
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -73,11 +74,13 @@ def match_and_rank(
     duplicates: str,
     check: bool,
     single_precision: bool = False,
+    lowest_grade: float = -math.inf,
 ) -> Matched:
-    """Rank every row of a run and find those that have a qrels row.
+    """Rank every row of a run and find those that have a qrels row of grade
+    ``lowest_grade`` or more.
 
     ``check`` looks for duplicate (ranking, doc) rows in the run and (query,
-    doc) rows in qrels, on the hashes the join needs anyway.
+    doc) rows in qrels (all of them), on the hashes the join needs anyway.
     """
     query, doc = columns.query, columns.doc
     run_hash = run.select(key_hash([query, doc])).to_series().rechunk()
@@ -92,7 +95,8 @@ def match_and_rank(
     qrels_hash = qrels.select(key_hash([query, doc])).to_series().rechunk()
     if check:
         validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=qrels_hash)
-    run_rows, judgments = _matches(run, qrels, run_hash, qrels_hash, [query, doc])
+    wanted = None if lowest_grade == -math.inf else qrels[columns.relevance] >= lowest_grade
+    run_rows, judgments = _matches(run, qrels, run_hash, qrels_hash, [query, doc], wanted)
     del run_hash
     ranked = rank_order_of(run, columns, groups, order, single_precision)
     return Matched(run, groups, ranked, run_rows, judgments)
@@ -110,11 +114,16 @@ def judged_from_run(
     check: bool,
     single_precision: bool = False,
     systems: pl.Series | None = None,
+    lowest_grade: float = -math.inf,
 ) -> Judged:
     """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels.
 
     ``systems``, the systems of the whole run when this is one piece of it,
     decides which systems get empty rankings under ``missing="zero"``.
+    Only judgments of grade ``lowest_grade`` or more are kept, retrieved or not
+    (the grades the measures read: see
+    :meth:`polars_rankeval.measures.Measure.lowest_grade`); the queries scored
+    are decided on every qrels row.
     """
     matched = match_and_rank(
         run,
@@ -124,6 +133,7 @@ def judged_from_run(
         duplicates=duplicates,
         check=check,
         single_precision=single_precision,
+        lowest_grade=lowest_grade,
     )
     ranks = matched.order.ranks(matched.run_rows)
     of = matched.groups.ids[matched.run_rows].astype(np.int64)
@@ -134,6 +144,8 @@ def judged_from_run(
     grades = qrels[columns.relevance].cast(pl.Int64).gather(judgments)
     rows = _sorted_rows(of, ranks, grades)
     in_scope, judgment_rows = ranking_scope(matched, qrels, columns, missing, systems)
+    if lowest_grade != -math.inf:
+        judgment_rows = judgment_rows.filter(pl.col(GRADE) >= lowest_grade)
     counts = matched.groups.counts
     nret = counts if depth is None else np.minimum(counts, depth)
     n_extra = in_scope.keys.height - len(nret)
@@ -218,15 +230,18 @@ def _matches(
     run_hash: pl.Series,
     qrels_hash: pl.Series,
     ids: list[str],
+    wanted: pl.Series | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(run row, qrels row) of every retrieved document that has a qrels row.
+    """(run row, qrels row) of every retrieved document that has a qrels row
+    (one of the ``wanted`` qrels rows, when given).
 
     A join on the hashes of the ``ids`` (query, doc); each pair is then
     checked on the ids themselves, so a hash collision cannot match two
     different documents.
     """
     left = run_hash.alias("h").to_frame().with_row_index(_ROW).lazy()
-    right = qrels_hash.alias("h").to_frame().with_row_index(JUDGMENT).lazy()
+    right = qrels_hash.alias("h").to_frame().with_row_index(JUDGMENT)
+    right = (right if wanted is None else right.filter(wanted)).lazy()
     pairs = left.join(right, on="h").sort(_ROW).collect()  # the lazy join is the faster one
     rows, judgments = pairs[_ROW].to_numpy().astype(np.int64), pairs[JUDGMENT]
     same = pl.Series(np.ones(len(rows), bool))
@@ -271,13 +286,16 @@ def judged_from_table(
     relevance: str,
     n_rel: str | None,
     check: bool = True,
+    lowest_grade: float = -math.inf,
 ) -> Judged:
     """The judged shape of a pre-judged table (logs): ranks given, no qrels.
 
-    Each ranking's judgments are its own rows with a grade (shown or not);
-    its retrieved documents are its rows with a rank. Rows already in rank
-    order within contiguous rankings (the usual layout of logs) are taken as
-    they are; others are sorted. ``check`` refuses two rows at one rank.
+    Each ranking's judgments are its own rows with a grade (shown or not) of
+    ``lowest_grade`` or more; its retrieved documents are its rows with a
+    rank. A ranking is scored when it has a judgment (a row with a grade, any
+    grade), as a run query is scored when it has a qrels row. Rows already in
+    rank order within contiguous rankings (the usual layout of logs) are taken
+    as they are; others are sorted. ``check`` refuses two rows at one rank.
     """
     groups = Groups.of(table, list(keys))
     ids = groups.ids.astype(np.int64)
@@ -296,7 +314,10 @@ def judged_from_table(
         msg = f"judged has two rows at the same rank ({where}): each rank holds one document."
         raise ValueError(msg)
     nret = np.bincount(ids[shown], minlength=groups.n)
-    picked = shown[grades.gather(shown).is_not_null().to_numpy()]
+    graded_any = grades.is_not_null()
+    has_judgment = np.bincount(ids[graded_any.to_numpy()], minlength=groups.n) > 0
+    read = graded_any & (grades >= lowest_grade)
+    picked = shown[read.gather(shown).to_numpy()]
     rows = pl.DataFrame(
         {
             RANKING: pl.Series(ids[picked], dtype=pl.UInt32),
@@ -305,7 +326,7 @@ def judged_from_table(
         },
         schema=ROW_SCHEMA,
     )
-    graded = np.flatnonzero(grades.is_not_null().to_numpy())
+    graded = np.flatnonzero(read.to_numpy())
     if not groups.contiguous:
         graded = graded[np.argsort(ids[graded], kind="stable")]
     judgments = pl.DataFrame(
@@ -319,7 +340,7 @@ def judged_from_table(
             FACT: pl.Series(np.arange(groups.n), dtype=pl.UInt32),
             NRET: pl.Series(nret, dtype=pl.Int64),
         }
-    ).with_columns(pl.lit(True).alias(SCORED), pl.lit(True).alias(HAS_RUN))
+    ).with_columns(pl.Series(SCORED, has_judgment), pl.lit(True).alias(HAS_RUN))
     if n_rel is not None:
         rankings = rankings.with_columns(table[n_rel].gather(first).cast(pl.Float64).alias(N_REL))
     return Judged(table.select(keys)[first], rankings, rows, judgments)

@@ -22,11 +22,12 @@ if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
 
 
-def recall_cutoff(level: float, n_rel: pl.Expr, rounding: Rounding = "v10") -> pl.Expr:
+def recall_cutoff(level: float, n_rel: pl.Expr, rounding: Rounding) -> pl.Expr:
     """Number of relevant documents that reaching recall ``level`` takes, as trec_eval.
 
     trec_eval 9.x: ``(long)(level * |R| + 0.9)``; trec_eval 10.0:
-    ``lround(level * |R|)`` (half away from zero).
+    ``lround(level * |R|)`` (half away from zero) for ``iprec_at_recall`` and
+    ``11pt_avg``, 9.x's for ``Rprec_mult`` (both versions).
     """
     x = pl.lit(level, pl.Float64) * n_rel
     if rounding == "v9":
@@ -136,7 +137,7 @@ def rprec_mult(
     if isinstance(mult, bool) or not isinstance(mult, int | float) or mult < 0:
         msg = f"The multiple of Rprec must be a number >= 0. Got {mult!r} instead."
         raise ValueError(msg)
-    cut = recall_cutoff(mult, num_relevant(relevance, rel_level, n_rel))
+    cut = recall_cutoff(mult, num_relevant(relevance, rel_level, n_rel), "v9")
     hits = (
         relevant_retrieved(rank, relevance, rel_level) & (col(rank) <= cut).fill_null(False)
     ).sum()
@@ -167,6 +168,6 @@ def iprec_average_formula(
 
 def rprec_mult_formula(f: Features, mult: float, rel_level: int) -> pl.Expr:
     """Rprec_mult over the engine's features (see :func:`rprec_mult`)."""
-    cut = recall_cutoff(mult, f.nrel(rel_level))
+    cut = recall_cutoff(mult, f.nrel(rel_level), "v9")  # 10.0 keeps 9.x's here
     hits = f.hits(rel_level, cut)
     return pl.when(cut > 0).then(hits / cut).otherwise(0.0).cast(pl.Float64)
