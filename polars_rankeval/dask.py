@@ -8,12 +8,13 @@ so the evaluation is split by a hash of the query id
   Parquet file (a file larger than twice a 2 x threads-th share of the input
   is cut into row slices, so that one big file still keeps every worker
   busy), one for a LazyFrame. Each task checks its rows as they arrive and
-  writes them, in batches, to bucket files (uncompressed Arrow) in a spill
-  folder every worker can read; in-memory DataFrames are instead split on
-  the driver and scattered;
-* **reduce**: one task per bucket reads that bucket's files (every run and
-  qrels row of its queries) and scores them as :func:`polars_rankeval.evaluate`
-  scores a DataFrame;
+  writes them, in batches, to spill files (uncompressed Arrow, one per
+  batch, rows grouped by bucket: see :class:`polars_rankeval.engine.buckets.Spill`)
+  in a spill folder every worker can read; in-memory DataFrames are instead
+  split on the driver and scattered;
+* **reduce**: one task per bucket reads that bucket's slices of the files
+  (every run and qrels row of its queries) and scores them as
+  :func:`polars_rankeval.evaluate` scores a DataFrame;
 * the driver gathers the per-query values, checks that every input row was
   scored once, warns once about unscored queries, and sorts (or averages, for
   ``per_query=False``). The spill folder is deleted.
@@ -32,7 +33,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -92,10 +93,10 @@ class Chunk:
 
 @dataclass(frozen=True)
 class Mapped:
-    """What a map task wrote: its rows' bucket files, and what it saw on the way."""
+    """What a map task wrote: where its rows of each bucket are, and what it saw on the way."""
 
-    files: list[list[str]]
-    """Per bucket, the files holding its rows, in the order they were read."""
+    slices: list[list[buckets.Slice]]
+    """Per bucket, the file slices holding its rows, in the order they were read."""
     rows: int
     systems: pl.Series | None
     probe: tuple[int, ...]
@@ -220,24 +221,20 @@ def _map(chunk: Chunk, table: pieces.Table, job: pieces.Job, n_buckets: int, fol
         rows += batch.height
     spill.flush()
     seen = pl.concat(systems).unique() if systems else None
-    files = [[str(p) for p in paths] for paths in spill.files]
-    return Mapped(files, rows, seen, pieces.hash_probe())
+    return Mapped(spill.slices, rows, seen, pieces.hash_probe())
 
 
-def _load(part: pl.DataFrame | list[str], schema: pl.Schema) -> pl.DataFrame:
-    """A bucket's rows: a scattered frame, or its files (read once, then deleted)."""
+def _load(part: pl.DataFrame | list[buckets.Slice], schema: pl.Schema) -> pl.DataFrame:
+    """A bucket's rows: a scattered frame, or its slices of the spill files (the driver
+    deletes the files with the spill folder at the end)."""
     if isinstance(part, pl.DataFrame):
         return part
-    frames = [pl.read_ipc(path) for path in part]
-    for path in part:
-        with suppress(OSError):  # the driver deletes the whole folder at the end anyway
-            os.unlink(path)
-    return pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=schema)
+    return buckets.read_slices(part, schema)
 
 
 def _reduce(
-    run: pl.DataFrame | list[str],
-    qrels: pl.DataFrame | list[str],
+    run: pl.DataFrame | list[buckets.Slice],
+    qrels: pl.DataFrame | list[buckets.Slice],
     job: pieces.Job,
     schemas: tuple[pl.Schema, pl.Schema],
 ) -> pieces.Scored:
@@ -440,7 +437,7 @@ def evaluate(
         mapped = {t.name: [next(done) for _ in t.chunks] for t in tables}
         _check_maps(mapped, tables)
         job = job.with_systems(_systems(run_in, mapped["run"], job))
-        inputs = [split.get(t.name) or _files_of(mapped[t.name], n) for t in tables]
+        inputs = [split.get(t.name) or _slices_of(mapped[t.name], n) for t in tables]
         empty = tuple(
             pl.Schema({c: t.schema[c] for c in pieces.columns(job, t.name)}) for t in tables
         )
@@ -453,9 +450,9 @@ def evaluate(
     return pieces.combine(scored, job, run_rows=rows[0], qrels_rows=rows[1])
 
 
-def _files_of(mapped: list[Mapped], n: int) -> list[list[str]]:
-    """Per bucket, the files the map tasks wrote for it, in reading order."""
-    return [[f for m in mapped for f in m.files[b]] for b in range(n)]
+def _slices_of(mapped: list[Mapped], n: int) -> list[list[buckets.Slice]]:
+    """Per bucket, the slices the map tasks wrote for it, in reading order."""
+    return [[s for m in mapped for s in m.slices[b]] for b in range(n)]
 
 
 def _systems(run: Table, mapped: list[Mapped], job: pieces.Job) -> list[pl.Series]:

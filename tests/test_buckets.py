@@ -74,6 +74,49 @@ def test_a_bucket_too_large_is_split_again(corpus, monkeypatch, tmp_path):
     assert_frame_equal(got, in_memory(run, qrels))
 
 
+@pytest.mark.parametrize("run_rows", [None, 400], ids=["both-spilled", "only-qrels-spilled"])
+def test_qrels_past_the_budget_are_spilled_too(corpus, monkeypatch, tmp_path, run_rows):
+    run, qrels, path = corpus
+    if run_rows is not None:  # a small run, held in memory, against large qrels
+        run = run.head(run_rows)
+        path = tmp_path / "small.parquet"
+        run.write_parquet(path)
+    qrels_path = tmp_path / "qrels.parquet"
+    qrels.write_parquet(qrels_path, row_group_size=300)
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
+    spilled_tables = []
+    original = buckets._Input.spill_all
+
+    def record(self):
+        spilled_tables.append(self.name)
+        original(self)
+
+    monkeypatch.setattr(buckets._Input, "spill_all", record)
+    limit = 8 * (run.estimated_size() + 1 if run_rows else 16 * 1024)
+    assert qrels.estimated_size() > limit // 8  # the qrels do not fit the budget
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        got = pr.evaluate(
+            pl.scan_parquet(path), pl.scan_parquet(qrels_path), MEASURES, memory_limit=limit
+        ).collect()
+    assert "qrels" in spilled_tables
+    assert ("run" in spilled_tables) == (run_rows is None)
+    assert got.height > 0
+    assert_frame_equal(got, in_memory(run, qrels))
+
+
+def test_qrels_checks_name_the_row_of_the_whole_input(tmp_path, monkeypatch):
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 10)
+    run = pl.DataFrame({"query": ["q"], "doc": ["d1"], "score": [1.0]})
+    qrels = pl.DataFrame(
+        {"query": ["q"] * 30, "doc": [f"d{i}" for i in range(30)], "relevance": [1] * 30}
+    ).with_columns(relevance=pl.when(pl.int_range(30) == 27).then(None).otherwise(1))
+    path = tmp_path / "qrels.parquet"
+    qrels.write_parquet(path)
+    with pytest.raises(ValueError, match=r"qrels row 27 \(0-based\)"):
+        pr.evaluate(run.lazy(), pl.scan_parquet(path), ["AP"], memory_limit=1024).collect()
+
+
 def test_spill_files_are_removed(corpus, monkeypatch, tmp_path):
     _, qrels, path = corpus
     spill_root = tmp_path / "spill"

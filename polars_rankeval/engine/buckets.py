@@ -1,20 +1,21 @@
 """Lazy runs in bounded memory: read once, scored in memory or bucket by bucket.
 
-A LazyFrame run (a Parquet or CSV scan, any lazy plan) is read once, in
-batches, on Polars' streaming engine; each batch is checked as it arrives
-(null ids, NaN scores: the error names the row of the whole input). While
-the rows read fit in a quarter of the memory limit they are kept, and the
-whole run is then scored as one in-memory piece. Past that, every row is
-written to one of :data:`BUCKETS` files on disk chosen by a hash of its
-query id, and the buckets are scored one at a time: each holds all the rows
-of its queries, so its values are those of the whole run. A bucket still too
-large is split again the same way (with another hash seed) before it is
-scored. The input is read once; the spilled rows are written and read back
-once (again only for a bucket split twice).
+A LazyFrame run and its qrels (lazy or not) are each read once, in batches, on
+Polars' streaming engine; each batch is checked as it arrives (null ids, NaN
+scores: the error names the row of the whole input). While a table's rows fit
+in an eighth of the memory limit they are kept; past that, every row of it is
+written to one of :data:`BUCKETS` files on disk chosen by a hash of its query
+id. When either table was spilled, both are taken bucket by bucket (the one
+held in memory is split the same way), and the buckets are scored one at a
+time: a bucket holds all the run and qrels rows of its queries, so its values
+are those of the whole run. A bucket still too large is split again the same
+way (with another hash seed) before it is scored. The inputs are read once;
+the spilled rows are written and read back once (again only for a bucket split
+twice).
 
 The engine's peak memory is a small multiple of its piece's size (the packed
 sort keys, hashes and positions: about 30 bytes a row over the frame itself),
-which is what the quarter leaves room for.
+which is what the eighth leaves room for.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ BUCKETS = 64
 """Buckets a spilled run is split into (and each oversized bucket again)."""
 PIECE_SHARE = 8
 """A piece may take 1/PIECE_SHARE of the memory limit; the engine needs the rest."""
-BATCH_ROWS = 1 << 20
+BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
 SPLITS = 2
 """How many times a bucket over the budget may be split again."""
@@ -113,56 +114,197 @@ def split_by_bucket(
     return {int(b): part for (b,), part in parts.items()}  # type: ignore[misc]
 
 
+@dataclass(frozen=True)
+class Slice:
+    """Rows ``offset .. offset + length`` of a spill file: one bucket's rows of one flush."""
+
+    path: str
+    offset: int
+    length: int
+    nbytes: int
+    """Their size in memory (Polars' estimate)."""
+
+    def read(self) -> pl.DataFrame:
+        """The rows (only the file's record batches that hold them are read)."""
+        return pl.scan_ipc(self.path).slice(self.offset, self.length).collect()
+
+
+def read_slices(slices: Sequence[Slice], schema: pl.Schema | None) -> pl.DataFrame:
+    """A bucket's rows from its slices, in the order they were spilled."""
+    frames = [s.read() for s in slices]
+    return pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=schema)
+
+
 @dataclass
 class Spill:
-    """Rows written to bucket files by a hash of their query id, in a temporary folder."""
+    """Rows written to disk by a hash of their query id, into buckets.
+
+    Each flush writes one file (uncompressed Arrow IPC) holding the buffered
+    rows bucket after bucket, in the order they were added; a bucket is the
+    list of its :class:`Slice` of every file. Few, large files: creating and
+    deleting a file costs more than writing megabytes. The files are deleted
+    with the folder, by its owner.
+    """
 
     folder: Path
     query: str
     n_buckets: int
     flush_bytes: int
-    """Buffered bytes that make every bucket's rows be written out."""
+    """Buffered bytes that make the buffered rows be written out."""
     seed: int = BUCKET_SEED
-    files: list[list[Path]] = field(default_factory=list)
+    slices: list[list[Slice]] = field(default_factory=list)
     schema: pl.Schema | None = None
-    """The spilled rows' schema (for an empty bucket's empty run)."""
-    _buffers: list[list[pl.DataFrame]] = field(default_factory=list)
+    """The spilled rows' schema (for an empty bucket's empty frame)."""
+    _buffer: list[pl.DataFrame] = field(default_factory=list)
     _buffered: int = 0
+    _files: int = 0
 
     def __post_init__(self) -> None:
-        self.files = [[] for _ in range(self.n_buckets)]
-        self._buffers = [[] for _ in range(self.n_buckets)]
+        self.slices = [[] for _ in range(self.n_buckets)]
 
     def add(self, frame: pl.DataFrame) -> None:
-        """Route ``frame``'s rows to their buckets (written out when enough are buffered)."""
+        """Buffer ``frame``'s rows (written out when enough are buffered)."""
         self.schema = frame.schema
-        parts = split_by_bucket(frame, self.query, self.n_buckets, self.seed)
-        for b, part in parts.items():
-            self._buffers[b].append(part)
+        self._buffer.append(frame)
         self._buffered += frame.estimated_size()
         if self._buffered >= self.flush_bytes:
             self.flush()
 
     def flush(self) -> None:
-        """Write every buffered bucket to a file of its own."""
-        for b, frames in enumerate(self._buffers):
-            if frames:
-                path = self.folder / f"s{self.seed:x}-b{b:03d}-{len(self.files[b]):05d}.arrow"
-                pl.concat(frames, rechunk=False).write_ipc(path, compression="uncompressed")
-                self.files[b].append(path)
-                frames.clear()
+        """Write the buffered rows to one file, bucket after bucket."""
+        if not self._buffer:
+            return
+        frame = pl.concat(self._buffer, rechunk=False)
+        self._buffer.clear()
         self._buffered = 0
+        parts = split_by_bucket(frame, self.query, self.n_buckets, self.seed)
+        del frame
+        path = self.folder / f"s{self.seed:x}-{self._files:05d}.arrow"
+        self._files += 1
+        order = sorted(parts)
+        pl.concat([parts[b] for b in order], rechunk=False).write_ipc(
+            path, compression="uncompressed"
+        )
+        offset = 0
+        for b in order:
+            part = parts[b]
+            self.slices[b].append(Slice(str(path), offset, part.height, part.estimated_size()))
+            offset += part.height
 
     def size(self, b: int) -> int:
-        """Bytes of bucket ``b`` on disk (about its size in memory: uncompressed Arrow)."""
-        return sum(p.stat().st_size for p in self.files[b])
+        """Bytes of bucket ``b`` in memory (Polars' estimate)."""
+        return sum(s.nbytes for s in self.slices[b])
+
+    def has(self, b: int) -> bool:
+        """Whether bucket ``b`` has rows."""
+        return bool(self.slices[b])
 
     def read(self, b: int) -> pl.DataFrame:
-        """Bucket ``b``'s rows, in the order they were read; its files are then deleted."""
-        frames = [pl.read_ipc(p) for p in self.files[b]]
-        for p in self.files[b]:
-            p.unlink()
-        return pl.concat(frames, rechunk=False) if frames else pl.DataFrame()
+        """Bucket ``b``'s rows, in the order they were added (given once)."""
+        return self.read_many([b])
+
+    def read_many(self, group: Sequence[int]) -> pl.DataFrame:
+        """The rows of the buckets in ``group`` (given once): each bucket's in the order
+        they were added. Neighbouring buckets lie next to each other in every file, so a
+        run of them is read as one slice per file."""
+        slices = sorted(
+            (s for b in group for s in self.slices[b]), key=lambda s: (s.path, s.offset)
+        )
+        for b in group:
+            self.slices[b] = []
+        merged: list[Slice] = []
+        for s in slices:
+            last = merged[-1] if merged else None
+            if last is not None and last.path == s.path and last.offset + last.length == s.offset:
+                merged[-1] = Slice(
+                    s.path, last.offset, last.length + s.length, last.nbytes + s.nbytes
+                )
+            else:
+                merged.append(s)
+        return read_slices(merged, self.schema)
+
+    def parts(self, b: int) -> Iterator[pl.DataFrame]:
+        """Bucket ``b``'s rows slice by slice (given once)."""
+        slices, self.slices[b] = self.slices[b], []
+        for s in slices:
+            yield s.read()
+
+
+class Held:
+    """Rows held in memory, handed out bucket by bucket as :class:`Spill` hands out its files."""
+
+    def __init__(self, frame: pl.DataFrame, query: str, n_buckets: int, seed: int) -> None:
+        self.schema = frame.schema
+        self.n_buckets, self.seed = n_buckets, seed
+        self._parts = split_by_bucket(frame, query, n_buckets, seed)
+
+    def size(self, b: int) -> int:
+        """Bytes of bucket ``b`` (0 when it has no row)."""
+        part = self._parts.get(b)
+        return 0 if part is None else int(part.estimated_size())
+
+    def has(self, b: int) -> bool:
+        return b in self._parts
+
+    def read(self, b: int) -> pl.DataFrame:
+        """Bucket ``b``'s rows, given once (then dropped from memory)."""
+        return self._parts.pop(b, pl.DataFrame(schema=self.schema))
+
+    def read_many(self, group: Sequence[int]) -> pl.DataFrame:
+        """The rows of the buckets in ``group``, given once."""
+        return pl.concat([self.read(b) for b in group], rechunk=False)
+
+    def parts(self, b: int) -> Iterator[pl.DataFrame]:
+        yield self.read(b)
+
+
+Bucketed = Spill | Held
+"""A table's rows by bucket: on disk or in memory."""
+
+
+class _Input:
+    """One table read once, in batches: held in memory while it fits the budget,
+    else spilled to bucket files by query (rows already held are spilled too)."""
+
+    def __init__(self, name: str, query: str, budget: int, folder: Path) -> None:
+        self.name, self.query, self.budget, self.folder = name, query, budget, folder
+        self.held: list[pl.DataFrame] = []
+        self.held_bytes = 0
+        self.spill: Spill | None = None
+        self.rows = 0
+
+    def add(self, batch: pl.DataFrame) -> None:
+        self.rows += batch.height
+        if self.spill is not None:
+            self.spill.add(batch)
+            return
+        self.held.append(batch)
+        self.held_bytes += batch.estimated_size()
+        if self.held_bytes > self.budget:
+            self.spill_all()
+
+    def spill_all(self) -> None:
+        """Route every row to bucket files from now on, the held ones first."""
+        if self.spill is None:
+            folder = self.folder / self.name
+            folder.mkdir()
+            self.spill = Spill(folder, self.query, BUCKETS, max(1, self.budget // 4))
+        while self.held:  # one batch at a time, so that rows are never held twice
+            self.spill.add(self.held.pop(0))
+        self.held_bytes = 0
+
+    def frame(self, schema: pl.Schema) -> pl.DataFrame:
+        """The rows held (all of them: the table was not spilled)."""
+        return pl.concat(self.held, rechunk=False) if self.held else pl.DataFrame(schema=schema)
+
+    def buckets(self, schema: pl.Schema) -> Bucketed:
+        """The rows by bucket: the spill's files, or the held rows split in memory."""
+        if self.spill is not None:
+            self.spill.flush()
+            return self.spill
+        held = Held(self.frame(schema), self.query, BUCKETS, BUCKET_SEED)
+        self.held.clear()
+        return held
 
 
 @dataclass
@@ -172,19 +314,20 @@ class _Seen:
     options: Options
     systems: list[pl.Series] = field(default_factory=list)
     queries: list[pl.Series] = field(default_factory=list)
-    rows: int = 0
 
     def add(self, batch: pl.DataFrame) -> None:
         if self.options.missing == "zero" and self.options.system is not None:
             self.systems.append(batch[self.options.system].unique())
         if self.options.missing == "error":
             self.queries.append(batch[self.options.query].cast(pl.String).unique())
-        self.rows += batch.height
 
     def all_systems(self) -> pl.Series | None:
         if not self.systems:
             return None
         return pl.concat(self.systems).unique(maintain_order=True)
+
+    def all_queries(self) -> pl.Series:
+        return pl.concat(self.queries).unique() if self.queries else pl.Series([], dtype=pl.String)
 
 
 def score_lazy(
@@ -197,52 +340,55 @@ def score_lazy(
     limit: int,
 ) -> pl.DataFrame:
     """Per-ranking values of a lazy run (see the module docstring); unsorted."""
-    qrels_df = qrels.lazy().select(options.qrels_columns).collect()
-    if validate:
-        check_qrels_rows(qrels_df, options)
     budget = max(1, limit // PIECE_SHARE)
-    seen = _Seen(options)
-    held: list[pl.DataFrame] = []
-    held_bytes = 0
+    run_schema = run.select(options.run_columns).collect_schema()
+    qrels_schema = qrels.lazy().select(options.qrels_columns).collect_schema()
     progress = _Progress()
     with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
-        spill: Spill | None = None
-        batches = run.select(options.run_columns).collect_batches(chunk_size=BATCH_ROWS)
-        for batch in _read_ahead(batches, 1):
+        qrels_in = _Input("qrels", options.query, budget, Path(folder))
+        qrels_seen = _Seen(options)
+        for batch in _batches(qrels, options.qrels_columns):
             if validate:
-                check_run_rows(batch, options, offset=seen.rows)
+                check_qrels_rows(batch, options, offset=qrels_in.rows)
+            if options.missing == "error":
+                qrels_seen.queries.append(batch[options.query].cast(pl.String).unique())
+            qrels_in.add(batch)
+        run_in = _Input("run", options.query, budget, Path(folder))
+        seen = _Seen(options)
+        for batch in _batches(run, options.run_columns):
+            if validate:
+                check_run_rows(batch, options, offset=run_in.rows)
             seen.add(batch)
-            progress.reading(seen.rows)
-            if spill is not None:
-                spill.add(batch)
-                continue
-            held.append(batch)
-            held_bytes += batch.estimated_size()
-            if held_bytes > budget:
-                spill = Spill(Path(folder), options.query, BUCKETS, max(1, budget // 4))
-                while held:  # one batch at a time, so that rows are never held twice
-                    spill.add(held.pop(0))
-                held_bytes = 0
+            run_in.add(batch)
+            progress.reading(run_in.rows)
         if options.missing == "error":
-            run_queries = (
-                pl.concat(seen.queries) if seen.queries else pl.Series([], dtype=pl.String)
-            )
-            raise_absent_queries(absent_queries(run_queries, qrels_df[options.query]))
-        scorer = _Scorer(measures, options, validate, seen.all_systems(), budget, progress)
-        if spill is None:
-            run_df = pl.concat(held, rechunk=False) if held else _no_rows(run, options)
-            pieces = [scorer.score(run_df, qrels_df)]
+            raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
+        systems = seen.all_systems()
+        scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
+        if run_in.spill is None and qrels_in.spill is None:
+            whole = scorer.score(run_in.frame(run_schema), qrels_in.frame(qrels_schema))
+            pieces = [whole]
         else:
-            spill.flush()
-            pieces = list(scorer.score_spill(spill, qrels_df, SPLITS))
+            run_b, qrels_b = run_in.buckets(run_schema), qrels_in.buckets(qrels_schema)
+            pieces = list(scorer.score_buckets(run_b, qrels_b, SPLITS))
     progress.done()
     warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
     return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
 
 
+def _batches(table: pl.DataFrame | pl.LazyFrame, columns: list[str]) -> Iterator[pl.DataFrame]:
+    """The table's ``columns`` in batches of at most :data:`BATCH_ROWS` rows."""
+    if isinstance(table, pl.DataFrame):  # already in memory: slices, no copy
+        frame = table.select(columns)
+        for start in range(0, frame.height, BATCH_ROWS):
+            yield frame.slice(start, BATCH_ROWS)
+        return
+    yield from _read_ahead(table.select(columns).collect_batches(chunk_size=BATCH_ROWS), 1)
+
+
 @dataclass(frozen=True)
 class _Scorer:
-    """Scores pieces of one lazy run: in memory, or bucket by bucket from a spill."""
+    """Scores pieces of one lazy run: in memory, or bucket by bucket."""
 
     measures: Sequence[Measure]
     options: Options
@@ -250,48 +396,51 @@ class _Scorer:
     systems: pl.Series | None
     budget: int
     progress: _Progress
+    folder: Path
+    """Where a bucket split again writes its buckets."""
 
     def score(self, run: pl.DataFrame, qrels: pl.DataFrame) -> Piece:
         """One in-memory piece (all the rows of its queries)."""
         return score_piece(run, qrels, self.measures, self.options,
                            check_duplicates=self.validate, systems=self.systems)  # fmt: skip
 
-    def score_spill(self, spill: Spill, qrels: pl.DataFrame, splits: int) -> Iterator[Piece]:
-        """Every bucket of ``spill``; one over the budget is split again (at most
-        ``splits`` more times: a single query's rows can never be split)."""
-        parts = split_by_bucket(qrels, self.options.query, spill.n_buckets, spill.seed)
-        for b in range(spill.n_buckets):
-            self.progress.scoring(b, spill.n_buckets)
-            qrels_b = parts.get(b, qrels.clear())
-            if not spill.files[b]:
-                if self.options.missing == "zero" and qrels_b.height:
-                    yield self.score(_empty_run(spill), qrels_b)
+    def score_buckets(self, run: Bucketed, qrels: Bucketed, splits: int) -> Iterator[Piece]:
+        """Every bucket (run and qrels share the buckets: same count, same seed), several
+        small ones together in one piece up to the budget; one over the budget is split
+        again (at most ``splits`` more times: a single query's rows can never be split)."""
+        group: list[int] = []
+        group_bytes = 0
+        for b in range(run.n_buckets):
+            self.progress.scoring(b, run.n_buckets)
+            size = run.size(b) + qrels.size(b)
+            if not run.has(b) and self.options.missing != "zero":
+                qrels.read(b)  # no rankings to score: drop its qrels
                 continue
-            if spill.size(b) > self.budget and splits > 0:
-                inner = Spill(
-                    spill.folder,
-                    self.options.query,
-                    BUCKETS,
-                    max(1, self.budget // 4),
-                    spill.seed + 1,
-                )
-                for path in list(spill.files[b]):
-                    inner.add(pl.read_ipc(path))
-                    path.unlink()
-                inner.flush()
-                yield from self.score_spill(inner, qrels_b, splits - 1)
+            if size > self.budget and splits > 0 and run.has(b):
+                yield from self._split(run, qrels, b, splits)
                 continue
-            yield self.score(spill.read(b), qrels_b)
+            if group and group_bytes + size > self.budget:
+                yield self._score_group(run, qrels, group)
+                group, group_bytes = [], 0
+            group.append(b)
+            group_bytes += size
+        if group:
+            yield self._score_group(run, qrels, group)
 
+    def _score_group(self, run: Bucketed, qrels: Bucketed, group: list[int]) -> Piece:
+        """One piece of the buckets in ``group`` (whole queries: a valid piece)."""
+        return self.score(run.read_many(group), qrels.read_many(group))
 
-def _no_rows(run: pl.LazyFrame, options: Options) -> pl.DataFrame:
-    """A zero-row run with the columns the engine reads."""
-    return pl.DataFrame(schema=run.select(options.run_columns).collect_schema())
-
-
-def _empty_run(spill: Spill) -> pl.DataFrame:
-    """A zero-row run with the spilled columns' dtypes."""
-    return pl.DataFrame(schema=spill.schema)
+    def _split(self, run: Bucketed, qrels: Bucketed, b: int, splits: int) -> Iterator[Piece]:
+        """Bucket ``b`` split again by another hash seed, and scored."""
+        seed = run.seed + 1
+        folder = Path(tempfile.mkdtemp(dir=self.folder))
+        inner_run = Spill(folder, self.options.query, BUCKETS, max(1, self.budget // 2), seed)
+        for part in run.parts(b):
+            inner_run.add(part)
+        inner_run.flush()
+        inner_qrels = Held(qrels.read(b), self.options.query, BUCKETS, seed)
+        yield from self.score_buckets(inner_run, inner_qrels, splits - 1)
 
 
 def _read_ahead(batches: Iterable[pl.DataFrame], row_groups: int) -> Iterator[pl.DataFrame]:
