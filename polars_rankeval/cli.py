@@ -76,18 +76,38 @@ class CommandError(Exception):
 # --------------------------------------------------------------------------- inputs
 
 
+RUN_COLUMNS = ("query", "doc", "score")
+QRELS_COLUMNS = ("query", "doc", "relevance")
+
+
 def _table_kind(path: Path) -> str | None:
     return _TABLE_SUFFIXES.get(path.suffix.lower())
 
 
-def _read_table(path: Path, kind: str) -> pl.DataFrame:
+def _read_table(path: Path, kind: str, columns: Sequence[str]) -> pl.DataFrame:
+    """A Parquet or CSV table with at least ``columns``; errors name the file."""
     ids = {"query": pl.String, "doc": pl.String}
     if path.is_dir():
         msg = f"{path}: is a directory, not a {kind} file"
         raise IsADirectoryError(msg)
-    if kind == "parquet":
-        return pl.read_parquet(path)
-    return pl.read_csv(path, schema_overrides=ids)
+    try:
+        table = (
+            pl.read_parquet(path) if kind == "parquet" else pl.read_csv(path, schema_overrides=ids)
+        )
+    except (FileNotFoundError, PermissionError):
+        raise
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        msg = f"{path}: cannot read as a {kind} file: {detail}"
+        raise CommandError(msg) from None
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        msg = (
+            f"{path}: no column {', '.join(map(repr, missing))} (a {kind} table needs "
+            f"{', '.join(columns)}; it has {', '.join(table.columns) or 'no columns'})"
+        )
+        raise CommandError(msg)
+    return table
 
 
 def read_qrels(path: str | Path) -> pl.DataFrame:
@@ -97,7 +117,7 @@ def read_qrels(path: str | Path) -> pl.DataFrame:
     """
     path = Path(path)
     kind = _table_kind(path)
-    qrels = read_trec_qrels(path) if kind is None else _read_table(path, kind)
+    qrels = read_trec_qrels(path) if kind is None else _read_table(path, kind, QRELS_COLUMNS)
     require_data(qrels, path, "qrels")
     return qrels
 
@@ -116,7 +136,7 @@ def read_run(path: str | Path, *, stdin: bytes | None = None) -> pl.DataFrame:
         return run
     path = Path(path)
     kind = _table_kind(path)
-    run = read_trec_run(path) if kind is None else _read_table(path, kind)
+    run = read_trec_run(path) if kind is None else _read_table(path, kind, RUN_COLUMNS)
     require_data(run, path, "run")
     if "system" not in run.columns:
         run = run.with_columns(system=pl.lit(path.name))

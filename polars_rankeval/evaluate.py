@@ -133,9 +133,9 @@ def evaluate(
         :mod:`polars_rankeval.conventions`.
     memory_limit
         LazyFrame runs only: the most memory (bytes, or a string such as
-        ``"2GiB"``) that the evaluation should take. Default ``"1GiB"``. A run
-        whose rows take more than a quarter of it is scored bucket by bucket
-        (see above); more memory means fewer, larger buckets.
+        ``"2GiB"``) that the evaluation should take. Default ``"1GiB"``. When
+        the run's or the qrels' rows take more than an eighth of it, both are
+        scored bucket by bucket (see above); more memory means larger pieces.
 
     Returns
     -------

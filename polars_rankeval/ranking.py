@@ -111,21 +111,29 @@ def rank_run(
 
     def ranked(frame: pl.DataFrame) -> pl.DataFrame:
         rows = frame.select(*keys, doc, *([value] if value else []))
-        groups = Groups.of(rows, keys)
-        order_ = rank_order_of(rows, options, groups, order, options.single_precision)
-        all_rows = np.arange(rows.height)
-        ranks = order_.ranks(all_rows)
-        by_rank = np.lexsort((ranks, groups.ids))
-        if depth is not None:
-            by_rank = by_rank[ranks[by_rank] <= depth]
+        by_rank, ranks = rank_rows(rows, options, depth)
         out = gather_rows(rows.select(*keys, doc), by_rank)
-        return out.with_columns(pl.Series(rank, ranks[by_rank], dtype=pl.UInt32))
+        return out.with_columns(pl.Series(rank, ranks, dtype=pl.UInt32))
 
     if isinstance(run, pl.DataFrame):
         return ranked(run)
     schema = run.collect_schema()
     out_schema = {k: schema[k] for k in [*keys, doc]} | {rank: pl.UInt32}
     return pl.defer(lambda: ranked(run.collect()), schema=out_schema)
+
+
+def rank_rows(
+    frame: pl.DataFrame, options: Options, depth: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows of ``frame`` ranking by ranking in rank order, their ranks 1..n), as
+    :func:`rank_run` orders them; rows past ``depth`` are left out."""
+    groups = Groups.of(frame, options.keys)
+    order = rank_order_of(frame, options, groups, options.order, options.single_precision)
+    ranks = order.ranks(np.arange(frame.height))
+    by_rank = np.lexsort((ranks, groups.ids))
+    if depth is not None:
+        by_rank = by_rank[ranks[by_rank] <= depth]
+    return by_rank, ranks[by_rank]
 
 
 def judge(

@@ -228,3 +228,19 @@ def test_curve_writes_png(tmp_path: Path) -> None:
     res = cli("curve", QRELS, BM25, DENSE, "-o", out)
     assert res.returncode == 0, res.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table_inputs_that_cannot_be_read_are_named(
+    tmp_path: Path, run_main: Callable[..., Result]
+) -> None:
+    broken = tmp_path / "broken.parquet"
+    broken.write_text("not parquet")
+    res = run_main("eval", QRELS, str(broken))
+    assert res.returncode == 1
+    assert f"{broken}: cannot read as a parquet file" in res.stderr
+    qrels_csv = tmp_path / "qrels.csv"
+    qrels_csv.write_text("query,doc,grade\nq1,d1,1\n")
+    res = run_main("eval", str(qrels_csv), BM25)
+    assert res.returncode == 1
+    assert f"{qrels_csv}: no column 'relevance'" in res.stderr
+    assert "it has query, doc, grade" in res.stderr

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
+import polars_rankeval as pr
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -186,6 +187,24 @@ def test_write_lazy_run_with_tag(tmp_path: Path) -> None:
     assert path.read_text() == "1 Q0 20 1 0.7 mine\n1 Q0 10 2 0.5 mine\n"
 
 
+def test_written_ranks_follow_trec_eval_order_for_integer_doc_ids(tmp_path: Path) -> None:
+    # tied integer ids are ordered as strings, descending: "2" > "10" > "1"
+    run = pl.DataFrame({"query": [7] * 4, "doc": [10, 2, 1, 30], "score": [1.0, 1.0, 1.0, 5.0]})
+    qrels = pl.DataFrame({"query": [7, 7], "doc": [10, 1], "relevance": [1, 1]})
+    path = tmp_path / "ints.run"
+    write_trec_run(run, path, tag="t")
+    assert path.read_text().splitlines() == [
+        "7 Q0 30 1 5.0 t", "7 Q0 2 2 1.0 t", "7 Q0 10 3 1.0 t", "7 Q0 1 4 1.0 t"
+    ]  # fmt: skip
+    back = read_trec_run(path).with_columns(
+        pl.col("doc").cast(pl.Int64), pl.col("query").cast(pl.Int64)
+    )
+    measures = ["AP", "RR", "P@3"]
+    by_rank = pr.evaluate(back.drop("score"), qrels, measures, order="rank", system=None)
+    assert_frame_equal(by_rank, pr.evaluate(run, qrels, measures))
+    assert by_rank["RR"].item() == 1 / 3
+
+
 def test_sample_files_round_trip(tmp_path: Path) -> None:
     run = pl.concat([read_trec_run(EXAMPLES / "bm25.run"), read_trec_run(EXAMPLES / "dense.run")])
     path = tmp_path / "both.run"
@@ -201,7 +220,7 @@ def test_sample_files_round_trip(tmp_path: Path) -> None:
 def test_write_refuses_ids_the_format_cannot_hold(tmp_path: Path, column: str, value: str) -> None:
     run = pl.DataFrame({"query": ["q"], "doc": ["d"], "score": [1.0], "system": ["s"]})
     run = run.with_columns(pl.lit(value).alias(column))
-    with pytest.raises(ValueError, match=f"{column} .* empty or contains whitespace"):
+    with pytest.raises(ValueError, match=f"{column}.* empty or contains whitespace"):
         write_trec_run(run, tmp_path / "x.run")
 
 
@@ -403,3 +422,55 @@ def test_directory_special_files_and_require_data(tmp_path: Path) -> None:
     require_data(read_trec_qrels(b"1 0 a 1\n"), b"", "qrels")
     with pytest.raises(ValueError, match=r"^my\.qrels, line 1: relevance x"):
         read_trec_qrels(b"1 0 a x\n", name="my.qrels")
+
+
+def test_a_glob_is_read_file_by_file_and_errors_name_the_file_and_its_line(tmp_path: Path) -> None:
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 1.0 s\nq1 Q0 d2 2 0.5 s\n")
+    (tmp_path / "b.run").write_text("q2 Q0 d1 1 1.0 s\nq2 Q0 d2 two 0.5 s\n")
+    pattern = str(tmp_path / "*.run")
+    for read in (read_trec_run, lambda p: scan_trec_run(p).collect()):
+        with pytest.raises(ValueError, match=r"b\.run, line 2: rank two"):
+            read(pattern)
+    (tmp_path / "b.run").write_text("q2 Q0 d1 1 1.0 s\n")
+    assert read_trec_run(pattern)["query"].to_list() == ["q1", "q1", "q2"]
+    assert scan_trec_run(pattern).collect()["query"].to_list() == ["q1", "q1", "q2"]
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        read_trec_run(str(tmp_path / "zz*.run"))
+
+
+def test_truncated_or_corrupt_gzip_is_refused_naming_the_file(tmp_path: Path) -> None:
+    lines = "".join(f"q{i % 7} Q0 d{i * 7919 % 100003} {i} {1 / i} s\n" for i in range(1, 5001))
+    data = gzip.compress(lines.encode())
+    whole = tmp_path / "whole.run.gz"
+    whole.write_bytes(data)
+    assert read_trec_run(whole).height == 5000
+    several = tmp_path / "members.run.gz"  # gzip files may hold several members
+    several.write_bytes(gzip.compress(lines[:999].encode()) + gzip.compress(lines[999:].encode()))
+    assert read_trec_run(several).height == 5000
+    cut = tmp_path / "cut.run.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 0xFF
+    corrupt = tmp_path / "corrupt.run.gz"
+    corrupt.write_bytes(bytes(flipped))
+    for path, problem in ((cut, "ends early"), (corrupt, "corrupt gzip")):
+        for read in (read_trec_run, lambda p: scan_trec_run(p).collect(), read_trec_qrels):
+            with pytest.raises(ValueError, match=f"{path.name}: .*{problem}"):
+                read(path)
+    with pytest.raises(ValueError, match="<bytes>: the gzip data ends early"):
+        read_trec_run(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_a_scan_names_the_first_bad_line_whatever_the_batch_order(
+    tmp_path: Path, suffix: str
+) -> None:
+    lines = [f"q{i % 7} Q0 d{i} {i} 1.0 s" for i in range(1, 200_001)]
+    lines[60_000] = "q1 Q0 dX one 1.0 s"
+    lines[180_000] = "q1 Q0 dY two 1.0 s"
+    data = "\n".join(lines).encode()
+    path = tmp_path / f"two_bad.run{suffix}"
+    path.write_bytes(gzip.compress(data) if suffix else data)
+    for engine in ("auto", "streaming", "streaming"):
+        with pytest.raises(ValueError, match="line 60001: rank one"):
+            scan_trec_run(path).collect(engine=engine)
