@@ -24,7 +24,7 @@ from polars_rankeval.io import (
 )
 from polars_rankeval.measures import Measure, parse, parse_measures
 from polars_rankeval.ranking import judge, rank_run
-from polars_rankeval.report import Report, report
+from polars_rankeval.report import Report, report, reports
 from polars_rankeval.stats import (
     CORRECTIONS,
     TESTS,
@@ -80,6 +80,7 @@ __all__ = [
     "read_trec_qrels",
     "read_trec_run",
     "report",
+    "reports",
     "scan_trec_qrels",
     "scan_trec_run",
     "summarize",

@@ -14,14 +14,15 @@ in bold, in one of two styles:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import polars as pl
 
 from polars_rankeval._typing import FrameT, Missing
-from polars_rankeval.compare import AggregateMode, compare
+from polars_rankeval.compare import AggregateMode, collected, compare
+from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import CORRECTIONS, TESTS, Correction, Test
 
 UP, DOWN = "▲", "▼"
@@ -367,6 +368,41 @@ def _letters_frame(
     return frame, labels
 
 
+def reports(
+    per_query: FrameT,
+    by: str | Sequence[str],
+    measures: str | Iterable[str] | None = None,
+    **options: Any,
+) -> dict[tuple[Any, ...], Report]:
+    """One :func:`report` per segment: each value of the ``by`` columns is its own
+    experiment (its comparisons are one family for the corrections), keyed by the
+    segment's values, in sorted order.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as pr
+    >>> pq = pl.DataFrame({
+    ...     "day": ["mon"] * 6 + ["tue"] * 6,
+    ...     "system": (["a"] * 3 + ["b"] * 3) * 2,
+    ...     "query": ["q1", "q2", "q3"] * 4,
+    ...     "AP": [0.2, 0.5, 0.1, 0.3, 0.7, 0.2, 0.4, 0.4, 0.3, 0.1, 0.5, 0.2],
+    ... })
+    >>> by_day = pr.reports(pq, "day", baseline="a", digits=2)
+    >>> list(by_day)
+    [('mon',), ('tue',)]
+    >>> by_day[("tue",)].frame["mean"].to_list()
+    [0.3666..., 0.2666...]
+    """
+    options.pop("by", None)
+    frame = collected(per_query)
+    system, query = options.get("system", "system"), options.get("query", "query")
+    segments = list(segment_columns(by, frame.schema, taken=[system, query]))
+    parts = frame.partition_by(segments, as_dict=True, include_key=False)
+    order = sorted(parts, key=lambda key: tuple((v is None, v) for v in key))
+    return {key: report(parts[key], measures, **options) for key in order}
+
+
 def report(
     per_query: FrameT,
     measures: str | Iterable[str] | None = None,
@@ -384,6 +420,10 @@ def report(
     digits: int = 4,
 ) -> Report:
     """Scores per system and measure, marked where they differ significantly.
+
+    For segments (a day, a country: the ``by`` columns of
+    :func:`polars_rankeval.evaluate`), :func:`reports` gives one report per
+    segment.
 
     Runs :func:`polars_rankeval.compare` (two-sided) and keeps the scores; the
     options are compare's. Scores are combined over the paired query set (the

@@ -116,6 +116,31 @@ def test_compare_and_summarize_per_segment_equal_each_segment_alone():
         assert_frame_equal(summary.filter(day=day).drop("day"), pr.summarize(part.drop("day")))
 
 
+def test_a_report_per_segment_equals_each_segment_alone():
+    run, qrels = day_corpus(systems=3)
+    per_query = quiet(pr.evaluate, run, qrels, ["AP", "nDCG@5"], by="day", missing="zero")
+    by_day = pr.reports(per_query, "day", baseline="sys0", correction="holm")
+    assert list(by_day) == [("mon",), ("tue",)]
+    for (day,), part in per_query.partition_by("day", as_dict=True).items():
+        alone = pr.report(part.drop("day"), baseline="sys0", correction="holm")
+        assert_frame_equal(by_day[(day,)].frame, alone.frame)
+        assert by_day[(day,)].to_markdown() == alone.to_markdown()
+
+
+def test_segments_in_dask_and_spark_pieces_equal_evaluate():
+    from polars_rankeval.engine import pieces
+
+    run, qrels = day_corpus(systems=2)
+    want = quiet(pr.evaluate, run, qrels, MEASURES, by="day", missing="zero")
+    job = pieces.prepare(run.schema, qrels.schema, MEASURES, {"by": "day", "missing": "zero"})
+    job = job.with_systems([run["system"].unique()])
+    parts = zip(pieces.split(run, "query", 3), pieces.split(qrels, "query", 3), strict=True)
+    scored = [pieces.score(r, q, job) for r, q in parts]
+    got = quiet(pieces.combine, scored, job, run_rows=run.height, qrels_rows=qrels.height)
+    assert got.columns[:3] == ["day", "system", "query"]
+    assert_frame_equal(got, want, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
 def test_per_query_attributes_in_a_separate_table():
     run, qrels = day_corpus(systems=1)
     per_query = quiet(pr.evaluate, run.filter(day="mon").drop("day"), qrels, ["AP"])
