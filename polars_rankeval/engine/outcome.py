@@ -42,23 +42,19 @@ def absent_queries(run_queries: pl.Series, qrels_queries: pl.Series) -> pl.Serie
 
 def warn_unjudged_queries(unjudged: pl.Series) -> None:
     """Warn naming the queries of a judged table (one entry per ranking) with no judged row."""
-    if unjudged.len():
-        shown = ", ".join(readable(unjudged.unique(maintain_order=True).head(5)))
-        msg = (
-            f"{unjudged.len()} queries have no judged row (every grade is null) and were "
-            f"not scored ({shown}{', ...' if unjudged.len() > 5 else ''}), as evaluate "
-            f"leaves out a run query without qrels."
-        )
-        warnings.warn(msg, UnscoredQueriesWarning, stacklevel=4)
+    _warn(unjudged, "queries have no judged row (every grade is null) and were not scored",
+          "as evaluate leaves out a run query without qrels")  # fmt: skip
 
 
 def warn_unscored_queries(no_qrels: pl.Series) -> None:
     """Warn naming the run queries (one entry per ranking) that have no qrels, if any."""
-    if no_qrels.len():
-        shown = ", ".join(readable(no_qrels.unique(maintain_order=True).head(5)))
-        msg = (
-            f"{no_qrels.len()} run queries have no qrels and were not scored "
-            f"({shown}{', ...' if no_qrels.len() > 5 else ''}), as trec_eval does. "
-            f"pr.coverage(run, qrels) lists them."
-        )
-        warnings.warn(msg, UnscoredQueriesWarning, stacklevel=4)
+    _warn(no_qrels, "run queries have no qrels and were not scored",
+          "as trec_eval does. pr.coverage(run, qrels) lists them")  # fmt: skip
+
+
+def _warn(ids: pl.Series, what: str, why: str) -> None:
+    if ids.len():
+        shown = ", ".join(readable(ids.unique(maintain_order=True).head(5)))
+        more = ", ..." if ids.len() > 5 else ""
+        message = f"{ids.len()} {what} ({shown}{more}), {why}."
+        warnings.warn(message, UnscoredQueriesWarning, stacklevel=5)
