@@ -27,7 +27,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
 from polars_rankeval.engine import rank as engine_rank
-from polars_rankeval.engine import select
+from polars_rankeval.engine import pipeline, select
 from polars_rankeval.engine.shape import GRADE
 from polars_rankeval.measures import REGISTRY, Context, parse
 from polars_rankeval.options import run_options
@@ -489,3 +489,16 @@ def test_engine_matches_trec_eval_on_shuffled_runs():
     measures = ["AP", "P@5", "nDCG@10", "RR", "Rprec"]
     ours = engine_values(run, qrels, measures)
     assert mismatches(ours, pytrec_reference(run, qrels, measures), measures) == []
+
+
+def test_scoring_leaves_the_cached_formulas_unchanged():
+    # aggregate() reuses one Features per measure set (pipeline.formulas is cached), so
+    # Features.evaluate must not register anything: a second piece sees the same features
+    run, qrels = random_corpus(3, n_queries=20)
+    options = run_options(run.schema, qrels.schema)
+    features, values = pipeline.formulas(tuple(parse(m) for m in SAMPLES), options.context)
+    before = {k: dict(v) for k, v in vars(features).items() if isinstance(v, dict)}
+    features.evaluate(pipeline.judged_piece(run, qrels, options), values)
+    after = {k: dict(v) for k, v in vars(features).items() if isinstance(v, dict)}
+    assert after.keys() == before.keys()
+    assert all(after[k].keys() == before[k].keys() for k in before)

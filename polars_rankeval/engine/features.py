@@ -384,7 +384,9 @@ class Features:
         """The ideal ranking of each query for a gain function (see
         :func:`polars_rankeval.metrics.gain.grade_gain`)."""
         gain = grade_gain(pl.col(GRADE), gains, exponential=exponential)
-        return self._ideals.setdefault(str(gain), Ideal(str(gain), gain))
+        ideal = self._ideals.setdefault(str(gain), Ideal(str(gain), gain))
+        self._start_name(ideal)  # named now: evaluate() leaves the features unchanged
+        return ideal
 
     ideal_position = pl.col(IDEAL_POS)
     """Position (1, 2, ...) in the ideal ranking, for :meth:`ideal_sum` terms."""

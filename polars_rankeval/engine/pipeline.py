@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import polars as pl
 
@@ -104,10 +105,20 @@ def judged_piece(
 
 def aggregate(shape: Judged, measures: Sequence[Measure], context: Context) -> pl.DataFrame:
     """Every measure of every scored ranking: ``keys`` and one Float64 column per measure."""
-    features = Features(context)
-    values = {str(m): m.formula(features) for m in measures}
+    features, values = formulas(tuple(measures), context)
     per_ranking = features.evaluate(shape, values)
     return shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
+
+
+@lru_cache(maxsize=64)
+def formulas(
+    measures: tuple[Measure, ...], context: Context
+) -> tuple[Features, dict[str, pl.Expr]]:
+    """The measures' formulas and the features they read, built once per measure set
+    (a bucketed run, or a job over many files, scores many pieces with the same set;
+    :meth:`Features.evaluate` leaves them unchanged)."""
+    features = Features(context)
+    return features, {str(m): m.formula(features) for m in measures}
 
 
 def score_piece(
