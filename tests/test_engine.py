@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
-from polars_rankeval.engine import rank as engine_rank
 from polars_rankeval.engine import pipeline, select
+from polars_rankeval.engine import rank as engine_rank
 from polars_rankeval.engine.shape import GRADE
 from polars_rankeval.measures import REGISTRY, Context, parse
 from polars_rankeval.options import run_options
