@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from polars_rankeval import trec_names
+from polars_rankeval.validation import check_choice
 
 ConventionsName = Literal["trec_eval-10", "trec_eval-9"]
 
@@ -115,14 +116,12 @@ def get_conventions(conventions: str | Conventions | None = None) -> Conventions
     >>> get_conventions("trec_eval-8")
     Traceback (most recent call last):
     ...
-    ValueError: Unknown conventions 'trec_eval-8'; choose one of trec_eval-10, trec_eval-9.
+    ValueError: conventions must be one of 'trec_eval-10', 'trec_eval-9'. Got 'trec_eval-8' instead.
     """
     if isinstance(conventions, Conventions):
         return conventions
     name = DEFAULT if conventions is None else conventions
-    if name not in CONVENTIONS:
-        msg = f"Unknown conventions {name!r}; choose one of {', '.join(CONVENTIONS)}."
-        raise ValueError(msg)
+    check_choice("conventions", name, CONVENTIONS)
     return CONVENTIONS[name]
 
 

@@ -12,14 +12,14 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval._typing import FrameT, Missing
+from polars_rankeval._typing import FrameT, Missing, Rounding
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.evaluate import evaluate, evaluate_judged
-from polars_rankeval.inputs import as_frame
+from polars_rankeval.inputs import as_frame, run_keys
 from polars_rankeval.measures import parse
 from polars_rankeval.metrics._common import num_relevant, relevant_retrieved
-from polars_rankeval.metrics.iprec import Rounding
 from polars_rankeval.ranking import judge
+from polars_rankeval.validation import system_column
 
 MAX_POINTS = 1001
 """The most recall levels a curve may have: every 0.001 from 0 to 1."""
@@ -153,7 +153,7 @@ def precision_recall_curve(
             conventions=conventions,
         )
     names = judged.collect_schema().names()
-    keys = [system, query] if system is not None and system in names else [query]
+    keys = run_keys(query, system_column(system, names))
     scored = pl.col(relevance).is_not_null().any().over(keys)
     if missing != "zero":
         scored = scored & pl.col(rank).is_not_null().any().over(keys)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from polars_rankeval._typing import Duplicates, FrameT, Missing, Order
+from polars_rankeval._typing import AggregateMode, Duplicates, FrameT, Missing, Order
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
@@ -24,27 +24,32 @@ from polars_rankeval.engine.pipeline import aggregate, check_values, score_piece
 from polars_rankeval.engine.scope import scope
 from polars_rankeval.engine.select import judged_from_table
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED
-from polars_rankeval.inputs import JOINED_QUERY, as_frame, id_columns, with_joined_ids
-from polars_rankeval.measures import Context, Measure, lowest_grade, parse_measures
-from polars_rankeval.options import Options, check_int, run_options, segment_columns
+from polars_rankeval.inputs import (
+    JOINED_QUERY,
+    as_frame,
+    dict_columns,
+    id_columns,
+    run_keys,
+    with_joined_ids,
+)
+from polars_rankeval.measures import (
+    MIN_GEO_MEAN,
+    Context,
+    Measure,
+    lowest_grade,
+    measure_kind,
+    parse_measures,
+)
+from polars_rankeval.options import Options, run_options, segment_columns
 from polars_rankeval.validation import (
+    check_choice,
     check_columns,
     check_grade_dtype,
+    check_int,
     check_judged_values,
     check_output_names,
     system_column,
 )
-
-
-def run_keys(query: str | Sequence[str], system: str | None) -> list[str]:
-    """Columns that identify one ranking: ``[system], query`` (a compound query's columns)."""
-    queries = [query] if isinstance(query, str) else list(query)
-    return queries if system is None else [system, *queries]
-
-
-def _one(name: str | Sequence[str], default: str) -> str:
-    """The column a nested dict's ids go in (a compound id cannot come from a dict)."""
-    return name if isinstance(name, str) else default
 
 
 def evaluate(
@@ -165,8 +170,8 @@ def evaluate(
     └───────┴──────┴─────┴──────┘
     """
     parsed = parse_measures(measures, conventions=conventions)
-    run = as_frame(run, "run", (_one(query, "query"), _one(doc, "doc"), score))
-    qrels = as_frame(qrels, "qrels", (_one(query, "query"), _one(doc, "doc"), relevance))
+    run = as_frame(run, "run", dict_columns(query, doc, score))
+    qrels = as_frame(qrels, "qrels", dict_columns(query, doc, relevance))
     options = run_options(
         run.lazy().collect_schema(),
         qrels.lazy().collect_schema(),
@@ -408,9 +413,8 @@ def coverage(
     │ c     ┆ not_in_run │
     └───────┴────────────┘
     """
-    name = query if isinstance(query, str) else "query"
-    run = as_frame(run, "run", (name, "doc", "score"))
-    qrels = as_frame(qrels, "qrels", (name, "doc", "relevance"))
+    run = as_frame(run, "run", dict_columns(query, "doc", "score"))
+    qrels = as_frame(qrels, "qrels", dict_columns(query, "doc", "relevance"))
     taken = [*run.lazy().collect_schema().names(), *qrels.lazy().collect_schema().names()]
     joined, parts = id_columns(query, JOINED_QUERY, "query", taken)
     run = with_joined_ids(run, [(joined, parts)])
@@ -452,7 +456,7 @@ def mean_scores(
     system: str | None = "system",
     query: str | Sequence[str] = "query",
     by: str | Sequence[str] | None = None,
-    aggregate: str = "trec",
+    aggregate: AggregateMode = "trec",
 ) -> FrameT:
     r"""Each measure over queries (per system and segment): the trec_eval ``all`` line.
 
@@ -497,15 +501,11 @@ def mean_scores(
     >>> mean_scores(per_query)["GMAP"].item()  # sqrt(0.25 * 1.0)
     0.5
     """
-    from polars_rankeval.measures import MIN_GEO_MEAN, aggregate_kind
-
-    if aggregate not in ("trec", "mean"):
-        msg = f"aggregate must be 'trec' or 'mean'. Got {aggregate!r} instead."
-        raise ValueError(msg)
+    check_choice("aggregate", aggregate, AggregateMode)
     per_query = as_frame(per_query, "per_query")
     schema = per_query.lazy().collect_schema()
     system = system_column(system, schema)
-    queries = [query] if isinstance(query, str) else list(query)
+    queries = run_keys(query, None)
     segments = segment_columns(by, schema, taken=[*queries, system])
     groups = [*segments, *([system] if system else [])]
     cols = (
@@ -515,7 +515,7 @@ def mean_scores(
     )
 
     def combine(c: str) -> pl.Expr:
-        kind = aggregate_kind(c) if aggregate == "trec" else "mean"
+        kind = measure_kind(c, aggregate)
         if kind == "gmean":
             return pl.col(c).clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
         return pl.col(c).sum().cast(pl.Float64) if kind == "sum" else pl.col(c).mean()

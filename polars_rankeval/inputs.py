@@ -162,6 +162,37 @@ def id_columns(
     return (parts[0], ()) if len(parts) == 1 else (fresh_name(joined, taken), parts)
 
 
+def dict_columns(
+    query: str | Sequence[str], doc: str | Sequence[str], value: str
+) -> tuple[str, str, str]:
+    """The (query, doc, value) columns a nested dict becomes in :func:`as_frame`: a
+    compound id (a list of columns) cannot come from a dict, its ids go in ``query``
+    and ``doc``.
+
+    Examples
+    --------
+    >>> dict_columns(["user", "session"], "item", "score")
+    ('query', 'item', 'score')
+    """
+    return (
+        query if isinstance(query, str) else "query",
+        doc if isinstance(doc, str) else "doc",
+        value,
+    )
+
+
+def run_keys(query: str | Sequence[str], system: str | None) -> list[str]:
+    """Columns that identify one ranking: ``[system], query`` (a compound query's columns).
+
+    Examples
+    --------
+    >>> run_keys("query", "system"), run_keys(["user", "session"], None)
+    (['system', 'query'], ['user', 'session'])
+    """
+    queries = [query] if isinstance(query, str) else list(query)
+    return queries if system is None else [system, *queries]
+
+
 def with_joined_ids(frame: Any, ids: Sequence[tuple[str, Sequence[str]]]) -> Any:
     """``frame`` (Data- or LazyFrame) with each joined id column ``(name, parts)`` whose
     parts it has (a compound id's parts are in both run and qrels)."""

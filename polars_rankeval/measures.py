@@ -32,15 +32,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import polars as pl
 
 from polars_rankeval import metrics as m
 from polars_rankeval import trec_names
+from polars_rankeval._typing import Aggregate, AggregateMode, Norm, Rounding
 from polars_rankeval.conventions import Conventions, get_conventions
-from polars_rankeval.metrics.trec_rbp import TREC_P, trec_rbp, trec_rbp_residual
-from polars_rankeval.metrics.unjudged import unjudged_at
+from polars_rankeval.metrics.trec_rbp import TREC_P
+from polars_rankeval.validation import check_choice
 
 family = SimpleNamespace(
     **{
@@ -101,7 +102,7 @@ class MeasureFamily:
     cutoff_kind: type = int
     params: tuple[Param, ...] = ()
     summary: str = ""
-    aggregate: Literal["mean", "gmean", "sum"] = "mean"
+    aggregate: Aggregate = "mean"
     formula: Callable[[Measure, Features], pl.Expr] | None = None
     """The measure over the engine's features (see
     :mod:`polars_rankeval.engine.features`): per-ranking sums and maxima of
@@ -249,10 +250,10 @@ def _format_value(value: Any) -> str:
 MIN_GEO_MEAN = 0.00001
 """trec_eval's floor on per-query values before a geometric mean."""
 REL = Param("rel", int)
-NORM = Param("norm", str, "R", ("R", "min"))
+NORM = Param("norm", str, "R", get_args(Norm))
 GAINS = Param("gains", GainMap)
-ROUNDING = Param("rounding", str, None, ("v9", "v10"))  # None: the conventions decide
-ELEVEN = Levels(m.iprec.ELEVEN_POINTS)
+ROUNDING = Param("rounding", str, None, get_args(Rounding))  # None: the conventions decide
+ELEVEN = Levels(family.iprec.ELEVEN_POINTS)
 REGISTRY: dict[str, MeasureFamily] = {}
 
 
@@ -385,7 +386,7 @@ _family(
     formula=lambda x, f: (
         family.precision.r_precision_formula(f, x.rel_level(f.ctx))
         if x.get("mult") is None
-        else m.iprec.rprec_mult_formula(f, x.get("mult"), x.rel_level(f.ctx))
+        else family.precision.rprec_mult_formula(f, x.get("mult"), x.rel_level(f.ctx))
     ),
 )
 _family(
@@ -564,7 +565,9 @@ _family(
     REL,
     summary="precision at k relative to min(k, |R|)",
     reads=_relevant,
-    formula=lambda x, f: family.set.relative_precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.relative_precision_formula(
+        f, x.cutoff, x.rel_level(f.ctx)
+    ),
 )
 _family(
     "Success",
@@ -638,7 +641,7 @@ _family(
     REL,
     summary="harmonic mean of P@k and R@k",
     reads=_relevant,
-    formula=lambda x, f: family.set.f1_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.f1_formula(f, x.cutoff, x.rel_level(f.ctx)),
 )
 _family(
     "ERR",
@@ -672,7 +675,7 @@ _family(
     lambda x, c: m.judged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
     "optional",
     summary="fraction of the top k that is judged",
-    formula=lambda x, f: family.bpref.judged_at_formula(f, x.cutoff),
+    formula=lambda x, f: family.unjudged.judged_at_formula(f, x.cutoff),
 )
 _family(
     "ExpectedP",
@@ -789,7 +792,7 @@ TREC_DOTTED: dict[str, tuple[str, str]] = {
 # names rbp and rbp_resid mean these; the binary RBP(p=0.8) keeps its name.
 _family(
     "TrecRBP",
-    lambda x, c: trec_rbp(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
+    lambda x, c: m.trec_rbp(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
     "none",
     Param("p", float, TREC_P),
     summary="rank-biased precision as trec_eval 10 (rbp): graded gains / max grade, p=0.9",
@@ -798,7 +801,7 @@ _family(
 )
 _family(
     "TrecRBPResid",
-    lambda x, c: trec_rbp_residual(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
+    lambda x, c: m.trec_rbp_residual(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
     "none",
     Param("p", float, TREC_P),
     summary="residual of TrecRBP as trec_eval 10 (rbp_resid): 0 when all retrieved are judged",
@@ -806,7 +809,7 @@ _family(
 )
 _family(
     "Unjudged",
-    lambda x, c: unjudged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
+    lambda x, c: m.unjudged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
     "required",
     summary="fraction of the top k that is unjudged (trec_eval 10 unj_k)",
     formula=lambda x, f: family.unjudged.unjudged_formula(f, x.cutoff),
@@ -926,12 +929,8 @@ def _build(family: MeasureFamily, cutoff: Any, params: Mapping[str, Any], text: 
     for key, value in sorted(params.items()):
         p = family.param(key)
         value = _coerce(value, p.kind, f"Parameter {key} of {family.name}")
-        if p.choices and value not in p.choices:
-            msg = (
-                f"Parameter {key} of {family.name} must be one of "
-                f"{', '.join(p.choices)}. Got {value!r} in {text!r}."
-            )
-            raise ValueError(msg)
+        if p.choices:
+            check_choice(f"Parameter {key} of {family.name}", value, p.choices)
         if key == "rel" and value < 1:
             msg = f"The relevance threshold rel must be >= 1. Got {value!r} in {text!r}."
             raise ValueError(msg)
@@ -1097,7 +1096,7 @@ def parse_measures(
     return list(dict.fromkeys(parsed))
 
 
-def aggregate_kind(name: str) -> Literal["mean", "gmean", "sum"]:
+def aggregate_kind(name: str) -> Aggregate:
     """How the ``all`` line combines a measure's per-query values (mean by default).
 
     Geometric mean for GMAP and GMBpref (trec_eval ``gm_map``, ``gm_bpref``), sum
@@ -1113,3 +1112,20 @@ def aggregate_kind(name: str) -> Literal["mean", "gmean", "sum"]:
         return parse(name).family.aggregate
     except ValueError:
         return "mean"
+
+
+def measure_kind(name: str, aggregate: AggregateMode = "trec") -> Aggregate:
+    """How a measure column combines over queries: ``"mean"``, ``"gmean"`` or ``"sum"``.
+
+    With ``aggregate="trec"``, as trec_eval's ``all`` line (:func:`aggregate_kind`):
+    geometric mean for GMAP and GMBpref, sum for the counts (NumRet, NumRel,
+    NumRelRet, NumNonRelJudgedRet), mean otherwise and for columns that are not
+    measures. ``aggregate="mean"``: always the mean.
+
+    Examples
+    --------
+    >>> measure_kind("GMAP"), measure_kind("num_ret"), measure_kind("GMAP", "mean")
+    ('gmean', 'sum', 'mean')
+    """
+    check_choice("aggregate", aggregate, AggregateMode)
+    return aggregate_kind(name) if aggregate == "trec" else "mean"

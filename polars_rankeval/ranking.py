@@ -34,9 +34,9 @@ from polars_rankeval.engine.select import (
     ranking_scope,
 )
 from polars_rankeval.engine.shape import FACT, HAS_RUN, RANKING, SCORED
-from polars_rankeval.inputs import as_frame, with_joined_ids
-from polars_rankeval.options import Options, check_choice, check_int, run_options
-from polars_rankeval.validation import check_columns
+from polars_rankeval.inputs import as_frame, dict_columns, run_keys, with_joined_ids
+from polars_rankeval.options import Options, run_options
+from polars_rankeval.validation import check_choice, check_columns, check_int
 
 
 def rank_run(
@@ -100,7 +100,7 @@ def rank_run(
     run = as_frame(run, "run", (query, doc, score))
     check_choice("order", order, Order)
     check_int("depth", depth, minimum=0, allow_none=True)
-    keys = [query] if system is None else [system, query]
+    keys = run_keys(query, system)
     value = {"score": score, "rank": rank}.get(order)
     check_columns(
         run.lazy().collect_schema(),
@@ -209,12 +209,8 @@ def judge(
     │ q     ┆ z   ┆ null ┆ 2         │
     └───────┴─────┴──────┴───────────┘
     """
-    ids = (
-        "query" if not isinstance(query, str) else query,
-        "doc" if not isinstance(doc, str) else doc,
-    )
-    run = as_frame(run, "run", (*ids, score))
-    qrels = as_frame(qrels, "qrels", (*ids, relevance))
+    run = as_frame(run, "run", dict_columns(query, doc, score))
+    qrels = as_frame(qrels, "qrels", dict_columns(query, doc, relevance))
     options = run_options(
         run.lazy().collect_schema(),
         qrels.lazy().collect_schema(),

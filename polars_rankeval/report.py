@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_rankeval._typing import FrameT, Missing
-from polars_rankeval.compare import AggregateMode, collected, compare
+from polars_rankeval._typing import AggregateMode, FrameT, Missing
+from polars_rankeval.compare import collected, compare
 from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import CORRECTIONS, TESTS, Correction, Test
 

@@ -24,6 +24,7 @@ import polars as pl
 from polars_rankeval.engine import pieces
 from polars_rankeval.engine.outcome import raise_absent_queries
 from polars_rankeval.measures import MIN_GEO_MEAN, Measure
+from polars_rankeval.validation import check_int
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -195,7 +196,7 @@ def evaluate(
         )
         raise ValueError(msg)
     n = num_buckets if num_buckets is not None else _default_buckets(run_sdf)
-    pieces.check_buckets("num_buckets", n)
+    check_int("num_buckets", n, minimum=1)
     spark_schema = result_schema(pieces.output_columns(job, run_schema, qrels_schema))
     run_sdf = run_sdf.select(*(F.col(f"`{c}`") for c in pieces.columns(job, "run")))
     qrels_sdf = qrels_sdf.select(*(F.col(f"`{c}`") for c in pieces.columns(job, "qrels")))
