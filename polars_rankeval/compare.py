@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import AggregateMode, FrameT, Missing
+from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.measures import measure_kind, parse
 from polars_rankeval.options import segment_columns
@@ -109,14 +109,14 @@ UNIT_RANGE = frozenset(
 non-negative gains). Others (infAP, G, binG, Utility, unknown columns) are not clipped."""
 
 
-def collected(per_query: Any) -> pl.DataFrame:
+def collected(per_query: IntoFrame) -> pl.DataFrame:
     """A per-query table (Polars, pandas, Arrow, ...) as a Polars DataFrame."""
     frame = as_frame(per_query, "per_query")
     return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
 
 
 def per_segment(
-    per_query: FrameT,
+    per_query: IntoFrame,
     by: str | Sequence[str],
     call: Callable[[pl.DataFrame], pl.DataFrame],
     *,
@@ -294,7 +294,7 @@ def _missing_message(lacking: pl.DataFrame, system: str, query: str, n_common: i
 
 
 def align(
-    per_query: FrameT,
+    per_query: IntoFrame,
     measures: str | Iterable[str] | None = None,
     *,
     system: str = "system",
@@ -488,7 +488,7 @@ def _check_compare_options(
 
 
 def compare(
-    per_query: FrameT,
+    per_query: IntoFrame,
     measures: str | Iterable[str] | None = None,
     *,
     baseline: Any = None,
@@ -703,7 +703,7 @@ def compare(
 
 
 def summarize(
-    per_query: FrameT,
+    per_query: IntoFrame,
     measures: str | Iterable[str] | None = None,
     *,
     interval: IntervalKind = "normal",
@@ -835,7 +835,7 @@ def summarize(
 
 
 def discriminative_power(
-    per_query: FrameT,
+    per_query: IntoFrame,
     measures: str | Iterable[str] | None = None,
     *,
     test: Test = "randomized_tukey",

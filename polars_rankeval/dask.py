@@ -435,7 +435,7 @@ def evaluate(
             for i, chunk in enumerate(t.chunks)
         ]
         done = iter(_compute(maps, client) if maps else [])
-        mapped = {t.name: [next(done) for _ in t.chunks] for t in tables}
+        mapped: dict[str, list[Mapped]] = {t.name: [next(done) for _ in t.chunks] for t in tables}
         _check_maps(mapped, tables)
         job = job.with_systems(_systems(run_in, mapped["run"], job))
         inputs = [split.get(t.name) or _slices_of(mapped[t.name], n) for t in tables]

@@ -8,10 +8,22 @@ aggregate, for every input.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import overload
 
 import polars as pl
 
-from polars_rankeval._typing import AggregateMode, Duplicates, FrameT, Missing, Order
+from polars_rankeval._typing import (
+    AggregateMode,
+    ArrowStreamExportable,
+    Duplicates,
+    FrameT,
+    IntoFrame,
+    IntoFrameOrDict,
+    Missing,
+    NestedDict,
+    Order,
+    PolarsFrame,
+)
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
@@ -52,9 +64,10 @@ from polars_rankeval.validation import (
 )
 
 
+@overload
 def evaluate(
     run: FrameT,
-    qrels: FrameT,
+    qrels: IntoFrameOrDict,
     measures: str | Measure | Iterable[str | Measure],
     *,
     query: str | Sequence[str] = "query",
@@ -73,7 +86,52 @@ def evaluate(
     validate: bool = True,
     conventions: str | Conventions | None = None,
     memory_limit: int | str | None = None,
-) -> FrameT:
+) -> FrameT: ...
+@overload
+def evaluate(
+    run: ArrowStreamExportable | NestedDict,
+    qrels: IntoFrameOrDict,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str | Sequence[str] = "query",
+    doc: str | Sequence[str] = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    rank: str = "rank",
+    rel_level: int = 1,
+    order: Order = "score",
+    depth: int | None = None,
+    missing: Missing = "drop",
+    duplicates: Duplicates = "error",
+    per_query: bool = True,
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
+) -> pl.DataFrame: ...
+def evaluate(
+    run: IntoFrameOrDict,
+    qrels: IntoFrameOrDict,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str | Sequence[str] = "query",
+    doc: str | Sequence[str] = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    rank: str = "rank",
+    rel_level: int = 1,
+    order: Order = "score",
+    depth: int | None = None,
+    missing: Missing = "drop",
+    duplicates: Duplicates = "error",
+    per_query: bool = True,
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
+) -> pl.DataFrame | pl.LazyFrame:
     r"""Score a run against qrels: one row per scored query, one column per measure.
 
     One pipeline for every input (:mod:`polars_rankeval.engine`): each ranking
@@ -91,7 +149,8 @@ def evaluate(
     ----------
     run
         ``query, doc, score`` (optionally ``system``, ``rank``); DataFrame or
-        LazyFrame. Lazy in, lazy out.
+        LazyFrame (lazy in, lazy out), or a pandas or Arrow frame or a nested
+        ``{query: {doc: score}}`` dict, read as a DataFrame.
     qrels
         ``query, doc, relevance``: integer grades; grade >= ``rel_level`` is relevant.
     measures
@@ -144,7 +203,7 @@ def evaluate(
 
     Returns
     -------
-    DataFrame or LazyFrame (as the run)
+    DataFrame or LazyFrame (a LazyFrame for a LazyFrame run, else a DataFrame)
         ``[system], query``, then one Float64 column per measure named by its
         canonical name, sorted by system and query. For a LazyFrame run the
         work happens when the result is collected (``pl.defer``).
@@ -242,7 +301,7 @@ def finish(
 
 def output_schema(
     run: pl.LazyFrame,
-    qrels: FrameT,
+    qrels: PolarsFrame,
     measures: list[Measure],
     options: Options,
     *,
@@ -252,14 +311,15 @@ def output_schema(
     run_schema, qrels_schema = run.collect_schema(), qrels.lazy().collect_schema()
     keys = {k: run_schema[k] for k in options.output_keys}
     if options.query in keys and run_schema[options.query] != qrels_schema[options.query]:
-        keys[options.query] = pl.String
-    values = {str(m): pl.Float64 for m in measures}
+        keys[options.query] = pl.String()
+    values: dict[str, pl.DataType] = {str(m): pl.Float64() for m in measures}
     if per_query:
         return pl.Schema(keys | values)
     groups = {k: keys[k] for k in [*options.by, *([options.system] if options.system else [])]}
-    return pl.Schema(groups | {"n_queries": pl.UInt32} | values)
+    return pl.Schema(groups | {"n_queries": pl.UInt32()} | values)
 
 
+@overload
 def evaluate_judged(
     judged: FrameT,
     measures: str | Measure | Iterable[str | Measure],
@@ -273,7 +333,36 @@ def evaluate_judged(
     rel_level: int = 1,
     validate: bool = True,
     conventions: str | Conventions | None = None,
-) -> FrameT:
+) -> FrameT: ...
+@overload
+def evaluate_judged(
+    judged: ArrowStreamExportable,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str | Sequence[str] = "query",
+    rank: str = "rank",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    n_rel: str | None = None,
+    rel_level: int = 1,
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+) -> pl.DataFrame: ...
+def evaluate_judged(
+    judged: IntoFrame,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str | Sequence[str] = "query",
+    rank: str = "rank",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    n_rel: str | None = None,
+    rel_level: int = 1,
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+) -> pl.DataFrame | pl.LazyFrame:
     r"""Score a table that already carries relevance and order: no qrels needed.
 
     The shape of logged impressions and clicks, or of a judged table built
@@ -374,8 +463,8 @@ def evaluate_judged(
 
 
 def coverage(
-    run: FrameT,
-    qrels: FrameT,
+    run: IntoFrameOrDict,
+    qrels: IntoFrameOrDict,
     *,
     query: str | Sequence[str] = "query",
     system: str | None = "system",
@@ -449,6 +538,7 @@ def coverage(
     return listed.sort(keys, nulls_last=True).select(*shown, "status")
 
 
+@overload
 def mean_scores(
     per_query: FrameT,
     measures: Iterable[str] | None = None,
@@ -457,7 +547,26 @@ def mean_scores(
     query: str | Sequence[str] = "query",
     by: str | Sequence[str] | None = None,
     aggregate: AggregateMode = "trec",
-) -> FrameT:
+) -> FrameT: ...
+@overload
+def mean_scores(
+    per_query: ArrowStreamExportable,
+    measures: Iterable[str] | None = None,
+    *,
+    system: str | None = "system",
+    query: str | Sequence[str] = "query",
+    by: str | Sequence[str] | None = None,
+    aggregate: AggregateMode = "trec",
+) -> pl.DataFrame: ...
+def mean_scores(
+    per_query: IntoFrame,
+    measures: Iterable[str] | None = None,
+    *,
+    system: str | None = "system",
+    query: str | Sequence[str] = "query",
+    by: str | Sequence[str] | None = None,
+    aggregate: AggregateMode = "trec",
+) -> pl.DataFrame | pl.LazyFrame:
     r"""Each measure over queries (per system and segment): the trec_eval ``all`` line.
 
     With ``aggregate="trec"`` (default) each measure is combined as trec_eval

@@ -51,7 +51,7 @@ from typing import BinaryIO, TypeAlias
 
 import polars as pl
 
-from polars_rankeval._typing import FrameT
+from polars_rankeval._typing import PolarsFrame
 from polars_rankeval.inputs import run_keys
 from polars_rankeval.options import Options
 from polars_rankeval.ranking import rank_rows
@@ -132,16 +132,14 @@ def _wrong_count(fmt: _Format) -> pl.Expr:
 def _problem(fmt: _Format) -> pl.Expr:
     """Why a line is malformed (a short text), or null when it is fine."""
     n = pl.col(_FIELDS).list.len()
-    out = pl.when(_wrong_count(fmt)).then(
-        pl.format(f"expected {len(fmt.fields)} fields ({fmt.layout}), found {{}}", n)
-    )
+    count = pl.format(f"expected {len(fmt.fields)} fields ({fmt.layout}), found {{}}", n)
+    problems = [pl.when(_wrong_count(fmt)).then(count)]
     for name in _typed(fmt):
-        out = out.when(_invalid(fmt, name)).then(
-            pl.format(
-                f"{name} {{}} is not {_WHAT[name]}", pl.col(_FIELDS).list.get(_index(fmt, name))
-            )
+        field = pl.col(_FIELDS).list.get(_index(fmt, name), null_on_oob=True)
+        problems.append(
+            pl.when(_invalid(fmt, name)).then(pl.format(f"{name} {{}} is not {_WHAT[name]}", field))
         )
-    return out.otherwise(None)
+    return pl.coalesce(problems)  # the first that applies
 
 
 def _is_bad(fmt: _Format) -> pl.Expr:
@@ -584,7 +582,7 @@ def _check_writable(run: pl.DataFrame, ids: dict[str, str], score: str) -> None:
 
 
 def write_trec_run(
-    run: FrameT,
+    run: PolarsFrame,
     path: str | Path,
     *,
     query: str = "query",

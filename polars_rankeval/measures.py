@@ -79,7 +79,7 @@ class Context:
     relevance: str = "relevance"
     rel_level: int = 1
     n_rel: str | None = None
-    iprec_rounding: str = "v10"  # conventions' IPrec rounding (issue 13: trec_eval-10 default)
+    iprec_rounding: Rounding = "v10"  # conventions' IPrec rounding (issue 13: trec_eval-10 default)
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ class GainMap(tuple):
         if isinstance(value, GainMap):
             return value
         if isinstance(value, Mapping):
-            items = value.items()
+            items: list[tuple[Any, Any]] = list(value.items())
         elif isinstance(value, str):
             items = []
             for part in filter(None, value.replace(",", ";").split(";")):
@@ -276,6 +276,31 @@ def _gains(measure: Measure) -> dict[int, float] | None:
     return dict(gains) if gains else None
 
 
+def _k(measure: Measure) -> int | None:
+    """The cutoff of a measure cut at a rank: an int (as the parser gives it), or None."""
+    if measure.cutoff is None or isinstance(measure.cutoff, int):
+        return measure.cutoff
+    msg = f"The cutoff k of {measure.name} must be an int >= 1. Got {measure.cutoff!r} instead."
+    raise ValueError(msg)
+
+
+def _required_k(measure: Measure) -> int:
+    """The cutoff of a measure that needs one, cut at a rank."""
+    k = _k(measure)
+    if k is None:
+        msg = f"Measure {measure.name} needs a cutoff, e.g. {measure.name}@10."
+        raise ValueError(msg)
+    return k
+
+
+def _level(measure: Measure) -> float:
+    """The cutoff of a measure cut at a recall level (IPrec)."""
+    if measure.cutoff is None:
+        msg = f"Measure {measure.name} needs a recall level, e.g. {measure.name}@0.5."
+        raise ValueError(msg)
+    return measure.cutoff
+
+
 def _relevant(measure: Measure, ctx: Context) -> float:
     """``reads`` of a measure of relevant documents: its relevance level."""
     return measure.rel_level(ctx)
@@ -351,14 +376,14 @@ _family(
 )
 _family(
     "AP",
-    lambda x, c: m.average_precision(x.cutoff, norm=x.get("norm", "R"), **_with_n_rel(x, c)),
+    lambda x, c: m.average_precision(_k(x), norm=x.get("norm", "R"), **_with_n_rel(x, c)),
     "optional",
     REL,
     NORM,
     summary="average precision (at k: |R| stays the denominator unless norm=min)",
     reads=_relevant,
     formula=lambda x, f: family.ap.average_precision_formula(
-        f, x.cutoff, x.rel_level(f.ctx), x.get("norm", "R")
+        f, _k(x), x.rel_level(f.ctx), x.get("norm", "R")
     ),
 )
 _family(
@@ -408,17 +433,17 @@ _family(
 )
 _family(
     "RR",
-    lambda x, c: m.reciprocal_rank(x.cutoff, **_cols(x, c)),
+    lambda x, c: m.reciprocal_rank(_k(x), **_cols(x, c)),
     "optional",
     REL,
     summary="reciprocal rank of the first relevant document",
     reads=_relevant,
-    formula=lambda x, f: family.rr.reciprocal_rank_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.rr.reciprocal_rank_formula(f, _k(x), x.rel_level(f.ctx)),
 )
 _family(
     "IPrec",
     lambda x, c: m.iprec_at_recall(
-        x.cutoff, rounding=x.get("rounding", c.iprec_rounding), **_with_n_rel(x, c)
+        _level(x), rounding=x.get("rounding", c.iprec_rounding), **_with_n_rel(x, c)
     ),
     "required",
     REL,
@@ -427,7 +452,7 @@ _family(
     cutoff_kind=float,
     reads=_relevant,
     formula=lambda x, f: family.iprec.iprec_at_recall_formula(
-        f, x.cutoff, x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
+        f, _level(x), x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
     ),
 )
 _family(
@@ -447,23 +472,23 @@ _family(
 )
 _family(
     "P",
-    lambda x, c: m.precision(x.cutoff, **_cols(x, c)),
+    lambda x, c: m.precision(_required_k(x), **_cols(x, c)),
     "required",
     REL,
     summary="precision at k",
     reads=_relevant,
-    formula=lambda x, f: family.precision.precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.precision_formula(f, _required_k(x), x.rel_level(f.ctx)),
 )
 _family(
     "R",
-    lambda x, c: m.recall(x.cutoff, norm=x.get("norm", "R"), **_with_n_rel(x, c)),
+    lambda x, c: m.recall(_k(x), norm=x.get("norm", "R"), **_with_n_rel(x, c)),
     "optional",
     REL,
     NORM,
     summary="recall at k (norm=min: divided by min(k, |R|))",
     reads=_relevant,
     formula=lambda x, f: family.precision.recall_formula(
-        f, x.cutoff, x.rel_level(f.ctx), x.get("norm", "R")
+        f, _k(x), x.rel_level(f.ctx), x.get("norm", "R")
     ),
 )
 _family(
@@ -524,7 +549,7 @@ _family(
 _family(
     "nDCG",
     lambda x, c: m.ndcg(
-        x.cutoff,
+        _k(x),
         rank=c.rank,
         relevance=c.relevance,
         gains=_gains(x),
@@ -536,7 +561,7 @@ _family(
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
     reads=_gained,
     formula=lambda x, f: family.ndcg.ndcg_formula(
-        f, x.cutoff, _gains(x), exponential=x.get("gain") == "exp"
+        f, _k(x), _gains(x), exponential=x.get("gain") == "exp"
     ),
 )
 _family(
@@ -560,23 +585,23 @@ _family(
 )
 _family(
     "RelP",
-    lambda x, c: m.relative_precision(x.cutoff, **_with_n_rel(x, c)),
+    lambda x, c: m.relative_precision(_required_k(x), **_with_n_rel(x, c)),
     "required",
     REL,
     summary="precision at k relative to min(k, |R|)",
     reads=_relevant,
     formula=lambda x, f: family.precision.relative_precision_formula(
-        f, x.cutoff, x.rel_level(f.ctx)
+        f, _required_k(x), x.rel_level(f.ctx)
     ),
 )
 _family(
     "Success",
-    lambda x, c: m.success(x.cutoff, **_cols(x, c)),
+    lambda x, c: m.success(_k(x), **_cols(x, c)),
     "optional",
     REL,
     summary="1 if a relevant document is in the top k",
     reads=_relevant,
-    formula=lambda x, f: family.precision.success_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.success_formula(f, _k(x), x.rel_level(f.ctx)),
 )
 _family(
     "SetP",
@@ -636,21 +661,21 @@ _family(
 # Beyond trec_eval.
 _family(
     "F1",
-    lambda x, c: m.f1(x.cutoff, **_with_n_rel(x, c)),
+    lambda x, c: m.f1(_k(x), **_with_n_rel(x, c)),
     "optional",
     REL,
     summary="harmonic mean of P@k and R@k",
     reads=_relevant,
-    formula=lambda x, f: family.precision.f1_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.f1_formula(f, _k(x), x.rel_level(f.ctx)),
 )
 _family(
     "ERR",
-    lambda x, c: m.err(x.cutoff, rank=c.rank, relevance=c.relevance, max_grade=x.get("max_grade")),
+    lambda x, c: m.err(_k(x), rank=c.rank, relevance=c.relevance, max_grade=x.get("max_grade")),
     "optional",
     Param("max_grade", int),
     summary="expected reciprocal rank (Chapelle et al. 2009)",
     reads=_gained,
-    formula=lambda x, f: family.err.err_formula(f, x.cutoff, x.get("max_grade")),
+    formula=lambda x, f: family.err.err_formula(f, _k(x), x.get("max_grade")),
 )
 _family(
     "RBP",
@@ -672,19 +697,21 @@ _family(
 )
 _family(
     "Judged",
-    lambda x, c: m.judged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
+    lambda x, c: m.judged_at(_k(x), rank=c.rank, relevance=c.relevance),
     "optional",
     summary="fraction of the top k that is judged",
-    formula=lambda x, f: family.unjudged.judged_at_formula(f, x.cutoff),
+    formula=lambda x, f: family.unjudged.judged_at_formula(f, _k(x)),
 )
 _family(
     "ExpectedP",
-    lambda x, c: m.expected_precision(x.cutoff, **_cols(x, c)),
+    lambda x, c: m.expected_precision(_required_k(x), **_cols(x, c)),
     "required",
     REL,
     summary="expected P@k under a random order of the retrieved documents",
     reads=_relevant,
-    formula=lambda x, f: family.random.expected_precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.random.expected_precision_formula(
+        f, _required_k(x), x.rel_level(f.ctx)
+    ),
 )
 _family(
     "ExpectedAP",
@@ -809,10 +836,10 @@ _family(
 )
 _family(
     "Unjudged",
-    lambda x, c: m.unjudged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
+    lambda x, c: m.unjudged_at(_required_k(x), rank=c.rank, relevance=c.relevance),
     "required",
     summary="fraction of the top k that is unjudged (trec_eval 10 unj_k)",
-    formula=lambda x, f: family.unjudged.unjudged_formula(f, x.cutoff),
+    formula=lambda x, f: family.unjudged.unjudged_formula(f, _required_k(x)),
 )
 ALIASES |= {"rbp": "TrecRBP", "rbp_resid": "TrecRBPResid", "unjudged": "Unjudged"}
 TREC_CUTOFF_ALIASES["unj"] = ("Unjudged", None)
@@ -984,11 +1011,11 @@ def _parse_all(text: str) -> list[Measure]:
             return [_build(family, cutoff, params, text)]
     trec = _TREC_CUTOFF.match(text)
     if trec and trec["name"] in TREC_CUTOFF_ALIASES:
-        family_name, key = TREC_CUTOFF_ALIASES[trec["name"]]
+        family_name, param = TREC_CUTOFF_ALIASES[trec["name"]]
         family = REGISTRY[family_name]
         value = _literal(trec["cutoff"])
-        if key is not None:
-            return [_build(family, None, {key: value}, text)]
+        if param is not None:
+            return [_build(family, None, {param: value}, text)]
         return [_build(family, value, {}, text)]
     dotted = _TREC_DOTTED.match(text)
     if dotted and dotted["name"] in TREC_DOTTED:

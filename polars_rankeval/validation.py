@@ -203,8 +203,8 @@ def check_duplicates(
     if hashes is None and _all_distinct_by_hash(frame, keys):
         return
     count = fresh_name("__n", keys)
-    dup = frame.group_by(keys).agg(pl.len().alias(count)).filter(pl.col(count) > 1)
-    dup = dup.head(3).collect()
+    counts = frame.group_by(keys).agg(pl.len().alias(count))
+    dup = counts.filter(pl.col(count) > 1).head(3).collect()
     if dup.height:
         first = dup.row(0, named=True)
         where = ", ".join(f"{k}={first[k]!r}" for k in keys)

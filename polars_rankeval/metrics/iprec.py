@@ -92,8 +92,12 @@ def iprec_average(
     if not levels:
         msg = "iprec_average needs at least one recall level."
         raise ValueError(msg)
-    kw = {"rank": rank, "relevance": relevance, "rel_level": rel_level, "n_rel": n_rel}
-    parts = [iprec_at_recall(x, rounding=rounding, **kw) for x in levels]
+    parts = [
+        iprec_at_recall(
+            x, rank=rank, relevance=relevance, rel_level=rel_level, n_rel=n_rel, rounding=rounding
+        )
+        for x in levels
+    ]
     return (pl.sum_horizontal(parts) / len(levels)).cast(pl.Float64)
 
 
