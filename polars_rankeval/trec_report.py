@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from polars_rankeval import trec_names as tn
-from polars_rankeval._typing import Aggregate
+from polars_rankeval._typing import Aggregate, Rounding
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import evaluate
@@ -310,7 +310,7 @@ def _relevant_counts(qrels: pl.DataFrame, rel_level: int) -> dict[str, int]:
     return dict(counts.iter_rows())
 
 
-def _recall_rank(level: float, n_rel: int, rounding: str) -> int:
+def _recall_rank(level: float, n_rel: int, rounding: Rounding) -> int:
     """How many relevant documents a recall level stands for (trec_eval's cutoffs)."""
     if rounding == "v9":
         return int(level * n_rel + 0.9)
@@ -319,7 +319,7 @@ def _recall_rank(level: float, n_rel: int, rounding: str) -> int:
     return whole + 1 if x - whole >= 0.5 else whole  # C lround, for x >= 0
 
 
-def _empty_ranking(line: Line, value: float, n_rel: int, rounding: str) -> float:
+def _empty_ranking(line: Line, value: float, n_rel: int, rounding: Rounding) -> float:
     """A value of a ranking that -J or -M0 emptied: trec_eval divides 0 by 0 in iprec_at_recall
     and 11pt_avg at the recall levels that stand for no relevant document."""
     measure = line.measure
