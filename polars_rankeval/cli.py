@@ -45,6 +45,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -277,7 +278,7 @@ def format_frame(frame: pl.DataFrame, fmt: str, *, decimals: int | None = 4) -> 
         return frame.write_csv()
     if fmt == "json":
         return frame.write_json() + "\n"
-    config = {
+    config: dict[str, Any] = {
         "tbl_rows": -1,
         "tbl_cols": -1,
         "float_precision": decimals,
@@ -294,7 +295,7 @@ def format_frame(frame: pl.DataFrame, fmt: str, *, decimals: int | None = 4) -> 
 # --------------------------------------------------------------------------- commands
 
 
-def _eval_options(args: argparse.Namespace) -> dict[str, object]:
+def _eval_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"rel_level": args.level, "missing": args.missing, "depth": args.depth}
 
 
@@ -637,7 +638,7 @@ _PYTHON_ADVICE = "; pass duplicates='keep_best' to keep the best-scored row"
 """Advice for Python callers that the command line has no flag for."""
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException | str) -> str:
     text = str(exc).strip() or type(exc).__name__
     first = text.split("\n\n")[0].replace(_PYTHON_ADVICE, "")
     return " ".join(first.split())
@@ -651,7 +652,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             out = args.handler(args)
         for w in caught:
-            note = _one_line(w.message).split(" pr.coverage(")[0]  # type: ignore[arg-type]
+            note = _one_line(w.message).split(" pr.coverage(")[0]
             print(f"{PROG}: note: {note}", file=sys.stderr)
         sys.stdout.write(out)
         sys.stdout.flush()

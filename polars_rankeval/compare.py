@@ -6,7 +6,8 @@ score, standard error and interval per measure; :func:`discriminative_power`
 counts, per measure, the pairs of systems a test tells apart. All take the frame
 that :func:`polars_rankeval.evaluate` returns for a run with a ``system`` column
 (one row per system and query, one column per measure), and combine each measure
-over queries as trec_eval's ``all`` line does (:func:`measure_kind`).
+over queries as trec_eval's ``all`` line does
+(:func:`polars_rankeval.measures.measure_kind`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import FrameT, Missing
+from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
 from polars_rankeval.inputs import as_frame
-from polars_rankeval.measures import aggregate_kind, parse
-from polars_rankeval.options import check_choice, segment_columns
+from polars_rankeval.measures import measure_kind, parse
+from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import (
-    Aggregate,
     Alternative,
     Arrays,
     Correction,
@@ -44,10 +44,9 @@ from polars_rankeval.stats import (
     stderr_progress,
     transform,
 )
-from polars_rankeval.validation import system_column
+from polars_rankeval.validation import check_choice, system_column
 
 Family: TypeAlias = Literal["measure", "all"]
-AggregateMode: TypeAlias = Literal["trec", "mean"]
 
 RESULT_COLUMNS = (
     "measure",
@@ -110,14 +109,14 @@ UNIT_RANGE = frozenset(
 non-negative gains). Others (infAP, G, binG, Utility, unknown columns) are not clipped."""
 
 
-def collected(per_query: Any) -> pl.DataFrame:
+def collected(per_query: IntoFrame) -> pl.DataFrame:
     """A per-query table (Polars, pandas, Arrow, ...) as a Polars DataFrame."""
     frame = as_frame(per_query, "per_query")
     return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
 
 
 def per_segment(
-    per_query: FrameT,
+    per_query: IntoFrame,
     by: str | Sequence[str],
     call: Callable[[pl.DataFrame], pl.DataFrame],
     *,
@@ -144,24 +143,6 @@ def per_segment(
         msg = "per_query has no rows: there is no segment to compare."
         raise ValueError(msg)
     return pl.concat(parts)
-
-
-def measure_kind(name: str, aggregate: AggregateMode = "trec") -> Aggregate:
-    """How a measure column combines over queries: ``"mean"``, ``"gmean"`` or ``"sum"``.
-
-    With ``aggregate="trec"``, as :func:`polars_rankeval.mean_scores` and trec_eval's
-    ``all`` line (:func:`polars_rankeval.measures.aggregate_kind`): geometric mean
-    for GMAP and GMBpref, sum for the counts (NumRet, NumRel, NumRelRet,
-    NumNonRelJudgedRet), mean otherwise and for columns that are not measures.
-    ``aggregate="mean"``: always the mean.
-
-    Examples
-    --------
-    >>> measure_kind("GMAP"), measure_kind("num_ret"), measure_kind("GMAP", "mean")
-    ('gmean', 'sum', 'mean')
-    """
-    check_choice("aggregate", aggregate, AggregateMode)
-    return aggregate_kind(name) if aggregate == "trec" else "mean"
 
 
 def measure_bounds(name: str) -> tuple[float, float] | None:
@@ -313,7 +294,7 @@ def _missing_message(lacking: pl.DataFrame, system: str, query: str, n_common: i
 
 
 def align(
-    per_query: FrameT,
+    per_query: IntoFrame,
     measures: str | Iterable[str] | None = None,
     *,
     system: str = "system",
@@ -499,23 +480,15 @@ def _check_compare_options(
         msg = f"alpha must be strictly between 0 and 1. Got {alpha!r} instead."
         raise ValueError(msg)
     check_choice("family", family, Family)
-    if alternative not in info.alternatives:
-        msg = (
-            f"test={test!r} is two-sided (it compares the range of all system means); "
-            f"alternative must be 'two-sided'. Got {alternative!r} instead."
-        )
-        raise ValueError(msg)
-    if info.familywise and correction != "none":
-        msg = (
-            f"test={test!r} already controls the family-wise error over all pairs of "
-            f"systems of a measure; correction must be 'none'. Got {correction!r} instead."
-        )
-        raise ValueError(msg)
+    check_choice(f"test={test!r} is two-sided: alternative", alternative, info.alternatives)
+    if info.familywise:
+        what = f"test={test!r} controls the family-wise error over all pairs itself: correction"
+        check_choice(what, correction, ("none",))
     return info
 
 
 def compare(
-    per_query: FrameT,
+    per_query: IntoFrame,
     measures: str | Iterable[str] | None = None,
     *,
     baseline: Any = None,
@@ -542,9 +515,10 @@ def compare(
     .. math:: \text{diff} = S(a) - S(b)
 
     where :math:`S` combines a system's per-query values as trec_eval's ``all``
-    line does (:func:`measure_kind`): the mean :math:`\frac1n\sum_q x_q` for most
-    measures, the geometric mean :math:`\exp(\frac1n\sum_q \ln\max(x_q, 10^{-5}))`
-    for GMAP and GMBpref, the total :math:`\sum_q x_q` for the counts.
+    line does (:func:`polars_rankeval.measures.measure_kind`): the mean
+    :math:`\frac1n\sum_q x_q` for most measures, the geometric mean
+    :math:`\exp(\frac1n\sum_q \ln\max(x_q, 10^{-5}))` for GMAP and GMBpref,
+    the total :math:`\sum_q x_q` for the counts.
 
     Parameters
     ----------
@@ -668,7 +642,7 @@ def compare(
     """
     info = _check_compare_options(test, correction, alpha, family, alternative)
     check_resamples(n_resamples, seed)
-    measure_kind("", aggregate)  # checks the option before the data are read
+    check_choice("aggregate", aggregate, AggregateMode)
     if by is not None:
         call = partial(
             compare, measures=measures, baseline=baseline, test=test, correction=correction,
@@ -729,7 +703,7 @@ def compare(
 
 
 def summarize(
-    per_query: FrameT,
+    per_query: IntoFrame,
     measures: str | Iterable[str] | None = None,
     *,
     interval: IntervalKind = "normal",
@@ -754,7 +728,7 @@ def summarize(
     ``"bca"`` scipy's bias-corrected and accelerated bootstrap interval.
 
     Each measure is combined as :func:`polars_rankeval.mean_scores` combines it
-    (:func:`measure_kind`): GMAP and GMBpref as geometric means (``std``,
+    (:func:`polars_rankeval.measures.measure_kind`): GMAP and GMBpref as geometric means (``std``,
     ``stderr`` and the interval on :math:`\ln\max(x, 10^{-5})`, the interval
     exponentiated back), the counts as totals (``stderr`` and interval n times
     those of the mean), every other measure as the mean.
@@ -820,7 +794,7 @@ def summarize(
     """
     check_level(level)
     check_interval(interval)
-    measure_kind("", aggregate)
+    check_choice("aggregate", aggregate, AggregateMode)
     if by is not None:
         call = partial(
             summarize, measures=measures, interval=interval, level=level,
@@ -861,7 +835,7 @@ def summarize(
 
 
 def discriminative_power(
-    per_query: FrameT,
+    per_query: IntoFrame,
     measures: str | Iterable[str] | None = None,
     *,
     test: Test = "randomized_tukey",

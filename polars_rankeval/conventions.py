@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from polars_rankeval import trec_names
+from polars_rankeval._typing import Rounding
+from polars_rankeval.validation import check_choice
 
 ConventionsName = Literal["trec_eval-10", "trec_eval-9"]
 
@@ -58,7 +60,7 @@ class Conventions:
     """How run scores are compared when ordering a ranking. trec_eval 9.x reads
     scores into C ``float`` (single precision), so scores equal after rounding to
     float32 tie and the doc id breaks the tie; 10.0 keeps doubles."""
-    iprec_rounding: Literal["v9", "v10"]
+    iprec_rounding: Rounding
     """How many relevant documents a recall level r stands for in ``IPrec`` and
     ``IPrecAvg`` (trec_eval ``iprec_at_recall``, ``11pt_avg``): 9.x truncates
     ``r * |R| + 0.9``, 10.0 rounds ``r * |R|`` to the nearest integer."""
@@ -115,14 +117,12 @@ def get_conventions(conventions: str | Conventions | None = None) -> Conventions
     >>> get_conventions("trec_eval-8")
     Traceback (most recent call last):
     ...
-    ValueError: Unknown conventions 'trec_eval-8'; choose one of trec_eval-10, trec_eval-9.
+    ValueError: conventions must be one of 'trec_eval-10', 'trec_eval-9'. Got 'trec_eval-8' instead.
     """
     if isinstance(conventions, Conventions):
         return conventions
     name = DEFAULT if conventions is None else conventions
-    if name not in CONVENTIONS:
-        msg = f"Unknown conventions {name!r}; choose one of {', '.join(CONVENTIONS)}."
-        raise ValueError(msg)
+    check_choice("conventions", name, CONVENTIONS)
     return CONVENTIONS[name]
 
 

@@ -8,18 +8,25 @@ retrieved. A plotting helper only has to draw ``precision`` against ``recall``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import overload
 
 import polars as pl
 
-from polars_rankeval._typing import FrameT, Missing
+from polars_rankeval._typing import (
+    ArrowStreamExportable,
+    FrameT,
+    IntoFrameOrDict,
+    Missing,
+    NestedDict,
+    Rounding,
+)
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.evaluate import evaluate, evaluate_judged
-from polars_rankeval.inputs import as_frame
-from polars_rankeval.measures import parse
+from polars_rankeval.inputs import as_frame, run_keys
+from polars_rankeval.measures import Measure, parse
 from polars_rankeval.metrics._common import num_relevant, relevant_retrieved
-from polars_rankeval.metrics.iprec import Rounding
 from polars_rankeval.ranking import judge
+from polars_rankeval.validation import system_column
 
 MAX_POINTS = 1001
 """The most recall levels a curve may have: every 0.001 from 0 to 1."""
@@ -42,9 +49,10 @@ def recall_levels(points: int) -> list[float]:
     return [i / (points - 1) for i in range(points)]
 
 
+@overload
 def precision_recall_curve(
     run: FrameT,
-    qrels: FrameT | None = None,
+    qrels: IntoFrameOrDict | None = None,
     *,
     points: int | None = 11,
     per_query: bool = True,
@@ -59,7 +67,44 @@ def precision_recall_curve(
     system: str | None = "system",
     depth: int | None = None,
     missing: Missing = "drop",
-) -> FrameT:
+) -> FrameT: ...
+@overload
+def precision_recall_curve(
+    run: ArrowStreamExportable | NestedDict,
+    qrels: IntoFrameOrDict | None = None,
+    *,
+    points: int | None = 11,
+    per_query: bool = True,
+    rel_level: int = 1,
+    rounding: Rounding | None = None,
+    conventions: str | Conventions = "trec_eval-10",
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    rank: str = "rank",
+    system: str | None = "system",
+    depth: int | None = None,
+    missing: Missing = "drop",
+) -> pl.DataFrame: ...
+def precision_recall_curve(
+    run: IntoFrameOrDict,
+    qrels: IntoFrameOrDict | None = None,
+    *,
+    points: int | None = 11,
+    per_query: bool = True,
+    rel_level: int = 1,
+    rounding: Rounding | None = None,
+    conventions: str | Conventions = "trec_eval-10",
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    rank: str = "rank",
+    system: str | None = "system",
+    depth: int | None = None,
+    missing: Missing = "drop",
+) -> pl.DataFrame | pl.LazyFrame:
     r"""Precision-recall points per query (or averaged per system), ready to plot.
 
     Parameters
@@ -97,7 +142,7 @@ def precision_recall_curve(
 
     Returns
     -------
-    DataFrame or LazyFrame (as ``run``)
+    DataFrame or LazyFrame (a LazyFrame for a LazyFrame run, else a DataFrame)
         ``[system], [query], recall, precision`` (Float64), sorted; ``query`` is
         absent when ``per_query=False``. Queries with no qrels row are left out,
         as in :func:`polars_rankeval.evaluate`.
@@ -121,26 +166,32 @@ def precision_recall_curve(
     >>> precision_recall_curve(run, qrels, points=3)["precision"].to_list()
     [0.5, 0.5, 0.5]
     """
-    run = as_frame(run, "run", (query, doc, score))
+    frame = as_frame(run, "run", (query, doc, score))
     if points is not None:
-        return _interpolated(
-            run,
-            qrels,
-            recall_levels(points),
-            per_query=per_query,
-            rounding=rounding,
-            conventions=conventions,
-            query=query, doc=doc, score=score, relevance=relevance, rank=rank, system=system,
-            rel_level=rel_level, depth=depth, missing=missing,
-        )  # fmt: skip
+        levels = recall_levels(points)
+        given = "" if rounding is None else f"(rounding={rounding})"
+        measures = [parse(f"IPrec{given}@{level!r}") for level in levels]
+        if qrels is None:
+            scores = evaluate_judged(
+                frame, measures, query=query, rank=rank, relevance=relevance, system=system,
+                rel_level=rel_level, conventions=conventions,
+            )  # fmt: skip
+        else:
+            scores = evaluate(
+                frame, qrels, measures, query=query, doc=doc, score=score, relevance=relevance,
+                rank=rank, system=system, rel_level=rel_level, depth=depth, missing=missing,
+                conventions=conventions,
+            )  # fmt: skip
+        curve = _interpolated(scores.lazy(), measures, levels, per_query=per_query)
+        return curve.collect() if isinstance(frame, pl.DataFrame) else curve
     if not per_query:
         msg = "per_query=False averages interpolated curves: give points (e.g. 11)."
         raise ValueError(msg)
     if qrels is None:
-        judged = run.lazy()
+        judged = frame.lazy()
     else:
         judged = judge(
-            run.lazy(),
+            frame.lazy(),
             as_frame(qrels, "qrels", (query, doc, relevance)).lazy(),
             query=query,
             doc=doc,
@@ -153,12 +204,12 @@ def precision_recall_curve(
             conventions=conventions,
         )
     names = judged.collect_schema().names()
-    keys = [system, query] if system is not None and system in names else [query]
+    keys = run_keys(query, system_column(system, names))
     scored = pl.col(relevance).is_not_null().any().over(keys)
     if missing != "zero":
         scored = scored & pl.col(rank).is_not_null().any().over(keys)
     curve = _raw_points(judged.filter(scored), keys, rank, relevance, rel_level)
-    return curve.collect() if isinstance(run, pl.DataFrame) else curve
+    return curve.collect() if isinstance(frame, pl.DataFrame) else curve
 
 
 def _raw_points(
@@ -178,38 +229,16 @@ def _raw_points(
 
 
 def _interpolated(
-    run: FrameT,
-    qrels: FrameT | None,
-    levels: list[float],
-    *,
-    per_query: bool,
-    rounding: Rounding | None,
-    conventions: str | Conventions,
-    query: str,
-    system: str | None,
-    rel_level: int,
-    **options: Any,
-) -> FrameT:
-    """Interpolated precision at ``levels``: ``IPrec@level`` of every ranking, through
-    :func:`polars_rankeval.evaluate` (or ``evaluate_judged`` for a judged table)."""
-    given = "" if rounding is None else f"(rounding={rounding})"
-    measures = [parse(f"IPrec{given}@{level!r}") for level in levels]
+    scores: pl.LazyFrame, measures: list[Measure], levels: list[float], *, per_query: bool
+) -> pl.LazyFrame:
+    """The curve of ``IPrec@level`` scores (the ``measures``, one per level): one row per
+    ranking and level, or the mean over each system's queries."""
     at = {str(m): level for m, level in zip(measures, levels, strict=True)}
-    common = {"query": query, "system": system, "rel_level": rel_level, "conventions": conventions}
-    if qrels is None:
-        per = {k: options[k] for k in ("rank", "relevance")}
-        scores = evaluate_judged(run, measures, **common, **per)
-    else:
-        scores = evaluate(run, qrels, measures, **common, **options)
-    names = scores.lazy().collect_schema().names()
-    keys = [k for k in names if k not in at]
-    curve = (
-        scores.lazy()
-        .unpivot(index=keys, variable_name="recall", value_name="precision")
-        .with_columns(pl.col("recall").replace_strict(at, return_dtype=pl.Float64))
-        .sort([*keys, "recall"])
-    )
+    keys = [k for k in scores.collect_schema().names() if k not in at]
+    curve = scores.unpivot(index=keys, variable_name="recall", value_name="precision")
+    curve = curve.with_columns(pl.col("recall").replace_strict(at, return_dtype=pl.Float64))
+    curve = curve.sort([*keys, "recall"])
     if not per_query:
         group = [*keys[:-1], "recall"]
         curve = curve.group_by(group).agg(pl.col("precision").mean()).sort(group)
-    return curve.collect() if isinstance(run, pl.DataFrame) else curve
+    return curve

@@ -42,6 +42,7 @@ import polars as pl
 
 from polars_rankeval.engine import buckets, pieces
 from polars_rankeval.measures import Measure
+from polars_rankeval.validation import check_int
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -420,7 +421,7 @@ def evaluate(
     tables = (run_in, qrels_in)
     job = pieces.prepare(run_in.schema, qrels_in.schema, measures, evaluate_options)
     n = npartitions if npartitions is not None else _default_buckets(run_in, threads)
-    pieces.check_buckets("npartitions", n)
+    check_int("npartitions", n, minimum=1)
     split = {t.name: _split(t, job, n, client) for t in tables if t.frame is not None}
     token = uuid.uuid4().hex[:8]
     with _spill_folder(spill_dir, len(split) < len(tables)) as folder:
@@ -434,7 +435,7 @@ def evaluate(
             for i, chunk in enumerate(t.chunks)
         ]
         done = iter(_compute(maps, client) if maps else [])
-        mapped = {t.name: [next(done) for _ in t.chunks] for t in tables}
+        mapped: dict[str, list[Mapped]] = {t.name: [next(done) for _ in t.chunks] for t in tables}
         _check_maps(mapped, tables)
         job = job.with_systems(_systems(run_in, mapped["run"], job))
         inputs = [split.get(t.name) or _slices_of(mapped[t.name], n) for t in tables]

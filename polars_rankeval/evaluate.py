@@ -8,10 +8,22 @@ aggregate, for every input.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import overload
 
 import polars as pl
 
-from polars_rankeval._typing import Duplicates, FrameT, Missing, Order
+from polars_rankeval._typing import (
+    AggregateMode,
+    ArrowStreamExportable,
+    Duplicates,
+    FrameT,
+    IntoFrame,
+    IntoFrameOrDict,
+    Missing,
+    NestedDict,
+    Order,
+    PolarsFrame,
+)
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
@@ -24,32 +36,38 @@ from polars_rankeval.engine.pipeline import aggregate, check_values, score_piece
 from polars_rankeval.engine.scope import scope
 from polars_rankeval.engine.select import judged_from_table
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED
-from polars_rankeval.inputs import JOINED_QUERY, as_frame, id_columns, with_joined_ids
-from polars_rankeval.measures import Context, Measure, lowest_grade, parse_measures
-from polars_rankeval.options import Options, check_int, run_options, segment_columns
+from polars_rankeval.inputs import (
+    JOINED_QUERY,
+    as_frame,
+    dict_columns,
+    id_columns,
+    run_keys,
+    with_joined_ids,
+)
+from polars_rankeval.measures import (
+    MIN_GEO_MEAN,
+    Context,
+    Measure,
+    lowest_grade,
+    measure_kind,
+    parse_measures,
+)
+from polars_rankeval.options import Options, run_options, segment_columns
 from polars_rankeval.validation import (
+    check_choice,
     check_columns,
     check_grade_dtype,
+    check_int,
     check_judged_values,
     check_output_names,
     system_column,
 )
 
 
-def run_keys(query: str | Sequence[str], system: str | None) -> list[str]:
-    """Columns that identify one ranking: ``[system], query`` (a compound query's columns)."""
-    queries = [query] if isinstance(query, str) else list(query)
-    return queries if system is None else [system, *queries]
-
-
-def _one(name: str | Sequence[str], default: str) -> str:
-    """The column a nested dict's ids go in (a compound id cannot come from a dict)."""
-    return name if isinstance(name, str) else default
-
-
+@overload
 def evaluate(
     run: FrameT,
-    qrels: FrameT,
+    qrels: IntoFrameOrDict,
     measures: str | Measure | Iterable[str | Measure],
     *,
     query: str | Sequence[str] = "query",
@@ -68,7 +86,52 @@ def evaluate(
     validate: bool = True,
     conventions: str | Conventions | None = None,
     memory_limit: int | str | None = None,
-) -> FrameT:
+) -> FrameT: ...
+@overload
+def evaluate(
+    run: ArrowStreamExportable | NestedDict,
+    qrels: IntoFrameOrDict,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str | Sequence[str] = "query",
+    doc: str | Sequence[str] = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    rank: str = "rank",
+    rel_level: int = 1,
+    order: Order = "score",
+    depth: int | None = None,
+    missing: Missing = "drop",
+    duplicates: Duplicates = "error",
+    per_query: bool = True,
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
+) -> pl.DataFrame: ...
+def evaluate(
+    run: IntoFrameOrDict,
+    qrels: IntoFrameOrDict,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str | Sequence[str] = "query",
+    doc: str | Sequence[str] = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    rank: str = "rank",
+    rel_level: int = 1,
+    order: Order = "score",
+    depth: int | None = None,
+    missing: Missing = "drop",
+    duplicates: Duplicates = "error",
+    per_query: bool = True,
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
+) -> pl.DataFrame | pl.LazyFrame:
     r"""Score a run against qrels: one row per scored query, one column per measure.
 
     One pipeline for every input (:mod:`polars_rankeval.engine`): each ranking
@@ -86,7 +149,8 @@ def evaluate(
     ----------
     run
         ``query, doc, score`` (optionally ``system``, ``rank``); DataFrame or
-        LazyFrame. Lazy in, lazy out.
+        LazyFrame (lazy in, lazy out), or a pandas or Arrow frame or a nested
+        ``{query: {doc: score}}`` dict, read as a DataFrame.
     qrels
         ``query, doc, relevance``: integer grades; grade >= ``rel_level`` is relevant.
     measures
@@ -139,7 +203,7 @@ def evaluate(
 
     Returns
     -------
-    DataFrame or LazyFrame (as the run)
+    DataFrame or LazyFrame (a LazyFrame for a LazyFrame run, else a DataFrame)
         ``[system], query``, then one Float64 column per measure named by its
         canonical name, sorted by system and query. For a LazyFrame run the
         work happens when the result is collected (``pl.defer``).
@@ -165,8 +229,8 @@ def evaluate(
     └───────┴──────┴─────┴──────┘
     """
     parsed = parse_measures(measures, conventions=conventions)
-    run = as_frame(run, "run", (_one(query, "query"), _one(doc, "doc"), score))
-    qrels = as_frame(qrels, "qrels", (_one(query, "query"), _one(doc, "doc"), relevance))
+    run = as_frame(run, "run", dict_columns(query, doc, score))
+    qrels = as_frame(qrels, "qrels", dict_columns(query, doc, relevance))
     options = run_options(
         run.lazy().collect_schema(),
         qrels.lazy().collect_schema(),
@@ -237,7 +301,7 @@ def finish(
 
 def output_schema(
     run: pl.LazyFrame,
-    qrels: FrameT,
+    qrels: PolarsFrame,
     measures: list[Measure],
     options: Options,
     *,
@@ -247,14 +311,15 @@ def output_schema(
     run_schema, qrels_schema = run.collect_schema(), qrels.lazy().collect_schema()
     keys = {k: run_schema[k] for k in options.output_keys}
     if options.query in keys and run_schema[options.query] != qrels_schema[options.query]:
-        keys[options.query] = pl.String
-    values = {str(m): pl.Float64 for m in measures}
+        keys[options.query] = pl.String()
+    values: dict[str, pl.DataType] = {str(m): pl.Float64() for m in measures}
     if per_query:
         return pl.Schema(keys | values)
     groups = {k: keys[k] for k in [*options.by, *([options.system] if options.system else [])]}
-    return pl.Schema(groups | {"n_queries": pl.UInt32} | values)
+    return pl.Schema(groups | {"n_queries": pl.UInt32()} | values)
 
 
+@overload
 def evaluate_judged(
     judged: FrameT,
     measures: str | Measure | Iterable[str | Measure],
@@ -268,7 +333,36 @@ def evaluate_judged(
     rel_level: int = 1,
     validate: bool = True,
     conventions: str | Conventions | None = None,
-) -> FrameT:
+) -> FrameT: ...
+@overload
+def evaluate_judged(
+    judged: ArrowStreamExportable,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str | Sequence[str] = "query",
+    rank: str = "rank",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    n_rel: str | None = None,
+    rel_level: int = 1,
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+) -> pl.DataFrame: ...
+def evaluate_judged(
+    judged: IntoFrame,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query: str | Sequence[str] = "query",
+    rank: str = "rank",
+    relevance: str = "relevance",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    n_rel: str | None = None,
+    rel_level: int = 1,
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+) -> pl.DataFrame | pl.LazyFrame:
     r"""Score a table that already carries relevance and order: no qrels needed.
 
     The shape of logged impressions and clicks, or of a judged table built
@@ -369,8 +463,8 @@ def evaluate_judged(
 
 
 def coverage(
-    run: FrameT,
-    qrels: FrameT,
+    run: IntoFrameOrDict,
+    qrels: IntoFrameOrDict,
     *,
     query: str | Sequence[str] = "query",
     system: str | None = "system",
@@ -408,9 +502,8 @@ def coverage(
     │ c     ┆ not_in_run │
     └───────┴────────────┘
     """
-    name = query if isinstance(query, str) else "query"
-    run = as_frame(run, "run", (name, "doc", "score"))
-    qrels = as_frame(qrels, "qrels", (name, "doc", "relevance"))
+    run = as_frame(run, "run", dict_columns(query, "doc", "score"))
+    qrels = as_frame(qrels, "qrels", dict_columns(query, "doc", "relevance"))
     taken = [*run.lazy().collect_schema().names(), *qrels.lazy().collect_schema().names()]
     joined, parts = id_columns(query, JOINED_QUERY, "query", taken)
     run = with_joined_ids(run, [(joined, parts)])
@@ -445,6 +538,7 @@ def coverage(
     return listed.sort(keys, nulls_last=True).select(*shown, "status")
 
 
+@overload
 def mean_scores(
     per_query: FrameT,
     measures: Iterable[str] | None = None,
@@ -452,8 +546,27 @@ def mean_scores(
     system: str | None = "system",
     query: str | Sequence[str] = "query",
     by: str | Sequence[str] | None = None,
-    aggregate: str = "trec",
-) -> FrameT:
+    aggregate: AggregateMode = "trec",
+) -> FrameT: ...
+@overload
+def mean_scores(
+    per_query: ArrowStreamExportable,
+    measures: Iterable[str] | None = None,
+    *,
+    system: str | None = "system",
+    query: str | Sequence[str] = "query",
+    by: str | Sequence[str] | None = None,
+    aggregate: AggregateMode = "trec",
+) -> pl.DataFrame: ...
+def mean_scores(
+    per_query: IntoFrame,
+    measures: Iterable[str] | None = None,
+    *,
+    system: str | None = "system",
+    query: str | Sequence[str] = "query",
+    by: str | Sequence[str] | None = None,
+    aggregate: AggregateMode = "trec",
+) -> pl.DataFrame | pl.LazyFrame:
     r"""Each measure over queries (per system and segment): the trec_eval ``all`` line.
 
     With ``aggregate="trec"`` (default) each measure is combined as trec_eval
@@ -497,15 +610,11 @@ def mean_scores(
     >>> mean_scores(per_query)["GMAP"].item()  # sqrt(0.25 * 1.0)
     0.5
     """
-    from polars_rankeval.measures import MIN_GEO_MEAN, aggregate_kind
-
-    if aggregate not in ("trec", "mean"):
-        msg = f"aggregate must be 'trec' or 'mean'. Got {aggregate!r} instead."
-        raise ValueError(msg)
+    check_choice("aggregate", aggregate, AggregateMode)
     per_query = as_frame(per_query, "per_query")
     schema = per_query.lazy().collect_schema()
     system = system_column(system, schema)
-    queries = [query] if isinstance(query, str) else list(query)
+    queries = run_keys(query, None)
     segments = segment_columns(by, schema, taken=[*queries, system])
     groups = [*segments, *([system] if system else [])]
     cols = (
@@ -515,7 +624,7 @@ def mean_scores(
     )
 
     def combine(c: str) -> pl.Expr:
-        kind = aggregate_kind(c) if aggregate == "trec" else "mean"
+        kind = measure_kind(c, aggregate)
         if kind == "gmean":
             return pl.col(c).clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
         return pl.col(c).sum().cast(pl.Float64) if kind == "sum" else pl.col(c).mean()

@@ -10,15 +10,25 @@ Polars can share the buffers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import polars as pl
 
+from polars_rankeval._typing import ArrowStreamExportable, FrameT, NestedDict, PolarsFrame
 from polars_rankeval.validation import fresh_name
 
 
-def as_frame(obj: Any, name: str, columns: tuple[str, str, str] | None = None) -> Any:
-    """``obj`` as a Polars DataFrame or LazyFrame (Polars frames pass through).
+@overload
+def as_frame(obj: FrameT, name: str, columns: tuple[str, str, str] | None = None) -> FrameT: ...
+@overload
+def as_frame(
+    obj: ArrowStreamExportable | NestedDict, name: str, columns: tuple[str, str, str] | None = None
+) -> pl.DataFrame: ...
+def as_frame(
+    obj: object, name: str, columns: tuple[str, str, str] | None = None
+) -> pl.DataFrame | pl.LazyFrame:
+    """``obj`` as a Polars DataFrame or LazyFrame (Polars frames pass through; anything
+    else becomes a DataFrame).
 
     Parameters
     ----------
@@ -54,8 +64,10 @@ def as_frame(obj: Any, name: str, columns: tuple[str, str, str] | None = None) -
     module = type(obj).__module__.split(".")[0]
     if module == "pandas" and hasattr(obj, "columns"):
         return pl.from_pandas(obj)
-    if module == "pyarrow" and hasattr(obj, "schema"):
-        return pl.from_arrow(obj)
+    if module == "pyarrow" and hasattr(obj, "schema"):  # a Table or RecordBatch: no copy
+        table = pl.from_arrow(obj)
+        if isinstance(table, pl.DataFrame):
+            return table
     if hasattr(obj, "__arrow_c_stream__"):
         return pl.DataFrame(obj)
     kind = type(obj).__qualname__ if module == "builtins" else f"{module}.{type(obj).__qualname__}"
@@ -162,7 +174,38 @@ def id_columns(
     return (parts[0], ()) if len(parts) == 1 else (fresh_name(joined, taken), parts)
 
 
-def with_joined_ids(frame: Any, ids: Sequence[tuple[str, Sequence[str]]]) -> Any:
+def dict_columns(
+    query: str | Sequence[str], doc: str | Sequence[str], value: str
+) -> tuple[str, str, str]:
+    """The (query, doc, value) columns a nested dict becomes in :func:`as_frame`: a
+    compound id (a list of columns) cannot come from a dict, its ids go in ``query``
+    and ``doc``.
+
+    Examples
+    --------
+    >>> dict_columns(["user", "session"], "item", "score")
+    ('query', 'item', 'score')
+    """
+    return (
+        query if isinstance(query, str) else "query",
+        doc if isinstance(doc, str) else "doc",
+        value,
+    )
+
+
+def run_keys(query: str | Sequence[str], system: str | None) -> list[str]:
+    """Columns that identify one ranking: ``[system], query`` (a compound query's columns).
+
+    Examples
+    --------
+    >>> run_keys("query", "system"), run_keys(["user", "session"], None)
+    (['system', 'query'], ['user', 'session'])
+    """
+    queries = [query] if isinstance(query, str) else list(query)
+    return queries if system is None else [system, *queries]
+
+
+def with_joined_ids(frame: PolarsFrame, ids: Sequence[tuple[str, Sequence[str]]]) -> PolarsFrame:
     """``frame`` (Data- or LazyFrame) with each joined id column ``(name, parts)`` whose
     parts it has (a compound id's parts are in both run and qrels)."""
     names = frame.lazy().collect_schema().names()

@@ -51,10 +51,11 @@ from typing import BinaryIO, TypeAlias
 
 import polars as pl
 
-from polars_rankeval._typing import FrameT
+from polars_rankeval._typing import PolarsFrame
+from polars_rankeval.inputs import run_keys
 from polars_rankeval.options import Options
 from polars_rankeval.ranking import rank_rows
-from polars_rankeval.validation import fresh_name
+from polars_rankeval.validation import fresh_name, system_column
 
 Source: TypeAlias = str | Path | bytes
 """A path to a (possibly gzip-compressed) file, or the file's bytes."""
@@ -131,16 +132,14 @@ def _wrong_count(fmt: _Format) -> pl.Expr:
 def _problem(fmt: _Format) -> pl.Expr:
     """Why a line is malformed (a short text), or null when it is fine."""
     n = pl.col(_FIELDS).list.len()
-    out = pl.when(_wrong_count(fmt)).then(
-        pl.format(f"expected {len(fmt.fields)} fields ({fmt.layout}), found {{}}", n)
-    )
+    count = pl.format(f"expected {len(fmt.fields)} fields ({fmt.layout}), found {{}}", n)
+    problems = [pl.when(_wrong_count(fmt)).then(count)]
     for name in _typed(fmt):
-        out = out.when(_invalid(fmt, name)).then(
-            pl.format(
-                f"{name} {{}} is not {_WHAT[name]}", pl.col(_FIELDS).list.get(_index(fmt, name))
-            )
+        field = pl.col(_FIELDS).list.get(_index(fmt, name), null_on_oob=True)
+        problems.append(
+            pl.when(_invalid(fmt, name)).then(pl.format(f"{name} {{}} is not {_WHAT[name]}", field))
         )
-    return out.otherwise(None)
+    return pl.coalesce(problems)  # the first that applies
 
 
 def _is_bad(fmt: _Format) -> pl.Expr:
@@ -551,7 +550,7 @@ def _ranked_lines(
     ids too), so that the rank column agrees with the order trec_eval reads."""
     by_rank, ranks = rank_rows(run, Options(query=query, doc=doc, score=score, system=system))
     tag_expr = pl.col(system).cast(pl.String) if system else pl.lit(tag)
-    keys = [system, query] if system else [query]
+    keys = run_keys(query, system)
     rank = fresh_name("__rk_rank", run.columns)
     ranked = run[by_rank].with_columns(pl.Series(rank, ranks, dtype=pl.UInt32))
     return ranked.sort(keys, maintain_order=True).select(
@@ -583,7 +582,7 @@ def _check_writable(run: pl.DataFrame, ids: dict[str, str], score: str) -> None:
 
 
 def write_trec_run(
-    run: FrameT,
+    run: PolarsFrame,
     path: str | Path,
     *,
     query: str = "query",
@@ -629,7 +628,7 @@ def write_trec_run(
     q1 Q0 a 2 1.0 demo
     """
     frame = run.lazy().collect()
-    system = system if system in frame.columns else None
+    system = system_column(system, frame.columns)
     ids = {"query": query, "doc": doc} | ({"tag": system} if system else {})
     _check_writable(frame, ids, score)
     if not system and (not tag or any(c.isspace() for c in tag)):

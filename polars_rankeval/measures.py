@@ -32,15 +32,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import polars as pl
 
 from polars_rankeval import metrics as m
 from polars_rankeval import trec_names
+from polars_rankeval._typing import Aggregate, AggregateMode, Norm, Rounding
 from polars_rankeval.conventions import Conventions, get_conventions
-from polars_rankeval.metrics.trec_rbp import TREC_P, trec_rbp, trec_rbp_residual
-from polars_rankeval.metrics.unjudged import unjudged_at
+from polars_rankeval.metrics.trec_rbp import TREC_P
+from polars_rankeval.validation import check_choice
 
 family = SimpleNamespace(
     **{
@@ -78,7 +79,7 @@ class Context:
     relevance: str = "relevance"
     rel_level: int = 1
     n_rel: str | None = None
-    iprec_rounding: str = "v10"  # conventions' IPrec rounding (issue 13: trec_eval-10 default)
+    iprec_rounding: Rounding = "v10"  # conventions' IPrec rounding (issue 13: trec_eval-10 default)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class MeasureFamily:
     cutoff_kind: type = int
     params: tuple[Param, ...] = ()
     summary: str = ""
-    aggregate: Literal["mean", "gmean", "sum"] = "mean"
+    aggregate: Aggregate = "mean"
     formula: Callable[[Measure, Features], pl.Expr] | None = None
     """The measure over the engine's features (see
     :mod:`polars_rankeval.engine.features`): per-ranking sums and maxima of
@@ -179,7 +180,7 @@ class GainMap(tuple):
         if isinstance(value, GainMap):
             return value
         if isinstance(value, Mapping):
-            items = value.items()
+            items: list[tuple[Any, Any]] = list(value.items())
         elif isinstance(value, str):
             items = []
             for part in filter(None, value.replace(",", ";").split(";")):
@@ -249,10 +250,10 @@ def _format_value(value: Any) -> str:
 MIN_GEO_MEAN = 0.00001
 """trec_eval's floor on per-query values before a geometric mean."""
 REL = Param("rel", int)
-NORM = Param("norm", str, "R", ("R", "min"))
+NORM = Param("norm", str, "R", get_args(Norm))
 GAINS = Param("gains", GainMap)
-ROUNDING = Param("rounding", str, None, ("v9", "v10"))  # None: the conventions decide
-ELEVEN = Levels(m.iprec.ELEVEN_POINTS)
+ROUNDING = Param("rounding", str, None, get_args(Rounding))  # None: the conventions decide
+ELEVEN = Levels(family.iprec.ELEVEN_POINTS)
 REGISTRY: dict[str, MeasureFamily] = {}
 
 
@@ -273,6 +274,31 @@ def _with_n_rel(measure: Measure, ctx: Context) -> dict[str, Any]:
 def _gains(measure: Measure) -> dict[int, float] | None:
     gains = measure.get("gains")
     return dict(gains) if gains else None
+
+
+def _k(measure: Measure) -> int | None:
+    """The cutoff of a measure cut at a rank: an int (as the parser gives it), or None."""
+    if measure.cutoff is None or isinstance(measure.cutoff, int):
+        return measure.cutoff
+    msg = f"The cutoff k of {measure.name} must be an int >= 1. Got {measure.cutoff!r} instead."
+    raise ValueError(msg)
+
+
+def _required_k(measure: Measure) -> int:
+    """The cutoff of a measure that needs one, cut at a rank."""
+    k = _k(measure)
+    if k is None:
+        msg = f"Measure {measure.name} needs a cutoff, e.g. {measure.name}@10."
+        raise ValueError(msg)
+    return k
+
+
+def _level(measure: Measure) -> float:
+    """The cutoff of a measure cut at a recall level (IPrec)."""
+    if measure.cutoff is None:
+        msg = f"Measure {measure.name} needs a recall level, e.g. {measure.name}@0.5."
+        raise ValueError(msg)
+    return measure.cutoff
 
 
 def _relevant(measure: Measure, ctx: Context) -> float:
@@ -350,14 +376,14 @@ _family(
 )
 _family(
     "AP",
-    lambda x, c: m.average_precision(x.cutoff, norm=x.get("norm", "R"), **_with_n_rel(x, c)),
+    lambda x, c: m.average_precision(_k(x), norm=x.get("norm", "R"), **_with_n_rel(x, c)),
     "optional",
     REL,
     NORM,
     summary="average precision (at k: |R| stays the denominator unless norm=min)",
     reads=_relevant,
     formula=lambda x, f: family.ap.average_precision_formula(
-        f, x.cutoff, x.rel_level(f.ctx), x.get("norm", "R")
+        f, _k(x), x.rel_level(f.ctx), x.get("norm", "R")
     ),
 )
 _family(
@@ -385,7 +411,7 @@ _family(
     formula=lambda x, f: (
         family.precision.r_precision_formula(f, x.rel_level(f.ctx))
         if x.get("mult") is None
-        else m.iprec.rprec_mult_formula(f, x.get("mult"), x.rel_level(f.ctx))
+        else family.precision.rprec_mult_formula(f, x.get("mult"), x.rel_level(f.ctx))
     ),
 )
 _family(
@@ -407,17 +433,17 @@ _family(
 )
 _family(
     "RR",
-    lambda x, c: m.reciprocal_rank(x.cutoff, **_cols(x, c)),
+    lambda x, c: m.reciprocal_rank(_k(x), **_cols(x, c)),
     "optional",
     REL,
     summary="reciprocal rank of the first relevant document",
     reads=_relevant,
-    formula=lambda x, f: family.rr.reciprocal_rank_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.rr.reciprocal_rank_formula(f, _k(x), x.rel_level(f.ctx)),
 )
 _family(
     "IPrec",
     lambda x, c: m.iprec_at_recall(
-        x.cutoff, rounding=x.get("rounding", c.iprec_rounding), **_with_n_rel(x, c)
+        _level(x), rounding=x.get("rounding", c.iprec_rounding), **_with_n_rel(x, c)
     ),
     "required",
     REL,
@@ -426,7 +452,7 @@ _family(
     cutoff_kind=float,
     reads=_relevant,
     formula=lambda x, f: family.iprec.iprec_at_recall_formula(
-        f, x.cutoff, x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
+        f, _level(x), x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
     ),
 )
 _family(
@@ -446,23 +472,23 @@ _family(
 )
 _family(
     "P",
-    lambda x, c: m.precision(x.cutoff, **_cols(x, c)),
+    lambda x, c: m.precision(_required_k(x), **_cols(x, c)),
     "required",
     REL,
     summary="precision at k",
     reads=_relevant,
-    formula=lambda x, f: family.precision.precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.precision_formula(f, _required_k(x), x.rel_level(f.ctx)),
 )
 _family(
     "R",
-    lambda x, c: m.recall(x.cutoff, norm=x.get("norm", "R"), **_with_n_rel(x, c)),
+    lambda x, c: m.recall(_k(x), norm=x.get("norm", "R"), **_with_n_rel(x, c)),
     "optional",
     REL,
     NORM,
     summary="recall at k (norm=min: divided by min(k, |R|))",
     reads=_relevant,
     formula=lambda x, f: family.precision.recall_formula(
-        f, x.cutoff, x.rel_level(f.ctx), x.get("norm", "R")
+        f, _k(x), x.rel_level(f.ctx), x.get("norm", "R")
     ),
 )
 _family(
@@ -523,7 +549,7 @@ _family(
 _family(
     "nDCG",
     lambda x, c: m.ndcg(
-        x.cutoff,
+        _k(x),
         rank=c.rank,
         relevance=c.relevance,
         gains=_gains(x),
@@ -535,7 +561,7 @@ _family(
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
     reads=_gained,
     formula=lambda x, f: family.ndcg.ndcg_formula(
-        f, x.cutoff, _gains(x), exponential=x.get("gain") == "exp"
+        f, _k(x), _gains(x), exponential=x.get("gain") == "exp"
     ),
 )
 _family(
@@ -559,21 +585,23 @@ _family(
 )
 _family(
     "RelP",
-    lambda x, c: m.relative_precision(x.cutoff, **_with_n_rel(x, c)),
+    lambda x, c: m.relative_precision(_required_k(x), **_with_n_rel(x, c)),
     "required",
     REL,
     summary="precision at k relative to min(k, |R|)",
     reads=_relevant,
-    formula=lambda x, f: family.set.relative_precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.relative_precision_formula(
+        f, _required_k(x), x.rel_level(f.ctx)
+    ),
 )
 _family(
     "Success",
-    lambda x, c: m.success(x.cutoff, **_cols(x, c)),
+    lambda x, c: m.success(_k(x), **_cols(x, c)),
     "optional",
     REL,
     summary="1 if a relevant document is in the top k",
     reads=_relevant,
-    formula=lambda x, f: family.precision.success_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.success_formula(f, _k(x), x.rel_level(f.ctx)),
 )
 _family(
     "SetP",
@@ -633,21 +661,21 @@ _family(
 # Beyond trec_eval.
 _family(
     "F1",
-    lambda x, c: m.f1(x.cutoff, **_with_n_rel(x, c)),
+    lambda x, c: m.f1(_k(x), **_with_n_rel(x, c)),
     "optional",
     REL,
     summary="harmonic mean of P@k and R@k",
     reads=_relevant,
-    formula=lambda x, f: family.set.f1_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.f1_formula(f, _k(x), x.rel_level(f.ctx)),
 )
 _family(
     "ERR",
-    lambda x, c: m.err(x.cutoff, rank=c.rank, relevance=c.relevance, max_grade=x.get("max_grade")),
+    lambda x, c: m.err(_k(x), rank=c.rank, relevance=c.relevance, max_grade=x.get("max_grade")),
     "optional",
     Param("max_grade", int),
     summary="expected reciprocal rank (Chapelle et al. 2009)",
     reads=_gained,
-    formula=lambda x, f: family.err.err_formula(f, x.cutoff, x.get("max_grade")),
+    formula=lambda x, f: family.err.err_formula(f, _k(x), x.get("max_grade")),
 )
 _family(
     "RBP",
@@ -669,19 +697,21 @@ _family(
 )
 _family(
     "Judged",
-    lambda x, c: m.judged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
+    lambda x, c: m.judged_at(_k(x), rank=c.rank, relevance=c.relevance),
     "optional",
     summary="fraction of the top k that is judged",
-    formula=lambda x, f: family.bpref.judged_at_formula(f, x.cutoff),
+    formula=lambda x, f: family.unjudged.judged_at_formula(f, _k(x)),
 )
 _family(
     "ExpectedP",
-    lambda x, c: m.expected_precision(x.cutoff, **_cols(x, c)),
+    lambda x, c: m.expected_precision(_required_k(x), **_cols(x, c)),
     "required",
     REL,
     summary="expected P@k under a random order of the retrieved documents",
     reads=_relevant,
-    formula=lambda x, f: family.random.expected_precision_formula(f, x.cutoff, x.rel_level(f.ctx)),
+    formula=lambda x, f: family.random.expected_precision_formula(
+        f, _required_k(x), x.rel_level(f.ctx)
+    ),
 )
 _family(
     "ExpectedAP",
@@ -789,7 +819,7 @@ TREC_DOTTED: dict[str, tuple[str, str]] = {
 # names rbp and rbp_resid mean these; the binary RBP(p=0.8) keeps its name.
 _family(
     "TrecRBP",
-    lambda x, c: trec_rbp(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
+    lambda x, c: m.trec_rbp(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
     "none",
     Param("p", float, TREC_P),
     summary="rank-biased precision as trec_eval 10 (rbp): graded gains / max grade, p=0.9",
@@ -798,7 +828,7 @@ _family(
 )
 _family(
     "TrecRBPResid",
-    lambda x, c: trec_rbp_residual(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
+    lambda x, c: m.trec_rbp_residual(x.get("p", TREC_P), rank=c.rank, relevance=c.relevance),
     "none",
     Param("p", float, TREC_P),
     summary="residual of TrecRBP as trec_eval 10 (rbp_resid): 0 when all retrieved are judged",
@@ -806,10 +836,10 @@ _family(
 )
 _family(
     "Unjudged",
-    lambda x, c: unjudged_at(x.cutoff, rank=c.rank, relevance=c.relevance),
+    lambda x, c: m.unjudged_at(_required_k(x), rank=c.rank, relevance=c.relevance),
     "required",
     summary="fraction of the top k that is unjudged (trec_eval 10 unj_k)",
-    formula=lambda x, f: family.unjudged.unjudged_formula(f, x.cutoff),
+    formula=lambda x, f: family.unjudged.unjudged_formula(f, _required_k(x)),
 )
 ALIASES |= {"rbp": "TrecRBP", "rbp_resid": "TrecRBPResid", "unjudged": "Unjudged"}
 TREC_CUTOFF_ALIASES["unj"] = ("Unjudged", None)
@@ -926,12 +956,8 @@ def _build(family: MeasureFamily, cutoff: Any, params: Mapping[str, Any], text: 
     for key, value in sorted(params.items()):
         p = family.param(key)
         value = _coerce(value, p.kind, f"Parameter {key} of {family.name}")
-        if p.choices and value not in p.choices:
-            msg = (
-                f"Parameter {key} of {family.name} must be one of "
-                f"{', '.join(p.choices)}. Got {value!r} in {text!r}."
-            )
-            raise ValueError(msg)
+        if p.choices:
+            check_choice(f"Parameter {key} of {family.name}", value, p.choices)
         if key == "rel" and value < 1:
             msg = f"The relevance threshold rel must be >= 1. Got {value!r} in {text!r}."
             raise ValueError(msg)
@@ -985,11 +1011,11 @@ def _parse_all(text: str) -> list[Measure]:
             return [_build(family, cutoff, params, text)]
     trec = _TREC_CUTOFF.match(text)
     if trec and trec["name"] in TREC_CUTOFF_ALIASES:
-        family_name, key = TREC_CUTOFF_ALIASES[trec["name"]]
+        family_name, param = TREC_CUTOFF_ALIASES[trec["name"]]
         family = REGISTRY[family_name]
         value = _literal(trec["cutoff"])
-        if key is not None:
-            return [_build(family, None, {key: value}, text)]
+        if param is not None:
+            return [_build(family, None, {param: value}, text)]
         return [_build(family, value, {}, text)]
     dotted = _TREC_DOTTED.match(text)
     if dotted and dotted["name"] in TREC_DOTTED:
@@ -1097,7 +1123,7 @@ def parse_measures(
     return list(dict.fromkeys(parsed))
 
 
-def aggregate_kind(name: str) -> Literal["mean", "gmean", "sum"]:
+def aggregate_kind(name: str) -> Aggregate:
     """How the ``all`` line combines a measure's per-query values (mean by default).
 
     Geometric mean for GMAP and GMBpref (trec_eval ``gm_map``, ``gm_bpref``), sum
@@ -1113,3 +1139,20 @@ def aggregate_kind(name: str) -> Literal["mean", "gmean", "sum"]:
         return parse(name).family.aggregate
     except ValueError:
         return "mean"
+
+
+def measure_kind(name: str, aggregate: AggregateMode = "trec") -> Aggregate:
+    """How a measure column combines over queries: ``"mean"``, ``"gmean"`` or ``"sum"``.
+
+    With ``aggregate="trec"``, as trec_eval's ``all`` line (:func:`aggregate_kind`):
+    geometric mean for GMAP and GMBpref, sum for the counts (NumRet, NumRel,
+    NumRelRet, NumNonRelJudgedRet), mean otherwise and for columns that are not
+    measures. ``aggregate="mean"``: always the mean.
+
+    Examples
+    --------
+    >>> measure_kind("GMAP"), measure_kind("num_ret"), measure_kind("GMAP", "mean")
+    ('gmean', 'sum', 'mean')
+    """
+    check_choice("aggregate", aggregate, AggregateMode)
+    return aggregate_kind(name) if aggregate == "trec" else "mean"

@@ -3,31 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
 import polars as pl
 
+from polars_rankeval._typing import FrameT, IntoFrameOrDict
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.measures import Measure
 from polars_rankeval.ranking import judge
 
-F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
 
-
-class _RankEval(Generic[F]):
-    def __init__(self, frame: F) -> None:
-        self._frame = frame
+class _RankEval(Generic[FrameT]):
+    def __init__(self, frame: FrameT) -> None:
+        self._frame: FrameT = frame
 
     def evaluate(
         self,
-        qrels: pl.DataFrame | pl.LazyFrame,
+        qrels: IntoFrameOrDict,
         measures: str | Measure | Iterable[str | Measure],
         **options: Any,
-    ) -> F:
+    ) -> FrameT:
         """Score this run against ``qrels``; see :func:`polars_rankeval.evaluate`."""
         return evaluate(self._frame, qrels, measures, **options)
 
-    def judge(self, qrels: pl.DataFrame | pl.LazyFrame, **options: Any) -> F:
+    def judge(self, qrels: IntoFrameOrDict, **options: Any) -> FrameT:
         """Join this run with ``qrels``; see :func:`polars_rankeval.judge`."""
         return judge(self._frame, qrels, **options)
 

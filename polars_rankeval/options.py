@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args
 
 import polars as pl
 
@@ -18,47 +17,14 @@ from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.inputs import JOINED_DOC, JOINED_QUERY, check_not_swapped, id_columns
 from polars_rankeval.measures import Context
 from polars_rankeval.validation import (
+    check_choice,
     check_columns,
     check_grade_dtype,
     check_id_dtypes,
+    check_int,
     check_score_dtype,
     system_column,
 )
-
-
-def check_choice(name: str, value: Any, allowed: Any) -> None:
-    """Raise unless ``value`` is one of the values of the ``Literal`` type ``allowed``.
-
-    Examples
-    --------
-    >>> check_choice("order", "scores", Order)
-    Traceback (most recent call last):
-    ...
-    ValueError: order must be one of 'score', 'rank', 'presorted'. Got 'scores' instead.
-    """
-    choices = get_args(allowed)
-    if value not in choices or isinstance(value, bool):
-        listed = ", ".join(repr(c) for c in choices)
-        msg = f"{name} must be one of {listed}. Got {value!r} instead."
-        raise ValueError(msg)
-
-
-def check_int(name: str, value: Any, *, minimum: int, allow_none: bool = False) -> None:
-    """Raise unless ``value`` is an int >= ``minimum`` (or None when allowed).
-
-    Examples
-    --------
-    >>> check_int("depth", -1, minimum=0)
-    Traceback (most recent call last):
-    ...
-    ValueError: depth must be an int >= 0. Got -1 instead.
-    """
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        msg = f"{name} must be an int >= {minimum}{' or None' if allow_none else ''}. "
-        msg += f"Got {value!r} instead."
-        raise ValueError(msg)
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval._typing import FrameT
+from polars_rankeval._typing import IntoFrameOrDict, PolarsFrame
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.typing import ColorType
 
 FIGSIZE = (6.4, 4.8)
 DPI = 100
@@ -68,7 +69,7 @@ def _require(frame: pl.DataFrame, columns: list[str], what: str) -> None:
 
 
 def plot_precision_recall(
-    curves: FrameT,
+    curves: PolarsFrame,
     path: str | Path,
     *,
     title: str | None = None,
@@ -114,7 +115,7 @@ def plot_precision_recall(
     fig, ax = _new_figure()
     groups = frame.sort([*keys, recall]).partition_by(keys, as_dict=True) if keys else {(): frame}
     many = query in keys and len(groups) > 12
-    colors: dict[Any, str] = {}
+    colors: dict[Any, ColorType] = {}
     for key, group in groups.items():
         sys_id = key[0] if system in keys else None
         label = " / ".join(str(k) for k in key) if not many else str(sys_id)
@@ -139,8 +140,8 @@ def plot_precision_recall(
 
 
 def plot_pr_curves(
-    run: FrameT,
-    qrels: FrameT,
+    run: IntoFrameOrDict,
+    qrels: IntoFrameOrDict,
     path: str | Path,
     *,
     points: int | None = 11,
@@ -199,7 +200,7 @@ def plot_pr_curves(
 
 
 def query_differences(
-    per_query: FrameT,
+    per_query: PolarsFrame,
     measure: str,
     *,
     system_a: str | None = None,
@@ -278,7 +279,7 @@ def query_differences(
 
 
 def plot_query_differences(
-    per_query: FrameT,
+    per_query: PolarsFrame,
     measure: str,
     path: str | Path,
     *,

@@ -19,11 +19,20 @@ precondition the metric expressions rely on (for cumulative sums).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import Duplicates, FrameT, Missing, Order
+from polars_rankeval._typing import (
+    ArrowStreamExportable,
+    Duplicates,
+    FrameT,
+    IntoFrameOrDict,
+    Missing,
+    NestedDict,
+    Order,
+)
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.pipeline import align_ids, check_values
 from polars_rankeval.engine.rank import Groups, gather_rows
@@ -34,11 +43,12 @@ from polars_rankeval.engine.select import (
     ranking_scope,
 )
 from polars_rankeval.engine.shape import FACT, HAS_RUN, RANKING, SCORED
-from polars_rankeval.inputs import as_frame, with_joined_ids
-from polars_rankeval.options import Options, check_choice, check_int, run_options
-from polars_rankeval.validation import check_columns
+from polars_rankeval.inputs import as_frame, dict_columns, run_keys, with_joined_ids
+from polars_rankeval.options import Options, run_options
+from polars_rankeval.validation import check_choice, check_columns, check_int
 
 
+@overload
 def rank_run(
     run: FrameT,
     *,
@@ -49,7 +59,30 @@ def rank_run(
     system: str | None = None,
     order: Order = "score",
     depth: int | None = None,
-) -> FrameT:
+) -> FrameT: ...
+@overload
+def rank_run(
+    run: ArrowStreamExportable | NestedDict,
+    *,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    rank: str = "rank",
+    system: str | None = None,
+    order: Order = "score",
+    depth: int | None = None,
+) -> pl.DataFrame: ...
+def rank_run(
+    run: IntoFrameOrDict,
+    *,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    rank: str = "rank",
+    system: str | None = None,
+    order: Order = "score",
+    depth: int | None = None,
+) -> pl.DataFrame | pl.LazyFrame:
     """Order each ranking and number its rows 1..n in a ``rank`` column.
 
     Parameters
@@ -68,7 +101,7 @@ def rank_run(
 
     Returns
     -------
-    pl.LazyFrame
+    DataFrame or LazyFrame (a LazyFrame for a LazyFrame run, else a DataFrame)
         ``[system], query, doc, rank``: rankings in no particular order, each
         one's rows in rank order.
 
@@ -100,7 +133,7 @@ def rank_run(
     run = as_frame(run, "run", (query, doc, score))
     check_choice("order", order, Order)
     check_int("depth", depth, minimum=0, allow_none=True)
-    keys = [query] if system is None else [system, query]
+    keys = run_keys(query, system)
     value = {"score": score, "rank": rank}.get(order)
     check_columns(
         run.lazy().collect_schema(),
@@ -136,9 +169,10 @@ def rank_rows(
     return by_rank, ranks[by_rank]
 
 
+@overload
 def judge(
     run: FrameT,
-    qrels: FrameT,
+    qrels: IntoFrameOrDict,
     *,
     query: str | Sequence[str] = "query",
     doc: str | Sequence[str] = "doc",
@@ -153,7 +187,44 @@ def judge(
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
-) -> FrameT:
+) -> FrameT: ...
+@overload
+def judge(
+    run: ArrowStreamExportable | NestedDict,
+    qrels: IntoFrameOrDict,
+    *,
+    query: str | Sequence[str] = "query",
+    doc: str | Sequence[str] = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    rank: str = "rank",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    order: Order = "score",
+    depth: int | None = None,
+    missing: Missing = "drop",
+    duplicates: Duplicates = "error",
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+) -> pl.DataFrame: ...
+def judge(
+    run: IntoFrameOrDict,
+    qrels: IntoFrameOrDict,
+    *,
+    query: str | Sequence[str] = "query",
+    doc: str | Sequence[str] = "doc",
+    score: str = "score",
+    relevance: str = "relevance",
+    rank: str = "rank",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    order: Order = "score",
+    depth: int | None = None,
+    missing: Missing = "drop",
+    duplicates: Duplicates = "error",
+    validate: bool = True,
+    conventions: str | Conventions | None = None,
+) -> pl.DataFrame | pl.LazyFrame:
     """Join a run with its qrels into the judged table the metrics read.
 
     Parameters
@@ -185,7 +256,7 @@ def judge(
 
     Returns
     -------
-    DataFrame or LazyFrame (as the run)
+    DataFrame or LazyFrame (a LazyFrame for a LazyFrame run, else a DataFrame)
         ``[system], query, doc, rank, relevance``; ``rank`` is null for judged
         documents the run did not retrieve, ``relevance`` is null for retrieved
         documents with no qrels row.
@@ -209,12 +280,8 @@ def judge(
     │ q     ┆ z   ┆ null ┆ 2         │
     └───────┴─────┴──────┴───────────┘
     """
-    ids = (
-        "query" if not isinstance(query, str) else query,
-        "doc" if not isinstance(doc, str) else doc,
-    )
-    run = as_frame(run, "run", (*ids, score))
-    qrels = as_frame(qrels, "qrels", (*ids, relevance))
+    run = as_frame(run, "run", dict_columns(query, doc, score))
+    qrels = as_frame(qrels, "qrels", dict_columns(query, doc, relevance))
     options = run_options(
         run.lazy().collect_schema(),
         qrels.lazy().collect_schema(),
@@ -258,8 +325,8 @@ def judged_schema(run: pl.Schema, qrels: pl.Schema, options: Options) -> pl.Sche
     out = {k: run[k] for k in [*options.output_keys, *_doc_columns(options)]}
     for k in (options.query, options.doc):
         if k in out and run[k] != qrels[k]:
-            out[k] = pl.String
-    return pl.Schema(out | {options.rank: pl.UInt32, options.relevance: pl.Int64})
+            out[k] = pl.String()
+    return pl.Schema(out | {options.rank: pl.UInt32(), options.relevance: pl.Int64()})
 
 
 def _doc_columns(options: Options) -> list[str]:

@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_rankeval._typing import FrameT, Missing
-from polars_rankeval.compare import AggregateMode, collected, compare
+from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
+from polars_rankeval.compare import collected, compare
 from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import CORRECTIONS, TESTS, Correction, Test
 
@@ -369,7 +369,7 @@ def _letters_frame(
 
 
 def reports(
-    per_query: FrameT,
+    per_query: IntoFrame,
     by: str | Sequence[str],
     measures: str | Iterable[str] | None = None,
     **options: Any,
@@ -404,7 +404,7 @@ def reports(
 
 
 def report(
-    per_query: FrameT,
+    per_query: IntoFrame,
     measures: str | Iterable[str] | None = None,
     *,
     baseline: Any = None,

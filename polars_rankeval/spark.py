@@ -24,6 +24,7 @@ import polars as pl
 from polars_rankeval.engine import pieces
 from polars_rankeval.engine.outcome import raise_absent_queries
 from polars_rankeval.measures import MIN_GEO_MEAN, Measure
+from polars_rankeval.validation import check_int
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -46,11 +47,18 @@ def _import_pyspark() -> None:
         raise ImportError(msg) from err
 
 
+def _from_arrow(table: pa.Table) -> pl.DataFrame:
+    """An Arrow table as a Polars DataFrame, without a copy."""
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)  # a table gives a frame (a Series comes of an array)
+    return frame
+
+
 def polars_schema(schema: StructType) -> pl.Schema:
     """The Polars dtypes the UDF sees for a Spark schema."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return pl.from_arrow(to_arrow_schema(schema).empty_table()).schema
+    return _from_arrow(to_arrow_schema(schema).empty_table()).schema
 
 
 def result_schema(schema: pl.Schema) -> StructType:
@@ -65,13 +73,14 @@ def score_bucket(
     key: tuple[Any, ...], run: pa.Table, qrels: pa.Table, *, job: pieces.Job, out: pa.Schema
 ) -> pa.Table:
     """The Arrow UDF: one bucket's run and qrels rows in, its per-query values out."""
-    run_df, qrels_df = pl.from_arrow(run).drop(BUCKET), pl.from_arrow(qrels).drop(BUCKET)
+    run_df, qrels_df = _from_arrow(run).drop(BUCKET), _from_arrow(qrels).drop(BUCKET)
     where = f"Spark bucket {key[0].as_py()}, whose rows are numbered from 0"
     pieces.check_rows(run_df, job, "run", where=where)
     pieces.check_rows(qrels_df, job, "qrels", where=where)
     piece = pieces.score(run_df, qrels_df, job)
-    if piece.scores is None:  # missing="error", checked on the driver: only if the data changed
-        raise_absent_queries(piece.absent)
+    # missing="error", checked on the driver: absent only if the data changed
+    raise_absent_queries(piece.absent)
+    assert piece.scores is not None  # a piece is scored unless a query is absent
     return piece.scores.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
 
 
@@ -111,9 +120,7 @@ def _check_absent(run_sdf: SparkDataFrame, qrels_sdf: SparkDataFrame, query: str
         return sdf.select(F.col(f"`{query}`").cast("string").alias(query)).distinct()
 
     absent = queries(qrels_sdf).join(queries(run_sdf), on=query, how="left_anti")
-    found = pl.from_arrow(absent.toArrow())
-    assert isinstance(found, pl.DataFrame)
-    raise_absent_queries(found[query].sort())
+    raise_absent_queries(_from_arrow(absent.toArrow())[query].sort())
 
 
 def evaluate(
@@ -195,13 +202,12 @@ def evaluate(
         )
         raise ValueError(msg)
     n = num_buckets if num_buckets is not None else _default_buckets(run_sdf)
-    pieces.check_buckets("num_buckets", n)
+    check_int("num_buckets", n, minimum=1)
     spark_schema = result_schema(pieces.output_columns(job, run_schema, qrels_schema))
     run_sdf = run_sdf.select(*(F.col(f"`{c}`") for c in pieces.columns(job, "run")))
     qrels_sdf = qrels_sdf.select(*(F.col(f"`{c}`") for c in pieces.columns(job, "qrels")))
     if job.needs_systems:
-        systems = pl.from_arrow(run_sdf.select(f"`{job.options.system}`").distinct().toArrow())
-        assert isinstance(systems, pl.DataFrame)
+        systems = _from_arrow(run_sdf.select(f"`{job.options.system}`").distinct().toArrow())
         job = job.with_systems([systems.to_series()])
     if job.options.missing == "error":
         _check_absent(run_sdf, qrels_sdf, job.options.query)

@@ -41,14 +41,13 @@ from typing import Any, Literal, TypeAlias, get_args
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import IntoExpr
+from polars_rankeval._typing import Aggregate, IntoExpr
 from polars_rankeval.measures import MIN_GEO_MEAN
 from polars_rankeval.metrics._common import col
-from polars_rankeval.options import check_choice, check_int
+from polars_rankeval.validation import check_choice, check_int
 
 Alternative: TypeAlias = Literal["two-sided", "greater", "less"]
 IntervalKind: TypeAlias = Literal["normal", "t", "bootstrap", "bca"]
-Aggregate: TypeAlias = Literal["mean", "gmean", "sum"]
 Test: TypeAlias = Literal[
     "t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized_tukey"
 ]
@@ -128,13 +127,13 @@ def check_aggregate(aggregate: str) -> None:
 
 def check_test(test: str) -> StatTest:
     """The registered test called ``test`` (a ValueError listing the names otherwise)."""
-    check_choice("test", test, Test)
+    check_choice("test", test, TESTS)
     return TESTS[test]
 
 
 def check_correction(correction: str) -> CorrectionMethod:
     """The registered correction called ``correction`` (a ValueError listing the names)."""
-    check_choice("correction", correction, Correction)
+    check_choice("correction", correction, CORRECTIONS)
     return CORRECTIONS[correction]
 
 

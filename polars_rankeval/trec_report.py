@@ -25,6 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from polars_rankeval import trec_names as tn
+from polars_rankeval._typing import Aggregate, Rounding
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import evaluate
@@ -148,8 +149,8 @@ def _family_of(line_name: str) -> str:
 
 
 def _output(measure: Measure) -> tn.Output:
-    kind = measure.family.aggregate
-    return {"sum": "int", "gmean": "summary"}.get(kind, "float")  # type: ignore[return-value]
+    outputs: dict[Aggregate, tn.Output] = {"mean": "float", "sum": "int", "gmean": "summary"}
+    return outputs[measure.family.aggregate]
 
 
 def _with_n_docs(canonical: str, num_docs: int | None) -> str:
@@ -224,13 +225,13 @@ def trec_request(
     for i, measure in enumerate(dict.fromkeys(extra)):
         if measure in seen:
             continue
-        name = trec_name(measure)
-        if name is None:
+        line_name = trec_name(measure)
+        if line_name is None:
             keyed.append(((len(order), float(i), 0), Line(str(measure), _output(measure), measure)))
             continue
-        family = tn.MEASURES[_family_of(name)]
+        family = tn.MEASURES[_family_of(line_name)]
         sub = float(measure.cutoff if measure.cutoff is not None else measure.get("mult", 0.0))
-        keyed.append(((order.index(family.name), sub, 1), Line(name, family.output, measure)))
+        keyed.append(((order.index(family.name), sub, 1), Line(line_name, family.output, measure)))
     keyed.sort(key=lambda item: item[0])
     return [line for _, line in keyed]
 
@@ -309,7 +310,7 @@ def _relevant_counts(qrels: pl.DataFrame, rel_level: int) -> dict[str, int]:
     return dict(counts.iter_rows())
 
 
-def _recall_rank(level: float, n_rel: int, rounding: str) -> int:
+def _recall_rank(level: float, n_rel: int, rounding: Rounding) -> int:
     """How many relevant documents a recall level stands for (trec_eval's cutoffs)."""
     if rounding == "v9":
         return int(level * n_rel + 0.9)
@@ -318,7 +319,7 @@ def _recall_rank(level: float, n_rel: int, rounding: str) -> int:
     return whole + 1 if x - whole >= 0.5 else whole  # C lround, for x >= 0
 
 
-def _empty_ranking(line: Line, value: float, n_rel: int, rounding: str) -> float:
+def _empty_ranking(line: Line, value: float, n_rel: int, rounding: Rounding) -> float:
     """A value of a ranking that -J or -M0 emptied: trec_eval divides 0 by 0 in iprec_at_recall
     and 11pt_avg at the recall levels that stand for no relevant document."""
     measure = line.measure
@@ -326,11 +327,11 @@ def _empty_ranking(line: Line, value: float, n_rel: int, rounding: str) -> float
         return value
     rounding = measure.get("rounding", rounding)
     levels = [measure.cutoff] if measure.name == "IPrec" else measure.get("levels", RECALL)
-    nan = any(_recall_rank(x, n_rel, rounding) == 0 for x in levels)
+    nan = any(_recall_rank(x, n_rel, rounding) == 0 for x in levels if x is not None)
     return math.nan if nan else value
 
 
-def _bogus_ranking(line: Line, value: float, n_rel: int) -> float | str:
+def _bogus_ranking(line: Line, value: float | str | None, n_rel: int) -> float | str | None:
     """trec_eval 10.0 -c: the value of a qrels query the run lacks.
 
     10.0 scores such a query on a one-document ranking of an unjudged
@@ -419,9 +420,9 @@ def trec_lines(
                 system=None,
                 conventions=conv,
             )
-        values = {r["query"]: r for r in per_query.iter_rows(named=True)}
+        by_query = {r["query"]: r for r in per_query.iter_rows(named=True)}
         for q in counted:
-            rows[q] = {x.name: values[q][str(x.measure)] for x in lines if x.measure is not None}
+            rows[q] = {x.name: by_query[q][str(x.measure)] for x in lines if x.measure is not None}
     if any(x.output == "relstring" for x in lines):
         strings = _relstrings(run, qrels, depth, max(x.length for x in lines))
         for q in counted:
@@ -429,7 +430,7 @@ def trec_lines(
                 x.name: strings.get(q, "")[: x.length] for x in lines if x.output == "relstring"
             }
     for q in emptied & set(counted):
-        rows[q] = {x.name: _empty_ranking(x, rows[q].get(x.name), n_rel[q], conv.iprec_rounding)
+        rows[q] = {x.name: _empty_ranking(x, rows[q][x.name], n_rel[q], conv.iprec_rounding)
                    for x in lines if x.name in rows[q]}  # fmt: skip
     stand_in = set() if opts.judged_only or cut_away else absent & set(counted)
     for q in stand_in:

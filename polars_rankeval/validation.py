@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, get_args
 
 import polars as pl
 
@@ -25,6 +26,47 @@ def check_columns(schema: pl.Schema, required: Mapping[str, str], table: str) ->
                 f'If it is named otherwise, pass {keyword}="<name>".'
             )
             raise ValueError(msg)
+
+
+def check_choice(name: str, value: object, allowed: Any) -> None:
+    """Raise unless ``value`` is one of ``allowed``: the values of a ``Literal`` type, or
+    the names of a registry (a dict's keys, a tuple of names).
+
+    Examples
+    --------
+    >>> from typing import Literal
+    >>> check_choice("order", "scores", Literal["score", "rank", "presorted"])
+    Traceback (most recent call last):
+    ...
+    ValueError: order must be one of 'score', 'rank', 'presorted'. Got 'scores' instead.
+    >>> check_choice("test", "ttest", {"t": ..., "wilcoxon": ...})
+    Traceback (most recent call last):
+    ...
+    ValueError: test must be one of 't', 'wilcoxon'. Got 'ttest' instead.
+    """
+    choices = get_args(allowed) or tuple(allowed)
+    if isinstance(value, bool) or value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        msg = f"{name} must be one of {listed}. Got {value!r} instead."
+        raise ValueError(msg)
+
+
+def check_int(name: str, value: Any, *, minimum: int, allow_none: bool = False) -> None:
+    """Raise unless ``value`` is an int >= ``minimum`` (or None when allowed).
+
+    Examples
+    --------
+    >>> check_int("depth", -1, minimum=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: depth must be an int >= 0. Got -1 instead.
+    """
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        msg = f"{name} must be an int >= {minimum}{' or None' if allow_none else ''}. "
+        msg += f"Got {value!r} instead."
+        raise ValueError(msg)
 
 
 def system_column(system: str | None, names: Iterable[str]) -> str | None:
@@ -161,8 +203,8 @@ def check_duplicates(
     if hashes is None and _all_distinct_by_hash(frame, keys):
         return
     count = fresh_name("__n", keys)
-    dup = frame.group_by(keys).agg(pl.len().alias(count)).filter(pl.col(count) > 1)
-    dup = dup.head(3).collect()
+    counts = frame.group_by(keys).agg(pl.len().alias(count))
+    dup = counts.filter(pl.col(count) > 1).head(3).collect()
     if dup.height:
         first = dup.row(0, named=True)
         where = ", ".join(f"{k}={first[k]!r}" for k in keys)

@@ -214,8 +214,15 @@ def test_missing_zero_scores_absent_queries_zero(per_query):
         ({"correction": "fdr"}, "correction must be one of 'none', 'bonferroni', 'holm'"),
         ({"baseline": []}, "baseline=\\[\\] names no system"),
         ({"baseline": ["sys0", "bm25"]}, "baseline 'bm25' is not a system"),
-        ({"test": "tukey", "correction": "holm"}, "already controls the family-wise error"),
-        ({"test": "randomized_tukey", "alternative": "greater"}, "alternative must be 'two"),
+        (
+            {"test": "tukey", "correction": "holm"},
+            "controls the family-wise error over all pairs itself: correction must be one of "
+            "'none'. Got 'holm'",
+        ),
+        (
+            {"test": "randomized_tukey", "alternative": "greater"},
+            "is two-sided: alternative must be one of 'two-sided'. Got 'greater'",
+        ),
         ({"aggregate": "median"}, "aggregate must be one of 'trec', 'mean'"),
         ({"missing": "ignore"}, "missing must be one of 'drop', 'zero', 'error'"),
         ({"measures": ["MAP"]}, "per_query has no measure column 'MAP'"),

@@ -109,7 +109,10 @@ def test_trec_parameter_forms_expand() -> None:
         ("IPrec@1.5", r"in \[0, 1\]"),
         ("ndgc@10", "Did you mean: .*ndcg"),
         ("Bperf", "Did you mean: .*Bpref"),
-        ("nDCG(gain=cubic)", "one of linear, exp"),
+        (
+            "nDCG(gain=cubic)",
+            "Parameter gain of nDCG must be one of 'linear', 'exp'. Got 'cubic'",
+        ),
         ("P(rel=0)@5", "rel must be >= 1"),
         ("AP(foo=1)", "no parameter 'foo'"),
         ("Bpref@10", "takes no cutoff"),

@@ -111,7 +111,12 @@ def split_by_bucket(
     name = fresh_name("__rk_bucket", frame.columns)
     keyed = frame.with_columns(query_bucket(query, n_buckets, seed).alias(name))
     parts = keyed.partition_by(name, as_dict=True, include_key=False, maintain_order=True)
-    return {int(b): part for (b,), part in parts.items()}  # type: ignore[misc]
+    return {int(b): part for (b,), part in parts.items()}
+
+
+def nbytes(frame: pl.DataFrame) -> int:
+    """Bytes of ``frame`` in memory (Polars' estimate)."""
+    return int(frame.estimated_size())
 
 
 @dataclass(frozen=True)
@@ -166,7 +171,7 @@ class Spill:
         """Buffer ``frame``'s rows (written out when enough are buffered)."""
         self.schema = frame.schema
         self._buffer.append(frame)
-        self._buffered += frame.estimated_size()
+        self._buffered += nbytes(frame)
         if self._buffered >= self.flush_bytes:
             self.flush()
 
@@ -188,7 +193,7 @@ class Spill:
         offset = 0
         for b in order:
             part = parts[b]
-            self.slices[b].append(Slice(str(path), offset, part.height, part.estimated_size()))
+            self.slices[b].append(Slice(str(path), offset, part.height, nbytes(part)))
             offset += part.height
 
     def size(self, b: int) -> int:
@@ -241,7 +246,7 @@ class Held:
     def size(self, b: int) -> int:
         """Bytes of bucket ``b`` (0 when it has no row)."""
         part = self._parts.get(b)
-        return 0 if part is None else int(part.estimated_size())
+        return 0 if part is None else nbytes(part)
 
     def has(self, b: int) -> bool:
         return b in self._parts
@@ -279,7 +284,7 @@ class _Input:
             self.spill.add(batch)
             return
         self.held.append(batch)
-        self.held_bytes += batch.estimated_size()
+        self.held_bytes += nbytes(batch)
         if self.held_bytes > self.budget:
             self.spill_all()
 

@@ -79,7 +79,9 @@ class Built:
     """One row per ranking: ``RANKING, FACT, NRET, ...`` and the per-ranking features."""
     ideals: dict[str, pl.DataFrame]
     """Per gain function: ``FACT, IDEAL_GAIN, IDEAL_POS`` and the ideal columns asked for."""
-    cache: dict[str, object] = field(default_factory=dict)
+    cache: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    """Arrays computed once for several features: the suffix maxima and relevant counts of
+    :meth:`Features.max_from_hit`, by key."""
 
     @cached_property
     def first_row(self) -> np.ndarray:
@@ -507,7 +509,8 @@ class Features:
         if N_REL not in rankings.columns:
             rankings = rankings.with_columns(pl.lit(None, pl.Float64).alias(N_REL))
         judgments = shape.judgments
-        n_facts = int(judgments[FACT].max()) + 1 if judgments.height else 0
+        last = judgments[FACT].max()
+        n_facts = last + 1 if isinstance(last, int) else 0
         per_fact = _weighted_counts(judgments, self._judgment_sums, n_facts)
         for key, table in ideals.items():
             sums = {n: e for n, (k, e) in self._ideal_sums.items() if k == key}
@@ -530,9 +533,9 @@ class Features:
         ]  # fmt: skip
         rankings = rankings.hstack(columns)
         if self._constants:
-            n = rankings.height
+            height = rankings.height
             rankings = rankings.hstack(
-                [pl.Series(name, np.full(n, value)) for name, value in self._constants.items()]
+                [pl.Series(name, np.full(height, value)) for name, value in self._constants.items()]
             )
         if self._judgment_aggs:
             aggs = [e.alias(n) for n, e in self._judgment_aggs.items()]

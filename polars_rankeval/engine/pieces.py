@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankeval._typing import Aggregate
 from polars_rankeval.engine.buckets import query_bucket, split_by_bucket
 from polars_rankeval.engine.outcome import (
     absent_queries,
@@ -42,9 +43,7 @@ from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, sc
 from polars_rankeval.evaluate import finish, output_schema
 from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
 from polars_rankeval.options import Options, run_options
-from polars_rankeval.validation import (
-    check_output_names,
-)
+from polars_rankeval.validation import check_int, check_output_names
 
 OPTIONS = frozenset(
     name
@@ -182,23 +181,8 @@ def bucket(query: str, n_buckets: int) -> pl.Expr:
     >>> b[0] == b[2], bool(b.is_between(0, 3).all())
     (True, True)
     """
-    check_buckets("npartitions", n_buckets)
+    check_int("npartitions", n_buckets, minimum=1)
     return query_bucket(query, n_buckets)
-
-
-def check_buckets(name: str, n_buckets: Any) -> None:
-    """Raise unless the number of buckets is an int >= 1, naming the option.
-
-    Examples
-    --------
-    >>> check_buckets("num_buckets", 0)
-    Traceback (most recent call last):
-    ...
-    ValueError: num_buckets must be an int >= 1. Got 0 instead.
-    """
-    if isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1:
-        msg = f"{name} must be an int >= 1. Got {n_buckets!r} instead."
-        raise ValueError(msg)
 
 
 _PROBE = pl.DataFrame({"q": ["", "0", "401", "q1", "FBIS3-10082", "\u00e9"]})
@@ -373,7 +357,7 @@ def check_counts(pieces: Sequence[Scored], run_rows: int, qrels_rows: int) -> No
         raise RuntimeError(msg)
 
 
-def mean_kinds(job: Job) -> list[tuple[str, Literal["mean", "gmean", "sum"]]]:
+def mean_kinds(job: Job) -> list[tuple[str, Aggregate]]:
     """How ``per_query=False`` combines each measure over queries, for an engine that
     computes the means in its own language (as :func:`polars_rankeval.mean_scores`:
     geometric mean with a floor of :data:`~polars_rankeval.measures.MIN_GEO_MEAN`,

@@ -240,9 +240,9 @@ def _matches(
     different documents.
     """
     left = run_hash.alias("h").to_frame().with_row_index(_ROW).lazy()
-    right = qrels_hash.alias("h").to_frame().with_row_index(JUDGMENT)
-    right = (right if wanted is None else right.filter(wanted)).lazy()
-    pairs = left.join(right, on="h").sort(_ROW).collect()  # the lazy join is the faster one
+    indexed = qrels_hash.alias("h").to_frame().with_row_index(JUDGMENT)
+    right = indexed if wanted is None else indexed.filter(wanted)
+    pairs = left.join(right.lazy(), on="h").sort(_ROW).collect()  # the lazy join is the faster one
     rows, judgments = pairs[_ROW].to_numpy().astype(np.int64), pairs[JUDGMENT]
     same = pl.Series(np.ones(len(rows), bool))
     for name in ids:

@@ -5,25 +5,26 @@ does exactly that for measures given by name.
 """
 
 from polars_rankeval.metrics.ap import average_precision
-from polars_rankeval.metrics.bpref import bpref, inferred_ap, judged_at, num_nonrel_judged_ret
+from polars_rankeval.metrics.bpref import bpref, inferred_ap, num_nonrel_judged_ret
 from polars_rankeval.metrics.err import err, rbp, rbp_residual
 from polars_rankeval.metrics.gain import bin_g, g_measure, grade_gain, ndcg_rel, rndcg
-from polars_rankeval.metrics.iprec import iprec_at_recall, iprec_average, rprec_mult
+from polars_rankeval.metrics.iprec import iprec_at_recall, iprec_average
 from polars_rankeval.metrics.ndcg import dcg, ideal_dcg, ndcg
 from polars_rankeval.metrics.precision import (
+    f1,
     num_rel,
     num_rel_ret,
     num_ret,
     precision,
     r_precision,
     recall,
+    relative_precision,
+    rprec_mult,
     success,
 )
 from polars_rankeval.metrics.random import expected_ap, expected_precision
 from polars_rankeval.metrics.rr import reciprocal_rank
 from polars_rankeval.metrics.set import (
-    f1,
-    relative_precision,
     set_ap,
     set_f,
     set_precision,
@@ -32,7 +33,7 @@ from polars_rankeval.metrics.set import (
     utility,
 )
 from polars_rankeval.metrics.trec_rbp import trec_rbp, trec_rbp_residual
-from polars_rankeval.metrics.unjudged import unjudged_at
+from polars_rankeval.metrics.unjudged import judged_at, unjudged_at
 
 __all__ = [
     "average_precision",

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval._typing import IntoExpr
+from polars_rankeval._typing import IntoExpr, Norm, Rounding
+from polars_rankeval.validation import check_choice
 
 
 def col(expr: IntoExpr) -> pl.Expr:
@@ -25,13 +26,12 @@ def relevant(relevance: IntoExpr, rel_level: int) -> pl.Expr:
 
 def relevant_retrieved(rank: IntoExpr, relevance: IntoExpr, rel_level: int) -> pl.Expr:
     """Row is a retrieved relevant document."""
-    return relevant(relevance, rel_level) & col(rank).is_not_null()
+    return relevant(relevance, rel_level) & retrieved(rank)
 
 
 def in_top(rank: IntoExpr, k: int | None) -> pl.Expr:
     """Row is retrieved at rank <= k (any retrieved row when k is None)."""
-    r = col(rank)
-    return r.is_not_null() if k is None else (r <= k).fill_null(False)
+    return retrieved(rank) if k is None else (col(rank) <= k).fill_null(False)
 
 
 def num_relevant(relevance: IntoExpr, rel_level: int, n_rel: IntoExpr | None) -> pl.Expr:
@@ -90,11 +90,21 @@ def check_probability(p: float, name: str, measure: str) -> None:
         raise ValueError(msg)
 
 
-def normalizer(k: int | None, n_rel: pl.Expr, norm: str) -> pl.Expr:
+def normalizer(k: int | None, n_rel: pl.Expr, norm: Norm) -> pl.Expr:
     """The denominator of AP@k / R@k: |R| (``norm="R"``) or min(k, |R|) (``"min"``)."""
-    if norm == "R" or (norm == "min" and k is None):
+    check_choice("norm", norm, Norm)
+    if norm == "R" or k is None:
         return n_rel
-    if norm == "min":
-        return pl.min_horizontal(n_rel, pl.lit(float(k)))
-    msg = f"norm must be 'R' (divide by |R|) or 'min' (by min(k, |R|)). Got {norm!r} instead."
-    raise ValueError(msg)
+    return pl.min_horizontal(n_rel, pl.lit(float(k)))
+
+
+def recall_cutoff(level: float, n_rel: pl.Expr, rounding: Rounding) -> pl.Expr:
+    """Number of relevant documents that reaching recall ``level`` takes, as trec_eval.
+
+    trec_eval 9.x: ``(long)(level * |R| + 0.9)``; trec_eval 10.0:
+    ``lround(level * |R|)`` (half away from zero) for ``iprec_at_recall`` and
+    ``11pt_avg``, 9.x's for ``Rprec_mult`` (both versions).
+    """
+    check_choice("rounding", rounding, Rounding)
+    x = pl.lit(level, pl.Float64) * n_rel
+    return (x + 0.9).floor() if rounding == "v9" else x.round(0, mode="half_away_from_zero")

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from polars_rankeval._typing import IntoExpr
+from polars_rankeval._typing import IntoExpr, Norm
 from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
@@ -28,7 +28,7 @@ def average_precision(
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
     n_rel: IntoExpr | None = None,
-    norm: str = "R",
+    norm: Norm = "R",
 ) -> pl.Expr:
     r"""Average precision (trec_eval ``map``; with k, ``map_cut_k``).
 
@@ -78,7 +78,7 @@ def average_precision(
 
 
 def average_precision_formula(
-    f: Features, k: int | None, rel_level: int, norm: str = "R"
+    f: Features, k: int | None, rel_level: int, norm: Norm = "R"
 ) -> pl.Expr:
     """AP@k over the engine's features: the sum of precision at each relevant rank <= k."""
     at_hits = pl.when(f.hit(rel_level)).then(f.hits_so_far(rel_level) / f.rank).otherwise(0.0)

@@ -1,4 +1,5 @@
-"""Measures for incomplete judgments: bpref, inferred AP, judged-document counts."""
+"""Measures for incomplete judgments: bpref, inferred AP, judged non-relevant documents
+retrieved."""
 
 from __future__ import annotations
 
@@ -8,10 +9,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.metrics._common import (
-    check_cutoff,
     col,
-    in_top,
-    judged,
     judged_nonrelevant,
     num_relevant,
     relevant_retrieved,
@@ -141,36 +139,6 @@ def num_nonrel_judged_ret(
     return (judged_nonrelevant(relevance, rel_level) & retrieved(rank)).sum().cast(pl.Float64)
 
 
-def judged_at(
-    k: int | None = None, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance"
-) -> pl.Expr:
-    r"""Fraction of the top k retrieved documents that are judged (``Judged@k``).
-
-    .. math:: Judged@k = \frac{|\{d : rank(d) \le k, d \text{ judged}\}|}{\min(k, |ret|)}
-
-    where a document is judged when it has a qrels row with a grade >= 0
-    (negative grades mean "pooled but unjudged", as in trec_eval) and
-    :math:`|ret|` is the number of retrieved documents; 0 when nothing was
-    retrieved. Not a trec_eval measure: it tells how far a score on an
-    incompletely judged collection can be trusted.
-
-    References
-    ----------
-    MacAvaney, Macdonald and Ounis, "Streamlining evaluation with ir-measures",
-    ECIR 2022 (``Judged@k``).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, None, 2, 1]})
-    >>> judged.select(judged_at(2)).item()
-    0.5
-    """
-    check_cutoff(k, "Judged")
-    top = in_top(rank, k)
-    return safe_div((judged(relevance) & top).sum(), top.sum())
-
-
 # ---------------------------------------------------------------------- formulas
 # The same measures over the engine's features (see polars_rankeval.engine.features).
 
@@ -208,11 +176,3 @@ def inferred_ap_formula(f: Features, rel_level: int) -> pl.Expr:
 def num_nonrel_judged_ret_formula(f: Features, rel_level: int) -> pl.Expr:
     """NumNonRelJudgedRet: judged non-relevant documents retrieved."""
     return f.sum(f.judged_nonrelevant(rel_level).cast(pl.Float64))
-
-
-def judged_at_formula(f: Features, k: int | None) -> pl.Expr:
-    """Judged@k: judged documents (grade >= 0) in the top k over min(k, retrieved)."""
-    judged = (f.grade >= 0).cast(pl.Float64)
-    judged_top = f.sum_to_rank(judged, k)
-    top = f.nret if k is None else pl.min_horizontal(f.nret, pl.lit(float(k)))
-    return safe_div(judged_top, top)

@@ -56,8 +56,8 @@ def err(
     check_max_grade(max_grade)
     g = col(relevance).cast(pl.Float64).clip(lower_bound=0.0).fill_null(0.0)
     top = pl.lit(float(max_grade)) if max_grade is not None else g.max()
-    stop = pl.when(in_top(rank, k)).then((pl.lit(2.0).pow(g) - 1.0) / pl.lit(2.0).pow(top))
-    stop = stop.otherwise(0.0)
+    gain = (pl.lit(2.0).pow(g) - 1.0) / pl.lit(2.0).pow(top)
+    stop = pl.when(in_top(rank, k)).then(gain).otherwise(0.0)
     reach = (1.0 - stop).cum_prod().shift(1, fill_value=1.0)
     value = (stop * reach / col(rank).cast(pl.Float64)).filter(in_top(rank, k)).sum()
     return value.fill_nan(0.0).cast(pl.Float64)
@@ -155,11 +155,11 @@ def err_formula(f: Features, k: int | None, max_grade: int | None) -> pl.Expr:
         highest = f.judgments(pl.col(GRADE).max()).meta.output_name()
 
         def refuse_higher_grades(built: Built) -> pl.Series:
-            grades = built.per_ranking.filter(SCORED)[highest]
-            if grades.len() and grades.max() > max_grade:  # type: ignore[operator]
+            grade = built.per_ranking.filter(SCORED)[highest].max()
+            if isinstance(grade, int | float) and grade > max_grade:
                 msg = (
-                    f"ERR(max_grade={max_grade}) but the qrels hold grade {grades.max()}: "
-                    f"pass a max_grade of at least {grades.max()}."
+                    f"ERR(max_grade={max_grade}) but the qrels hold grade {grade}: "
+                    f"pass a max_grade of at least {grade}."
                 )
                 raise ValueError(msg)
             return pl.Series([0.0] * built.per_ranking.height)

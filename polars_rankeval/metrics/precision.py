@@ -1,4 +1,5 @@
-"""Set-based measures at a cutoff: precision, recall, R-precision, success, counts."""
+"""Precision and recall at a cutoff: precision, recall, R-precision (and at a multiple of
+|R|), relative precision, F1, success, counts."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from polars_rankeval._typing import IntoExpr
+from polars_rankeval._typing import IntoExpr, Norm
 from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
     in_top,
     normalizer,
     num_relevant,
+    recall_cutoff,
     relevant_retrieved,
     safe_div,
 )
@@ -75,7 +77,7 @@ def recall(
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
     n_rel: IntoExpr | None = None,
-    norm: str = "R",
+    norm: Norm = "R",
 ) -> pl.Expr:
     r"""Recall at cutoff k (trec_eval ``recall_k``).
 
@@ -139,6 +141,100 @@ def r_precision(
         relevant_retrieved(rank, relevance, rel_level) & (col(rank) <= n).fill_null(False)
     ).sum()
     return safe_div(hits, n)
+
+
+def rprec_mult(
+    mult: float,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Precision at a multiple of |R| (trec_eval ``Rprec_mult``).
+
+    .. math:: P@c, \quad c = \lfloor m \cdot |R| + 0.9 \rfloor
+
+    where m is the multiple; P@c divides by c even past the end of the ranking,
+    and is 0 when c = 0. With m = 1 it is R-precision.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, 4, None], "relevance": [0, 1, 0, 1, 1]})
+    >>> judged.select(rprec_mult(2.0)).item() == 2 / 6  # c = 6, past the 4 retrieved
+    True
+    """
+    if isinstance(mult, bool) or not isinstance(mult, int | float) or mult < 0:
+        msg = f"The multiple of Rprec must be a number >= 0. Got {mult!r} instead."
+        raise ValueError(msg)
+    cut = recall_cutoff(mult, num_relevant(relevance, rel_level, n_rel), "v9")
+    hits = (
+        relevant_retrieved(rank, relevance, rel_level) & (col(rank) <= cut).fill_null(False)
+    ).sum()
+    return pl.when(cut > 0).then(hits / cut).otherwise(0.0).cast(pl.Float64)
+
+
+def relative_precision(
+    k: int,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Precision at k relative to the best possible (trec_eval ``relative_P_k``).
+
+    .. math:: RelP@k = \frac{|\{d \in R : rank(d) \le k\}|}{\min(k, |R|)}
+
+    Precision up to k = |R|, recall beyond. 0 when the query has no relevant
+    document.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> judged.select(relative_precision(1)).item(), judged.select(relative_precision(5)).item()
+    (1.0, 0.5)
+    """
+    check_cutoff(k, "RelP", allow_none=False)
+    hits = relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level)
+    n = num_relevant(relevance, rel_level, n_rel)
+    return safe_div(hits, pl.min_horizontal(n, pl.lit(float(k))))
+
+
+def f1(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    n_rel: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""F1 at cutoff k: harmonic mean of P@k and R@k (``F1@k``; ranx ``f1@k``).
+
+    .. math:: F1@k = \frac{2 \cdot P@k \cdot R@k}{P@k + R@k}
+              = \frac{2 \, |\{d \in R : rank(d) \le k\}|}{k + |R|}
+
+    where P@k divides by k (as trec_eval's P@k) and R@k by |R|; 0 when no
+    relevant document is in the top k. Without k, the whole retrieved set
+    (then equal to trec_eval ``set_F``).
+
+    References
+    ----------
+    van Rijsbergen, "Information Retrieval", Butterworths, 1979, ch. 7.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
+    >>> judged.select(f1(2)).item() == 2 * 1 / (2 + 2)
+    True
+    """
+    check_cutoff(k, "F1")
+    hits = relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level)
+    size = in_top(rank, k).sum().cast(pl.Float64) if k is None else pl.lit(float(k))
+    return safe_div(2.0 * hits.cast(pl.Float64), size + num_relevant(relevance, rel_level, n_rel))
 
 
 def success(
@@ -220,7 +316,7 @@ def precision_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
     return f.hits(rel_level, k) / f.constant(k)
 
 
-def recall_formula(f: Features, k: int | None, rel_level: int, norm: str = "R") -> pl.Expr:
+def recall_formula(f: Features, k: int | None, rel_level: int, norm: Norm = "R") -> pl.Expr:
     """R@k: relevant documents in the top k, divided by |R| (or min(k, |R|))."""
     return safe_div(f.hits(rel_level, k), normalizer(k, f.nrel(rel_level), norm))
 
@@ -229,6 +325,25 @@ def r_precision_formula(f: Features, rel_level: int) -> pl.Expr:
     """Rprec: relevant documents in the top |R|, divided by |R|."""
     n = f.nrel(rel_level)
     return safe_div(f.hits(rel_level, n), n)
+
+
+def rprec_mult_formula(f: Features, mult: float, rel_level: int) -> pl.Expr:
+    """Rprec_mult over the engine's features (see :func:`rprec_mult`)."""
+    cut = recall_cutoff(mult, f.nrel(rel_level), "v9")  # 10.0 keeps 9.x's here
+    hits = f.hits(rel_level, cut)
+    return pl.when(cut > 0).then(hits / cut).otherwise(0.0).cast(pl.Float64)
+
+
+def relative_precision_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
+    """RelP@k: relevant documents in the top k over min(k, |R|)."""
+    n = f.nrel(rel_level)
+    return safe_div(f.hits(rel_level, k), pl.min_horizontal(n, pl.lit(float(k))))
+
+
+def f1_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
+    """F1@k: 2 |relevant in the top k| / (k + |R|) (k: the retrieved count when None)."""
+    size = f.nret if k is None else pl.lit(float(k))
+    return safe_div(2.0 * f.hits(rel_level, k), size + f.nrel(rel_level))
 
 
 def success_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:

@@ -1,4 +1,5 @@
-"""Measures of the retrieved set (no order), relative precision, F1, utility."""
+"""Measures of the retrieved set (no order): set precision, recall, F, AP, relative
+precision, and utility."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.metrics._common import (
-    check_cutoff,
-    in_top,
     num_relevant,
     relevant_retrieved,
     retrieved,
@@ -152,69 +151,6 @@ def set_relative_precision(
     return safe_div(hits, pl.min_horizontal(ret, n))
 
 
-def relative_precision(
-    k: int,
-    *,
-    rank: IntoExpr = "rank",
-    relevance: IntoExpr = "relevance",
-    rel_level: int = 1,
-    n_rel: IntoExpr | None = None,
-) -> pl.Expr:
-    r"""Precision at k relative to the best possible (trec_eval ``relative_P_k``).
-
-    .. math:: RelP@k = \frac{|\{d \in R : rank(d) \le k\}|}{\min(k, |R|)}
-
-    Precision up to k = |R|, recall beyond. 0 when the query has no relevant
-    document.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
-    >>> judged.select(relative_precision(1)).item(), judged.select(relative_precision(5)).item()
-    (1.0, 0.5)
-    """
-    check_cutoff(k, "RelP", allow_none=False)
-    hits = (relevant_retrieved(rank, relevance, rel_level) & in_top(rank, k)).sum()
-    n = num_relevant(relevance, rel_level, n_rel)
-    return safe_div(hits, pl.min_horizontal(n, pl.lit(float(k))))
-
-
-def f1(
-    k: int | None = None,
-    *,
-    rank: IntoExpr = "rank",
-    relevance: IntoExpr = "relevance",
-    rel_level: int = 1,
-    n_rel: IntoExpr | None = None,
-) -> pl.Expr:
-    r"""F1 at cutoff k: harmonic mean of P@k and R@k (``F1@k``; ranx ``f1@k``).
-
-    .. math:: F1@k = \frac{2 \cdot P@k \cdot R@k}{P@k + R@k}
-              = \frac{2 \, |\{d \in R : rank(d) \le k\}|}{k + |R|}
-
-    where P@k divides by k (as trec_eval's P@k) and R@k by |R|; 0 when no
-    relevant document is in the top k. Without k, the whole retrieved set
-    (then equal to trec_eval ``set_F``).
-
-    References
-    ----------
-    van Rijsbergen, "Information Retrieval", Butterworths, 1979, ch. 7.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, None, 2]})
-    >>> judged.select(f1(2)).item() == 2 * 1 / (2 + 2)
-    True
-    """
-    check_cutoff(k, "F1")
-    top = in_top(rank, k)
-    hits = (relevant_retrieved(rank, relevance, rel_level) & top).sum().cast(pl.Float64)
-    size = top.sum().cast(pl.Float64) if k is None else pl.lit(float(k))
-    return safe_div(2.0 * hits, size + num_relevant(relevance, rel_level, n_rel))
-
-
 def utility(
     a: float = 1.0,
     b: float = -1.0,
@@ -286,18 +222,6 @@ def set_relative_precision_formula(f: Features, rel_level: int) -> pl.Expr:
     """SetRelP: relevant retrieved over min(retrieved, |R|)."""
     hits, ret, n = set_counts(f, rel_level)
     return safe_div(hits, pl.min_horizontal(ret, n))
-
-
-def relative_precision_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
-    """RelP@k: relevant documents in the top k over min(k, |R|)."""
-    n = f.nrel(rel_level)
-    return safe_div(f.hits(rel_level, k), pl.min_horizontal(n, pl.lit(float(k))))
-
-
-def f1_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
-    """F1@k: 2 |relevant in the top k| / (k + |R|) (k: the retrieved count when None)."""
-    size = f.nret if k is None else pl.lit(float(k))
-    return safe_div(2.0 * f.hits(rel_level, k), size + f.nrel(rel_level))
 
 
 def utility_formula(

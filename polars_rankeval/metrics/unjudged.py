@@ -1,4 +1,5 @@
-"""Unjudged documents at a cutoff: trec_eval 10.0's ``unj_k`` (``Unjudged@k``)."""
+"""Judged and unjudged documents in the top k: ``Judged@k`` (ir_measures) and trec_eval
+10.0's ``unj_k`` (``Unjudged@k``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,40 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
-from polars_rankeval.metrics._common import check_cutoff, in_top, judged
+from polars_rankeval.metrics._common import check_cutoff, in_top, judged, safe_div
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
+
+
+def judged_at(
+    k: int | None = None, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance"
+) -> pl.Expr:
+    r"""Fraction of the top k retrieved documents that are judged (``Judged@k``).
+
+    .. math:: Judged@k = \frac{|\{d : rank(d) \le k, d \text{ judged}\}|}{\min(k, |ret|)}
+
+    where a document is judged when it has a qrels row with a grade >= 0
+    (negative grades mean "pooled but unjudged", as in trec_eval) and
+    :math:`|ret|` is the number of retrieved documents; 0 when nothing was
+    retrieved. Not a trec_eval measure: it tells how far a score on an
+    incompletely judged collection can be trusted.
+
+    References
+    ----------
+    MacAvaney, Macdonald and Ounis, "Streamlining evaluation with ir-measures",
+    ECIR 2022 (``Judged@k``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, None, 2, 1]})
+    >>> judged.select(judged_at(2)).item()
+    0.5
+    """
+    check_cutoff(k, "Judged")
+    top = in_top(rank, k)
+    return safe_div((judged(relevance) & top).sum(), top.sum())
 
 
 def unjudged_at(k: int, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance") -> pl.Expr:
@@ -71,3 +102,11 @@ def unjudged_formula(f: Features, k: int) -> pl.Expr:
     judged_top = f.sum_to_rank((f.grade >= 0).cast(pl.Float64), k)
     top = pl.min_horizontal(f.nret, pl.lit(float(k)))
     return ((top - judged_top) / f.constant(float(k))).cast(pl.Float64)
+
+
+def judged_at_formula(f: Features, k: int | None) -> pl.Expr:
+    """Judged@k: judged documents (grade >= 0) in the top k over min(k, retrieved)."""
+    judged = (f.grade >= 0).cast(pl.Float64)
+    judged_top = f.sum_to_rank(judged, k)
+    top = f.nret if k is None else pl.min_horizontal(f.nret, pl.lit(float(k)))
+    return safe_div(judged_top, top)
