@@ -105,10 +105,13 @@ RowFunction = Callable[[Built], pl.Series]
 
 
 def segment_sums(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """``padded[start[i]:end[i]].sum()`` for every i, in one reduction (0 for an empty range).
+    """``padded[start[i]:end[i]].sum()`` for every i, in one pass (0 for an empty range).
 
-    ``padded`` ends with one extra element (reduceat needs every bound below
-    its length); the ranges must not overlap and must come in increasing order.
+    Each range is added up from its first element to its last, one after the
+    other, as trec_eval adds a ranking's terms (``numpy.add.reduceat`` groups the
+    additions otherwise, and its sum can differ in the last bit: an nDCG of
+    1.0000000000000002). ``padded`` may end with extra elements; the ranges must
+    not overlap.
 
     Examples
     --------
@@ -116,24 +119,29 @@ def segment_sums(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     >>> segment_sums(values, np.array([0, 2, 3]), np.array([2, 2, 4]))
     array([3., 0., 8.])
     """
-    out = np.zeros(len(start))
-    full = end > start
-    if full.any():
-        bounds = np.empty(2 * int(full.sum()), dtype=np.int64)
-        bounds[0::2], bounds[1::2] = start[full], end[full]
-        out[full] = np.add.reduceat(padded, bounds)[0::2]
-    return out
+    lengths = np.maximum(end - start, 0)
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(len(start))
+    segment = np.repeat(np.arange(len(start)), lengths)
+    offset = np.repeat(start - (np.cumsum(lengths) - lengths), lengths)
+    return np.bincount(
+        segment, weights=padded[np.arange(total) + offset], minlength=len(start)
+    ).astype(np.float64)
 
 
 def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
-    """Per ranking: the sum (``how="sum"``, 0 when no row) or maximum (``"max"``, -inf
-    when none) of ``values``, one per row, sorted by ranking."""
+    """Per ranking: the sum (``how="sum"``, 0 when no row; added in rank order, see
+    :func:`segment_sums`) or maximum (``"max"``, -inf when none) of ``values``, one per
+    row, sorted by ranking."""
     n = built.per_ranking.height
+    if how == "sum":
+        ranking = np.repeat(np.arange(n), built.row_count)
+        return np.bincount(ranking, weights=values, minlength=n).astype(np.float64)
     present = built.row_count > 0
-    out = np.zeros(n) if how == "sum" else np.full(n, -np.inf)
+    out = np.full(n, -np.inf)
     if present.any():
-        reduce = np.add if how == "sum" else np.maximum
-        out[present] = reduce.reduceat(values, built.first_row[present])
+        out[present] = np.maximum.reduceat(values, built.first_row[present])
     return out
 
 
