@@ -168,3 +168,18 @@ def test_query_whose_retrieved_documents_are_all_unjudged_is_scored():
         assert out["query"].to_list() == ["q1", "q2"]  # q1 scored, as trec_eval does
         assert out.row(0, named=True)["AP"] == 0.0
     assert pr.evaluate(run, qrels, ["NumRet", "NumRel"]).row(0) == ("q1", 2.0, 1.0)
+
+
+def test_sums_are_added_in_rank_order_as_trec_eval_adds_them():
+    # DCG and the ideal DCG of a perfect ranking are the same terms added in the same
+    # order: nDCG is exactly 1 (a grouped summation gave 1.0000000000000002 here)
+    run = pl.DataFrame({"query": ["q"] * 4, "doc": ["d00", "d01", "d02", "d03"],
+                        "score": [4.0, 3.0, 2.0, 1.0]})  # fmt: skip
+    qrels = run.select("query", "doc", relevance=pl.lit(1))
+    row = pr.evaluate(run, qrels, ["nDCG", "nDCG@3", "nDCGRel", "Rndcg"]).row(0)
+    assert row[1:] == (1.0, 1.0, 1.0, 1.0)
+    dcg = 0.0
+    for rank in range(1, 5):
+        dcg += 1.0 / math.log2(rank + 1)
+    judged = pr.judge(run, qrels)
+    assert judged.select(pr.metrics.dcg()).item() == dcg

@@ -8,10 +8,71 @@ the qrels grade, null for unjudged documents.
 
 from __future__ import annotations
 
+import math
+import threading
+
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr, Norm, Rounding
 from polars_rankeval.validation import check_choice
+
+_LOG2_TABLE = np.zeros(2)
+_LOG2_TABLE_MAX = 1 << 22
+"""Whole numbers up to this (ranks, in practice) are looked up; the table takes 32 MiB then."""
+_LOG2_LOCK = threading.Lock()
+
+
+def _log2_of_ints(top: int) -> np.ndarray:
+    """C's ``log2`` of 0, 1, ..., at least ``top``: a table grown as needed (by doubling)."""
+    global _LOG2_TABLE
+    table = _LOG2_TABLE
+    if len(table) > top:
+        return table
+    with _LOG2_LOCK:
+        if len(_LOG2_TABLE) <= top:
+            size = max(2 * len(_LOG2_TABLE), top + 1)
+            values = np.fromiter(map(math.log2, range(1, size)), np.float64, size - 1)
+            _LOG2_TABLE = np.concatenate([[-np.inf], values])
+        return _LOG2_TABLE
+
+
+def c_log2(values: np.ndarray) -> np.ndarray:
+    """``log2`` of each value as C's ``log2`` gives it (trec_eval's discounts).
+
+    Polars' ``log(2)`` is ln(x) / ln(2), one unit in the last place away from C's
+    ``log2`` for about a third of the integers, and numpy's ``log2`` differs from it
+    for a few in 10,000. Whole numbers up to 4,194,304 (ranks, the usual case) are
+    looked up in a table of :func:`math.log2` (C's); other values use
+    :func:`math.log2` one by one.
+
+    Examples
+    --------
+    >>> c_log2(np.array([1.0, 3.0, 8.0, 2.5]))
+    array([0.        , 1.5849625 , 3.        , 1.32192809])
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if not len(values):
+        return values.copy()
+    whole = (values >= 1) & (values == np.floor(values)) & (values <= _LOG2_TABLE_MAX)
+    out = np.empty_like(values)
+    if whole.any():
+        ints = values[whole].astype(np.int64)
+        out[whole] = _log2_of_ints(int(ints.max()))[ints]
+    rest = ~whole
+    if rest.any():
+        out[rest] = [math.log2(v) if v > 0 else (-math.inf if v == 0 else math.nan)
+                     for v in values[rest]]  # fmt: skip
+    return out
+
+
+def log2(expr: pl.Expr) -> pl.Expr:
+    """``log2`` of an expression, as C (and trec_eval) computes it: see :func:`c_log2`."""
+    return expr.cast(pl.Float64).map_batches(
+        lambda s: pl.Series(s.name, c_log2(s.to_numpy()), dtype=pl.Float64),
+        return_dtype=pl.Float64,
+        is_elementwise=True,
+    )
 
 
 def col(expr: IntoExpr) -> pl.Expr:

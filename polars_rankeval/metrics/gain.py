@@ -19,6 +19,7 @@ from polars_rankeval._typing import IntoExpr
 from polars_rankeval.engine.shape import FACT, IDEAL_POS, RANK, RANKING
 from polars_rankeval.metrics._common import (
     col,
+    log2,
     num_relevant,
     relevant_retrieved,
     retrieved,
@@ -61,8 +62,8 @@ def grade_gain(
 
 
 def discount(position: pl.Expr) -> pl.Expr:
-    """log2(position + 1), the standard DCG discount."""
-    return (position.cast(pl.Float64) + 1.0).log(2.0)
+    """log2(position + 1), the standard DCG discount (C's ``log2``, as trec_eval)."""
+    return log2(position.cast(pl.Float64) + 1.0)
 
 
 def results_gain(rank: IntoExpr, gain: pl.Expr) -> pl.Expr:
@@ -111,7 +112,7 @@ def g_measure(
     g = grade_gain(relevance, gains)
     rg = results_gain(rank, g)
     cost = pl.max_horizontal(ideal_gains(g), pl.lit(1.0)).cum_sum()
-    term = rg / (2.0 + cost - rg.cum_sum()).log(2.0)
+    term = rg / log2(2.0 + cost - rg.cum_sum())
     total = term.filter(retrieved(rank) & (rg != 0)).sum()
     return safe_div(total, ideal_gains(g).sum())
 
@@ -140,7 +141,7 @@ def bin_g(
     """
     hit = relevant_retrieved(rank, relevance, rel_level)
     above = col(rank).cast(pl.Float64) - hit.cum_sum().cast(pl.Float64)
-    total = (1.0 / (2.0 + above).log(2.0)).filter(hit).sum()
+    total = (1.0 / log2(2.0 + above)).filter(hit).sum()
     return safe_div(total, num_relevant(relevance, rel_level, n_rel))
 
 
@@ -234,7 +235,7 @@ def g_measure_formula(f: Features, gains: Gains | None = None) -> pl.Expr:
     length = f.on_rows(f.ideal_length(ideal))
     cost = f.ideal_prefix(ideal, pl.max_horizontal(f.ideal_gain, pl.lit(1.0)), f.rank)
     cost = cost + (f.rank - length).clip(lower_bound=0.0)
-    term = gain / (2.0 + cost - f.cum(gain)).log(2.0)
+    term = gain / log2(2.0 + cost - f.cum(gain))
     total = f.sum(pl.when(gain != 0).then(term).otherwise(0.0))
     return safe_div(total, f.ideal_sum(ideal, f.ideal_gain))
 
@@ -242,7 +243,7 @@ def g_measure_formula(f: Features, gains: Gains | None = None) -> pl.Expr:
 def bin_g_formula(f: Features, rel_level: int) -> pl.Expr:
     """binG over the engine's features (see :func:`bin_g`)."""
     above = f.rank - f.hits_so_far(rel_level)
-    total = f.sum(pl.when(f.hit(rel_level)).then(1.0 / (2.0 + above).log(2.0)).otherwise(0.0))
+    total = f.sum(pl.when(f.hit(rel_level)).then(1.0 / log2(2.0 + above)).otherwise(0.0))
     return safe_div(total, f.nrel(rel_level))
 
 
