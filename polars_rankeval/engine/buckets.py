@@ -204,6 +204,10 @@ class Spill:
         """Whether bucket ``b`` has rows."""
         return bool(self.slices[b])
 
+    def drop(self, b: int) -> None:
+        """Forget bucket ``b`` without reading it (its file goes with the folder)."""
+        self.slices[b] = []
+
     def read(self, b: int) -> pl.DataFrame:
         """Bucket ``b``'s rows, in the order they were added (given once)."""
         return self.read_many([b])
@@ -250,6 +254,10 @@ class Held:
 
     def has(self, b: int) -> bool:
         return b in self._parts
+
+    def drop(self, b: int) -> None:
+        """Forget bucket ``b``'s rows."""
+        self._parts.pop(b, None)
 
     def read(self, b: int) -> pl.DataFrame:
         """Bucket ``b``'s rows, given once (then dropped from memory)."""
@@ -419,7 +427,7 @@ class _Scorer:
             self.progress.scoring(b, run.n_buckets)
             size = run.size(b) + qrels.size(b)
             if not run.has(b) and self.options.missing != "zero":
-                qrels.read(b)  # no rankings to score: drop its qrels
+                qrels.drop(b)  # no rankings to score: its qrels are not read
                 continue
             if size > self.budget and splits > 0 and run.has(b):
                 yield from self._split(run, qrels, b, splits)
