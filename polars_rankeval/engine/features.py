@@ -145,6 +145,30 @@ def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
     return out
 
 
+def running_sums(values: np.ndarray, built: Built) -> np.ndarray | None:
+    """Per ranking, the sum of its first j rows' ``values`` at ``[ranking, j]``, each
+    added to the one before (as trec_eval adds them); None when the table would be
+    much larger than the rows (a few very long rankings among short ones).
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({RANKING: [0, 0, 1]}, schema={RANKING: pl.UInt32})
+    >>> built = Built(rows, pl.DataFrame({RANKING: [0, 1, 2]}), {})
+    >>> running_sums(np.array([0.5, 0.25, 2.0]), built)
+    array([[0.  , 0.5 , 0.75],
+           [0.  , 2.  , 2.  ],
+           [0.  , 0.  , 0.  ]])
+    """
+    counts = built.row_count
+    width = int(counts.max()) + 1 if len(counts) else 1
+    if len(counts) * width > 4 * len(values) + (1 << 16):
+        return None
+    table = np.zeros((len(counts), width))
+    ranking = np.repeat(np.arange(len(counts)), counts)
+    table[ranking, np.arange(len(values)) - built.first_row[ranking] + 1] = values
+    return np.cumsum(table, axis=1, out=table)
+
+
 def _weighted_counts(
     table: pl.DataFrame, terms: Mapping[str, pl.Expr], n_facts: int
 ) -> dict[str, np.ndarray]:
@@ -469,22 +493,34 @@ class Features:
         return built.per_ranking.select(**values)
 
     def _sums_down_to(self, built: Built) -> list[pl.Series]:
-        """Every :meth:`sum_to_rank`: each ranking's rows from its first to its last of
-        rank <= k, summed by one segment reduction per (term, cutoff)."""
-        rankings = np.arange(built.per_ranking.height, dtype=np.uint64) << np.uint64(32)
-        ends: dict[str | float, np.ndarray] = {}
-        padded: dict[str, np.ndarray] = {}
+        """Every :meth:`sum_to_rank`: each ranking's rows of rank <= k, added up one
+        after the other in rank order (as trec_eval does).
+
+        Each term's running sums within each ranking are computed once
+        (:func:`running_sums`); a cutoff is then one binary search per ranking
+        for its last row within k, and a lookup.
+        """
+        n = built.per_ranking.height
+        rankings = np.arange(n, dtype=np.uint64) << np.uint64(32)
+        counts: dict[str | float, np.ndarray] = {}
+        running: dict[str, np.ndarray | None] = {}
         out = []
         for name, (source, cut) in self._sums_to_rank.items():
-            if cut not in ends:
+            if cut not in counts:
                 limit = built.per_ranking[cut].to_numpy() if isinstance(cut, str) else cut
                 limit = np.clip(np.nan_to_num(np.floor(limit), nan=0.0), 0, _U32_LIMIT - 1)
-                target = rankings | np.broadcast_to(limit, len(rankings)).astype(np.uint64)
+                target = rankings | np.broadcast_to(limit, n).astype(np.uint64)
                 end = np.searchsorted(built.rank_key, target, side="right")
-                ends[cut] = np.maximum(end, built.first_row)
-            if source not in padded:
-                padded[source] = np.append(built.rows[source].to_numpy(), 0.0)
-            sums = segment_sums(padded[source], built.first_row, ends[cut])
+                counts[cut] = np.maximum(end - built.first_row, 0)
+            values = built.rows[source].to_numpy()
+            if source not in running:
+                running[source] = running_sums(values, built)
+            table = running[source]
+            if table is not None:
+                sums = table[np.arange(n), counts[cut]]
+            else:  # rankings too uneven for a table: add each one's rows within k
+                start = built.first_row
+                sums = segment_sums(np.append(values, 0.0), start, start + counts[cut])
             out.append(pl.Series(name, sums, dtype=pl.Float64))
         return out
 
