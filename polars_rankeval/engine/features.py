@@ -89,10 +89,19 @@ class Built:
         return np.cumsum(self.row_count) - self.row_count
 
     @cached_property
+    def ranking(self) -> np.ndarray:
+        """The ranking of each row (0, 1, ...; the rows are sorted by it), as ``intp``."""
+        return self.rows[RANKING].to_numpy().astype(np.intp)
+
+    @cached_property
+    def position(self) -> np.ndarray:
+        """Each row's place within its ranking (0 for its first row)."""
+        return np.arange(len(self.ranking)) - self.first_row[self.ranking]
+
+    @cached_property
     def row_count(self) -> np.ndarray:
         """Rows of each ranking (int64)."""
-        ids = self.rows[RANKING].to_numpy()
-        return np.bincount(ids, minlength=self.per_ranking.height).astype(np.int64)
+        return np.bincount(self.ranking, minlength=self.per_ranking.height).astype(np.int64)
 
     @cached_property
     def rank_key(self) -> np.ndarray:
@@ -136,8 +145,7 @@ def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
     row, sorted by ranking."""
     n = built.per_ranking.height
     if how == "sum":
-        ranking = np.repeat(np.arange(n), built.row_count)
-        return np.bincount(ranking, weights=values, minlength=n).astype(np.float64)
+        return np.bincount(built.ranking, weights=values, minlength=n).astype(np.float64)
     present = built.row_count > 0
     out = np.full(n, -np.inf)
     if present.any():
@@ -164,9 +172,47 @@ def running_sums(values: np.ndarray, built: Built) -> np.ndarray | None:
     if len(counts) * width > 4 * len(values) + (1 << 16):
         return None
     table = np.zeros((len(counts), width))
-    ranking = np.repeat(np.arange(len(counts)), counts)
-    table[ranking, np.arange(len(values)) - built.first_row[ranking] + 1] = values
+    table[built.ranking, built.position + 1] = values
     return np.cumsum(table, axis=1, out=table)
+
+
+def accumulate_within(
+    values: np.ndarray,
+    ranking: np.ndarray,
+    counts: np.ndarray,
+    ufunc: np.ufunc,
+    *,
+    reverse: bool = False,
+    position: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """``ufunc.accumulate`` of ``values`` within each ranking, one element after the
+    other in row order (from the last row when ``reverse``): ``np.add`` gives the
+    running sums, added as trec_eval adds them. The rows are sorted by ``ranking``
+    (``counts`` rows each; ``position``: each row's place within its ranking, when
+    known). None when the rankings are too uneven for the table it uses (a few very
+    long rankings among short ones).
+
+    Examples
+    --------
+    >>> ranking, counts = np.array([0, 0, 1, 1, 1]), np.array([2, 3])
+    >>> accumulate_within(np.array([1.0, 2.0, 4.0, 8.0, 16.0]), ranking, counts, np.add)
+    array([ 1.,  3.,  4., 12., 28.])
+    >>> accumulate_within(np.array([3.0, 1.0, 2.0, 5.0, 4.0]), ranking, counts, np.maximum,
+    ...                   reverse=True)
+    array([3., 1., 5., 5., 4.])
+    """
+    width = int(counts.max()) if len(counts) else 0
+    if len(counts) * width > 4 * len(values) + (1 << 16):
+        return None
+    if position is None:
+        position = np.arange(len(values)) - (np.cumsum(counts) - counts)[ranking]
+    column = position
+    if reverse:
+        column = counts[ranking] - 1 - column
+    table = np.zeros((len(counts), width))
+    table[ranking, column] = values
+    ufunc.accumulate(table, axis=1, out=table)
+    return table[ranking, column]
 
 
 def _weighted_counts(
@@ -252,9 +298,20 @@ class Features:
 
     def cum(self, expr: pl.Expr) -> pl.Expr:
         """Cumulative sum of a row expression within each ranking, in rank order (inclusive)."""
-        name = self._name("c", str(expr))
-        self._row_cols.setdefault(name, expr.cum_sum().over(RANKING))
-        return pl.col(name)
+        source = self.row(expr.cast(pl.Float64)).meta.output_name()
+
+        def cumulative(built: Built) -> pl.Series:
+            values = built.rows[source].to_numpy()
+            out = None
+            if not np.isnan(values).any():  # nulls: Polars' cum_sum skips them
+                out = accumulate_within(
+                    values, built.ranking, built.row_count, np.add, position=built.position
+                )
+            if out is None:
+                return built.rows.select(pl.col(source).cum_sum().over(RANKING)).to_series()
+            return pl.Series(out, dtype=pl.Float64)
+
+        return self.row_function(f"cum|{source}", cumulative)
 
     def count_so_far(self, condition: pl.Expr) -> pl.Expr:
         """Row-level: how many of the ranking's rows down to this one meet ``condition``.
@@ -346,9 +403,16 @@ class Features:
         def lookup(built: Built) -> pl.Series:
             if key not in built.cache:
                 hits = built.rows.select(RANKING, value_row, hit=hit_row).filter("hit")
-                suffix = hits.select(value_row.cum_max(reverse=True).over(RANKING))
-                counts = np.bincount(hits[RANKING].to_numpy(), minlength=built.per_ranking.height)
-                built.cache[key] = (suffix.to_series().to_numpy(), counts)
+                ranking = hits[RANKING].to_numpy()
+                counts = np.bincount(ranking, minlength=built.per_ranking.height)
+                values = hits[value_row.meta.output_name()].cast(pl.Float64).to_numpy()
+                suffix = None
+                if not np.isnan(values).any():
+                    suffix = accumulate_within(values, ranking, counts, np.maximum, reverse=True)
+                if suffix is None:
+                    over = value_row.cum_max(reverse=True).over(RANKING)
+                    suffix = hits.select(over.cast(pl.Float64)).to_series().to_numpy()
+                built.cache[key] = (suffix, counts)
             suffix_max, counts = built.cache[key]
             first = np.cumsum(counts) - counts
             c = np.maximum(np.floor(built.per_ranking[cut].to_numpy()), 1).astype(np.int64)

@@ -55,9 +55,11 @@ def c_log2(values: np.ndarray) -> np.ndarray:
     array([-inf,  nan,  nan,  inf])
     """
     values = np.asarray(values, dtype=np.float64)
+    whole = (values >= 1) & (values <= _LOG2_TABLE_MAX) & (values == np.trunc(values))
+    if whole.all():
+        return _log2_of_ints(int(values.max(initial=1)))[values.astype(np.int64)]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log2(values)  # NaN (a null inside when/then), 0, negatives, infinities
-        whole = (values >= 1) & (values <= _LOG2_TABLE_MAX) & (np.modf(values)[0] == 0)
     at = np.flatnonzero(whole)
     if len(at):
         ints = values[at].astype(np.int64)
