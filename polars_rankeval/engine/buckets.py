@@ -135,10 +135,9 @@ class Slice:
 
 
 def read_slices(slices: Sequence[Slice], schema: pl.Schema | None) -> pl.DataFrame:
-    """A bucket's rows from its slices, in the order they were spilled, in one chunk
-    (the engine's joins and groupings are a third slower on many chunks)."""
+    """A bucket's rows from its slices, in the order they were spilled."""
     frames = [s.read() for s in slices]
-    return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
+    return pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=schema)
 
 
 @dataclass
@@ -266,7 +265,7 @@ class Held:
 
     def read_many(self, group: Sequence[int]) -> pl.DataFrame:
         """The rows of the buckets in ``group``, given once."""
-        return pl.concat([self.read(b) for b in group], rechunk=True)
+        return pl.concat([self.read(b) for b in group], rechunk=False)
 
     def parts(self, b: int) -> Iterator[pl.DataFrame]:
         yield self.read(b)
@@ -308,8 +307,8 @@ class _Input:
         self.held_bytes = 0
 
     def frame(self, schema: pl.Schema) -> pl.DataFrame:
-        """The rows held (all of them: the table was not spilled), in one chunk."""
-        return pl.concat(self.held, rechunk=True) if self.held else pl.DataFrame(schema=schema)
+        """The rows held (all of them: the table was not spilled)."""
+        return pl.concat(self.held, rechunk=False) if self.held else pl.DataFrame(schema=schema)
 
     def buckets(self, schema: pl.Schema) -> Bucketed:
         """The rows by bucket: the spill's files, or the held rows split in memory."""
