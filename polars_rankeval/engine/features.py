@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from polars_rankeval.measures import Context
 
 _U32_LIMIT = 2**32
-_AT = "__rk_at"
 
 
 @dataclass(frozen=True)
@@ -589,18 +588,31 @@ class Features:
         return out
 
     def _ideal_tables(self, judgments: pl.DataFrame) -> dict[str, pl.DataFrame]:
-        """Per gain function: each query's positive gains sorted descending, with positions."""
+        """Per gain function: each query's positive gains sorted descending, with positions.
+
+        Built from the count of each (query, gain), sorted (a few distinct gains a
+        query), and spread out: no sort of the judgments themselves.
+        """
         tables = {}
         for key, ideal in self._ideals.items():
-            table = (
+            counted = (
                 judgments.select(FACT, ideal.gain.alias(IDEAL_GAIN))
                 .filter(pl.col(IDEAL_GAIN) > 0)
+                .group_by(FACT, IDEAL_GAIN)
+                .len()
                 .sort([FACT, IDEAL_GAIN], descending=[False, True])
-                .with_columns(pl.col(FACT).set_sorted())
-                .with_row_index(_AT)
             )
-            position = pl.col(_AT) - pl.col(_AT).first().over(FACT) + 1
-            table = table.with_columns(position.cast(pl.Float64).alias(IDEAL_POS)).drop(_AT)
+            spread = np.repeat(np.arange(counted.height), counted["len"].to_numpy())
+            facts = counted[FACT].to_numpy()[spread]
+            per_fact = np.bincount(facts) if len(facts) else np.zeros(0, np.int64)
+            position = np.arange(len(facts)) - (np.cumsum(per_fact) - per_fact)[facts] + 1
+            table = pl.DataFrame(
+                [
+                    pl.Series(FACT, facts, dtype=pl.UInt32).set_sorted(),
+                    counted[IDEAL_GAIN].gather(spread),
+                    pl.Series(IDEAL_POS, position, dtype=pl.Float64),
+                ]
+            )
             for name, (of, expr) in self._ideal_cols.items():
                 if of == key:
                     table = table.with_columns(expr.alias(name))
