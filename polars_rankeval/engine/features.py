@@ -152,27 +152,42 @@ def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
     return out
 
 
-def running_sums(values: np.ndarray, built: Built) -> np.ndarray | None:
-    """Per ranking, the sum of its first j rows' ``values`` at ``[ranking, j]``, each
-    added to the one before (as trec_eval adds them); None when the table would be
-    much larger than the rows (a few very long rankings among short ones).
+def running_sums(values: np.ndarray, built: Built, width: int) -> np.ndarray | None:
+    """Per ranking, the sum of its first j rows' ``values`` at ``[ranking, j]`` for j up
+    to ``width``, each added to the one before (as trec_eval adds them); None when the
+    table would be much larger than the rows (a few very long rankings among short ones).
 
     Examples
     --------
     >>> rows = pl.DataFrame({RANKING: [0, 0, 1]}, schema={RANKING: pl.UInt32})
     >>> built = Built(rows, pl.DataFrame({RANKING: [0, 1, 2]}), {})
-    >>> running_sums(np.array([0.5, 0.25, 2.0]), built)
+    >>> running_sums(np.array([0.5, 0.25, 2.0]), built, 2)
     array([[0.  , 0.5 , 0.75],
            [0.  , 2.  , 2.  ],
            [0.  , 0.  , 0.  ]])
     """
-    counts = built.row_count
-    width = int(counts.max()) + 1 if len(counts) else 1
-    if len(counts) * width > 4 * len(values) + (1 << 16):
+    n = len(built.row_count)
+    if n * (width + 1) > 4 * len(values) + (1 << 16):
         return None
-    table = np.zeros((len(counts), width))
-    table[built.ranking, built.position + 1] = values
+    table = np.zeros((n, width + 1))
+    kept = built.position < width
+    table[built.ranking[kept], built.position[kept] + 1] = values[kept]
     return np.cumsum(table, axis=1, out=table)
+
+
+def running_total(values: np.ndarray) -> np.ndarray | None:
+    """``[0, v0, v0 + v1, ...]`` when any order of addition gives the same sums: whole
+    numbers (hit flags, counts) whose absolute values add up to less than 2^53. None
+    otherwise.
+
+    Examples
+    --------
+    >>> running_total(np.array([1.0, 0.0, 1.0])), running_total(np.array([0.5]))
+    (array([0., 1., 1., 2.]), None)
+    """
+    if not np.all(values == np.trunc(values)) or float(np.abs(values).sum()) >= 2.0**53:
+        return None
+    return np.concatenate([[0.0], np.cumsum(values)])
 
 
 def accumulate_within(
@@ -559,31 +574,43 @@ class Features:
         """Every :meth:`sum_to_rank`: each ranking's rows of rank <= k, added up one
         after the other in rank order (as trec_eval does).
 
-        Each term's running sums within each ranking are computed once
-        (:func:`running_sums`); a cutoff is then one binary search per ranking
-        for its last row within k, and a lookup.
+        One binary search per ranking finds how many of its rows are within each
+        cutoff. A term of whole numbers (hit flags) is then read off one running
+        total, exact in any order; another term's running sums within each ranking
+        are computed once, as deep as its cutoffs reach (:func:`running_sums`), and
+        each cutoff is a lookup.
         """
         n = built.per_ranking.height
         rankings = np.arange(n, dtype=np.uint64) << np.uint64(32)
         counts: dict[str | float, np.ndarray] = {}
-        running: dict[str, np.ndarray | None] = {}
-        out = []
-        for name, (source, cut) in self._sums_to_rank.items():
+        deepest: dict[str, int] = {}
+        for source, cut in self._sums_to_rank.values():
             if cut not in counts:
                 limit = built.per_ranking[cut].to_numpy() if isinstance(cut, str) else cut
                 limit = np.clip(np.nan_to_num(np.floor(limit), nan=0.0), 0, _U32_LIMIT - 1)
                 target = rankings | np.broadcast_to(limit, n).astype(np.uint64)
                 end = np.searchsorted(built.rank_key, target, side="right")
                 counts[cut] = np.maximum(end - built.first_row, 0)
+            deepest[source] = max(deepest.get(source, 0), int(counts[cut].max(initial=0)))
+        totals: dict[str, tuple[str, np.ndarray | None]] = {}
+        for source, width in deepest.items():
             values = built.rows[source].to_numpy()
-            if source not in running:
-                running[source] = running_sums(values, built)
-            table = running[source]
-            if table is not None:
-                sums = table[np.arange(n), counts[cut]]
-            else:  # rankings too uneven for a table: add each one's rows within k
-                start = built.first_row
-                sums = segment_sums(np.append(values, 0.0), start, start + counts[cut])
+            total = running_total(values)
+            if total is not None:
+                totals[source] = ("total", total)
+            else:
+                totals[source] = ("table", running_sums(values, built, width))
+        out = []
+        for name, (source, cut) in self._sums_to_rank.items():
+            kind, table = totals[source]
+            start, within = built.first_row, counts[cut]
+            if table is None:  # rankings too uneven for a table: add each one's rows
+                padded = np.append(built.rows[source].to_numpy(), 0.0)
+                sums = segment_sums(padded, start, start + within)
+            elif kind == "total":
+                sums = table[start + within] - table[start]
+            else:
+                sums = table[np.arange(n), within]
             out.append(pl.Series(name, sums, dtype=pl.Float64))
         return out
 
