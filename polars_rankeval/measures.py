@@ -472,12 +472,19 @@ _family(
 )
 _family(
     "P",
-    lambda x, c: m.precision(_required_k(x), **_cols(x, c)),
+    lambda x, c: (m.precision_judged_only if x.get("judged_only") else m.precision)(
+        _required_k(x), **_cols(x, c)
+    ),
     "required",
     REL,
-    summary="precision at k",
-    reads=_relevant,
-    formula=lambda x, f: family.precision.precision_formula(f, _required_k(x), x.rel_level(f.ctx)),
+    Param("judged_only", bool, False),
+    summary="precision at k (judged_only=True: over the judged documents only, trec_eval -J)",
+    reads=lambda x, c: min(0, x.rel_level(c)) if x.get("judged_only") else x.rel_level(c),
+    formula=lambda x, f: (
+        family.precision.precision_judged_only_formula
+        if x.get("judged_only")
+        else family.precision.precision_formula
+    )(f, _required_k(x), x.rel_level(f.ctx)),
 )
 _family(
     "R",
@@ -844,6 +851,19 @@ _family(
 ALIASES |= {"rbp": "TrecRBP", "rbp_resid": "TrecRBPResid", "unjudged": "Unjudged"}
 TREC_CUTOFF_ALIASES["unj"] = ("Unjudged", None)
 # --------------------------------------------------------------------------- end trec_eval 10.0
+# --------------------------------------------------------------------------- ir_measures
+# Measures ir_measures has that trec_eval's all_trec lacks (issue 18), under
+# ir_measures' names. P(judged_only=True)@k is a parameter of P, above.
+_family(
+    "NumQ",
+    lambda x, c: m.num_q(),
+    summary="one per query: summed, the number of queries scored (ir_measures NumQ)",
+    aggregate="sum",
+    reads=_no_rows,
+    formula=lambda x, f: family.precision.num_q_formula(f),
+)
+ALIASES |= {"numq": "NumQ"}
+# --------------------------------------------------------------------------- end ir_measures
 
 _TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+(?:\.\d*)?)$")
 _TREC_DOTTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)\.(?P<params>.*)$")
@@ -879,6 +899,8 @@ def _coerce(value: Any, kind: type, what: str) -> Any:
         except ValueError as err:
             msg = f"{what}: {err}"
             raise ValueError(msg) from None
+    if kind is bool:
+        return _boolean(value, what)
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if kind is int and isinstance(value, float) and value.is_integer():
@@ -887,6 +909,16 @@ def _coerce(value: Any, kind: type, what: str) -> Any:
         msg = f"{what} must be {kind.__name__}. Got {value!r} instead."
         raise ValueError(msg)
     return value
+
+
+def _boolean(value: Any, what: str) -> bool:
+    """True / False, or the words True / False in any case (as ir_measures writes them)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    msg = f"{what} must be True or False. Got {value!r} instead."
+    raise ValueError(msg)
 
 
 def known_names() -> list[str]:

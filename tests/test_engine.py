@@ -99,6 +99,9 @@ SAMPLES = [
     "TrecRBPResid(p=0.5)",
     "Unjudged@3",
     "Unjudged@20",
+    "NumQ",
+    "P(judged_only=True)@3",
+    "P(judged_only=True,rel=2)@5",
 ]
 TOL = 1e-12
 
