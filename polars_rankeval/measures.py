@@ -40,6 +40,7 @@ from polars_rankeval import metrics as m
 from polars_rankeval import trec_names
 from polars_rankeval._typing import Aggregate, AggregateMode, Norm, Rounding
 from polars_rankeval.conventions import Conventions, get_conventions
+from polars_rankeval.metrics.compat import COMPAT_P
 from polars_rankeval.metrics.trec_rbp import TREC_P
 from polars_rankeval.validation import check_choice
 
@@ -49,6 +50,7 @@ family = SimpleNamespace(
         for name in (
             "ap",
             "bpref",
+            "compat",
             "err",
             "gain",
             "iprec",
@@ -862,7 +864,21 @@ _family(
     reads=_no_rows,
     formula=lambda x, f: family.precision.num_q_formula(f),
 )
-ALIASES |= {"numq": "NumQ"}
+_family(
+    "Compat",
+    lambda x, c: m.compat(
+        x.get("p", COMPAT_P), normalize=x.get("normalize", True), rank=c.rank, relevance=c.relevance
+    ),
+    "none",
+    Param("p", float, COMPAT_P),
+    Param("normalize", bool, True),
+    summary="compatibility: rank-biased overlap with the ideal ranking (Clarke et al. 2021)",
+    reads=lambda x, c: 1.0,
+    formula=lambda x, f: family.compat.compat_formula(
+        f, x.get("p", COMPAT_P), x.get("normalize", True)
+    ),
+)
+ALIASES |= {"numq": "NumQ", "compat": "Compat"}
 # --------------------------------------------------------------------------- end ir_measures
 
 _TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+(?:\.\d*)?)$")

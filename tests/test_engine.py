@@ -102,6 +102,9 @@ SAMPLES = [
     "NumQ",
     "P(judged_only=True)@3",
     "P(judged_only=True,rel=2)@5",
+    "Compat",
+    "Compat(normalize=False,p=0.5)",
+    "Compat(p=1.0)",
 ]
 TOL = 1e-12
 

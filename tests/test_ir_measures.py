@@ -95,3 +95,26 @@ def test_judged_only_precision_by_hand() -> None:
     qrels = pl.DataFrame({"query": ["q"] * 4, "doc": list("anbc"), "relevance": [1, -1, 0, 2]})
     out = pr.evaluate(run, qrels, ["P(judged_only=True)@1", "P(judged_only=True)@3", "P@3"])
     assert out.row(0)[1:] == (1.0, 2 / 3, 1 / 3)
+
+
+def ranked_scores(run: pl.DataFrame) -> pl.DataFrame:
+    """The run with its scores replaced by positive, distinct ones in the library's order
+    (score descending, ties by doc id descending): peers that break ties or read scores
+    their own way then see the same ranking."""
+    ordered = run.with_columns(pl.col("doc").cast(pl.String)).sort(
+        ["query", "score", "doc"], descending=[False, True, True]
+    )
+    position = pl.int_range(pl.len()).over("query")
+    return ordered.with_columns(score=(pl.len().over("query") - position).cast(pl.Float64))
+
+
+COMPAT = ["Compat", "Compat(p=0.8)", "Compat(p=0.5,normalize=False)", "Compat(p=1.0)"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_compat_equals_ir_measures(seed: int) -> None:
+    run, qrels = random_corpus(seed, n_queries=30, tie_levels=3)
+    run = ranked_scores(run)
+    theirs = peer_values(COMPAT, run, qrels, "compat")
+    ours = our_values(COMPAT, run, qrels, missing="zero")  # ir_measures: absent -> 0
+    assert_match(ours, theirs)

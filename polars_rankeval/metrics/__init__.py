@@ -6,6 +6,7 @@ does exactly that for measures given by name.
 
 from polars_rankeval.metrics.ap import average_precision
 from polars_rankeval.metrics.bpref import bpref, inferred_ap, num_nonrel_judged_ret
+from polars_rankeval.metrics.compat import compat
 from polars_rankeval.metrics.err import err, rbp, rbp_residual
 from polars_rankeval.metrics.gain import bin_g, g_measure, grade_gain, ndcg_rel, rndcg
 from polars_rankeval.metrics.iprec import iprec_at_recall, iprec_average
@@ -41,6 +42,7 @@ __all__ = [
     "average_precision",
     "bin_g",
     "bpref",
+    "compat",
     "dcg",
     "err",
     "expected_ap",
