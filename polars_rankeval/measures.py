@@ -51,6 +51,7 @@ family = SimpleNamespace(
             "ap",
             "bpref",
             "compat",
+            "cwl",
             "err",
             "gain",
             "iprec",
@@ -878,6 +879,85 @@ _family(
         f, x.get("p", COMPAT_P), x.get("normalize", True)
     ),
 )
+# The C/W/L measures ir_measures gets from cwl_eval (metrics/cwl.py): gains are the
+# grades scaled from [min_rel, max_rel] to [0, 1]; max_rel has no default, as there.
+CWL_RANGE = (Param("min_rel", int, 0), Param("max_rel", int))
+CWL_T = Param("T", float, 1.0)
+
+
+def _cwl(x: Measure, c: Context | None = None) -> dict[str, Any]:
+    """min_rel and max_rel of a C/W/L measure."""
+    return {"min_rel": x.get("min_rel", 0), "max_rel": x.get("max_rel")}
+
+
+def _cwl_reads(x: Measure, c: Context) -> float:
+    """``reads`` of a C/W/L measure: the grades with a positive gain."""
+    return family.cwl.lowest_gained_grade(x.get("min_rel", 0))
+
+
+_family(
+    "SDCG",
+    lambda x, c: m.sdcg(_required_k(x), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "required",
+    *CWL_RANGE,
+    summary="scaled DCG: DCG over that of k documents of full gain (cwl_eval, C/W/L)",
+    reads=_cwl_reads,
+    formula=lambda x, f: family.cwl.sdcg_formula(f, _required_k(x), **_cwl(x)),
+)
+_family(
+    "INSQ",
+    lambda x, c: m.insq(x.get("T", 1.0), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "none",
+    CWL_T,
+    *CWL_RANGE,
+    summary="INSQ: C/W/L measure of a user who wants gain T (Moffat et al. 2012; cwl_eval)",
+    reads=_cwl_reads,
+    formula=lambda x, f: family.cwl.insq_formula(f, x.get("T", 1.0), **_cwl(x)),
+)
+_family(
+    "INST",
+    lambda x, c: m.inst(x.get("T", 1.0), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "none",
+    CWL_T,
+    *CWL_RANGE,
+    summary="INST: INSQ adapting to the gain found so far (Moffat et al. 2015; cwl_eval)",
+    reads=_cwl_reads,
+    formula=lambda x, f: family.cwl.inst_formula(f, x.get("T", 1.0), **_cwl(x)),
+)
+_family(
+    "BPM",
+    lambda x, c: m.bpm(
+        _required_k(x), x.get("T", 1.0), **_cwl(x), rank=c.rank, relevance=c.relevance
+    ),
+    "required",
+    CWL_T,
+    *CWL_RANGE,
+    summary="static Bejeweled Player Model: read until k documents or gain T (cwl_eval)",
+    reads=_cwl_reads,
+    formula=lambda x, f: family.cwl.bpm_formula(f, _required_k(x), x.get("T", 1.0), **_cwl(x)),
+)
+
+
+def _nerr_family(equation: int, cutoff: CutoffRule, extra: tuple[Param, ...], what: str) -> None:
+    """Register NERR8 .. NERR11 (one C vector each, metrics/cwl.py ``nerr``)."""
+
+    def build(x: Measure, c: Context) -> pl.Expr:
+        p, t = x.get("p", 0.9), x.get("T", 1.0)
+        return m.nerr(equation, _k(x), p=p, T=t, **_cwl(x), rank=c.rank, relevance=c.relevance)
+
+    def formula(x: Measure, f: Features) -> pl.Expr:
+        p, t = x.get("p", 0.9), x.get("T", 1.0)
+        return family.cwl.nerr_formula(f, equation, _k(x), p, t, **_cwl(x))
+
+    summary = f"not (but nearly) ERR, equation {equation}: {what} (cwl_eval)"
+    _family(f"NERR{equation}", build, cutoff, *extra, *CWL_RANGE, summary=summary,
+            reads=_cwl_reads, formula=formula)  # fmt: skip
+
+
+_nerr_family(8, "required", (), "truncated at k")
+_nerr_family(9, "required", (), "truncated at k, discounted")
+_nerr_family(10, "none", (Param("p", float, 0.9),), "with persistence p")
+_nerr_family(11, "none", (CWL_T,), "with INST's goal T")
 ALIASES |= {"numq": "NumQ", "compat": "Compat"}
 # --------------------------------------------------------------------------- end ir_measures
 

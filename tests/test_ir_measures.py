@@ -34,9 +34,18 @@ def peer_values(
 ) -> dict[tuple[str, str], float]:
     """(query, ir_measures name) -> value, from the installed ir_measures."""
     run_d, qrels_d = as_dicts(run, qrels)
-    measures = [ir_measures.parse_measure(n) for n in names]
+    measures = {str(peer_measure(n)): n for n in names}
     calc = ir_measures if provider is None else ir_measures.providers.registry[provider]
-    return {(m.query_id, str(m.measure)): m.value for m in calc.iter_calc(measures, qrels_d, run_d)}
+    found = calc.iter_calc([peer_measure(n) for n in names], qrels_d, run_d)
+    return {(m.query_id, measures[str(m.measure)]): m.value for m in found}
+
+
+def peer_measure(name: str):
+    """ir_measures' measure of the same name and parameters (built, as its parser reads
+    no negative numbers)."""
+    ours = pr.parse(name)
+    measure = getattr(ir_measures.measures, ours.name)(**dict(ours.params))
+    return measure if ours.cutoff is None else measure @ ours.cutoff
 
 
 def our_values(
@@ -117,4 +126,35 @@ def test_compat_equals_ir_measures(seed: int) -> None:
     run = ranked_scores(run)
     theirs = peer_values(COMPAT, run, qrels, "compat")
     ours = our_values(COMPAT, run, qrels, missing="zero")  # ir_measures: absent -> 0
+    assert_match(ours, theirs)
+
+
+CWL = [
+    "SDCG(max_rel=3)@10",
+    "SDCG(max_rel=2,min_rel=1)@5",
+    "INSQ(max_rel=3)",
+    "INSQ(T=2.5,max_rel=3)",
+    "INST(max_rel=3)",
+    "INST(T=0.4,max_rel=2)",
+    "INST(T=3,max_rel=3,min_rel=-1)",
+    "BPM(max_rel=3)@10",
+    "BPM(T=0.5,max_rel=3)@5",
+    "BPM(T=2,max_rel=2)@20",
+    "NERR8(max_rel=3)@10",
+    "NERR9(max_rel=3)@10",
+    "NERR9(max_rel=2,min_rel=1)@3",
+    "NERR10(max_rel=3)",
+    "NERR10(p=0.5,max_rel=2)",
+    "NERR11(max_rel=3)",
+    "NERR11(T=2,max_rel=3)",
+]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_cwl_measures_equal_ir_measures(seed: int) -> None:
+    pytest.importorskip("cwl")
+    run, qrels = random_corpus(seed, n_queries=30, tie_levels=3)
+    run = ranked_scores(run)  # cwl_eval keeps the input order of tied scores
+    theirs = peer_values(CWL, run, qrels, "cwl_eval")
+    ours = our_values(CWL, run, qrels, missing="zero")  # ir_measures: absent -> 0
     assert_match(ours, theirs)
