@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import polars as pl
 import pytest
 from corpus import random_corpus
@@ -158,3 +159,26 @@ def test_cwl_measures_equal_ir_measures(seed: int) -> None:
     theirs = peer_values(CWL, run, qrels, "cwl_eval")
     ours = our_values(CWL, run, qrels, missing="zero")  # ir_measures: absent -> 0
     assert_match(ours, theirs)
+
+
+def long_corpus(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Rankings of up to 1,500 documents, judged past cwl_eval's depth of 1,000."""
+    rng = np.random.default_rng(seed)
+    run_rows, qrels_rows = [], []
+    for q in ("a", "b", "c", "d"):
+        n = int(rng.integers(900, 1500))
+        scores = rng.integers(0, 300, n) / 4.0  # many ties
+        run_rows += [(q, f"d{i}", float(s)) for i, s in enumerate(scores)]
+        judged = rng.choice(n + 200, size=400, replace=False)  # some never retrieved
+        qrels_rows += [(q, f"d{j}", int(rng.choice([-1, 0, 0, 1, 2, 3]))) for j in judged]
+    run = pl.DataFrame(run_rows, schema=["query", "doc", "score"], orient="row")
+    qrels = pl.DataFrame(qrels_rows, schema=["query", "doc", "relevance"], orient="row")
+    return ranked_scores(run), qrels
+
+
+def test_long_rankings_equal_ir_measures() -> None:
+    pytest.importorskip("cwl")
+    run, qrels = long_corpus(7)
+    names = [n for n in CWL if "@" not in n] + ["SDCG(max_rel=3)@1200", "BPM(T=9,max_rel=3)@1100"]
+    assert_match(our_values(names, run, qrels), peer_values(names, run, qrels, "cwl_eval"))
+    assert_match(our_values(COMPAT, run, qrels), peer_values(COMPAT, run, qrels, "compat"))
