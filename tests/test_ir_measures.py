@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import ir_measures
 import numpy as np
 import polars as pl
 import pytest
@@ -13,7 +14,6 @@ from corpus import random_corpus
 
 import polars_rankeval as pr
 
-ir_measures = pytest.importorskip("ir_measures")
 TOL = 1e-9
 
 
@@ -153,7 +153,6 @@ CWL = [
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_cwl_measures_equal_ir_measures(seed: int) -> None:
-    pytest.importorskip("cwl")
     run, qrels = random_corpus(seed, n_queries=30, tie_levels=3)
     run = ranked_scores(run)  # cwl_eval keeps the input order of tied scores
     theirs = peer_values(CWL, run, qrels, "cwl_eval")
@@ -177,7 +176,6 @@ def long_corpus(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def test_long_rankings_equal_ir_measures() -> None:
-    pytest.importorskip("cwl")
     run, qrels = long_corpus(7)
     names = [n for n in CWL if "@" not in n] + ["SDCG(max_rel=3)@1200", "BPM(T=9,max_rel=3)@1100"]
     assert_match(our_values(names, run, qrels), peer_values(names, run, qrels, "cwl_eval"))
