@@ -331,9 +331,11 @@ def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Dat
         gains = left.join(counts, on=[_Q, _S]).with_columns(gain=pl.lit(1.0 - alpha).pow("n"))
         scores = gains.group_by(_Q, _D).agg(score=pl.col("gain").sum())
         scores = scores.with_columns(pl.col("score").round_sig_figs(12))
-        best = scores.sort([_Q, "score", _D], descending=[False, True, True]).group_by(
-            _Q, maintain_order=True
-        ).first()
+        best = (
+            scores.sort([_Q, "score", _D], descending=[False, True, True])
+            .group_by(_Q, maintain_order=True)
+            .first()
+        )
         best = best.filter(pl.col("score") > 0)
         if not best.height:
             break
