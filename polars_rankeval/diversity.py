@@ -233,6 +233,9 @@ def evaluate_diversity(
         {"query": query, "subtopic": subtopic, "doc": doc, "relevance": relevance},
         "qrels",
     )
+    if run_df.select(query, doc).is_duplicated().any():
+        msg = f"The run has a ({query}, {doc}) pair twice: keep one row per retrieved document."
+        raise ValueError(msg)
     ranked = rank_run(run_df.select(query, doc, score), query=query, doc=doc, score=score)
     ranked = ranked.select(
         pl.col(query).alias(_Q), pl.col(doc).cast(pl.String).alias(_D), pl.col("rank").alias(_R)
@@ -243,6 +246,9 @@ def evaluate_diversity(
         pl.col(doc).cast(pl.String).alias(_D),
         pl.col(relevance).alias("__dv_grade"),
     )
+    if ranked.schema[_Q] != judgments.schema[_Q]:  # e.g. integer ids in one, strings in the other
+        ranked = ranked.with_columns(pl.col(_Q).cast(pl.String))
+        judgments = judgments.with_columns(pl.col(_Q).cast(pl.String))
     queries = _queries(ranked, judgments, missing)
     columns = [_measure(m, ranked, judgments, queries).alias(str(m)) for m in parsed]
     out = queries.with_columns(columns) if columns else queries

@@ -132,5 +132,13 @@ def test_bad_names_and_columns() -> None:
         parse_diversity("AP_IA(alpha=0.3)")
     with pytest.raises(ValueError, match="Unknown diversity measure"):
         parse_diversity("alpha_mDCG@10")
+    twice = pl.DataFrame({"query": ["q", "q"], "doc": ["a", "a"], "score": [1.0, 2.0]})
+    subtopics = qrels.with_columns(subtopic=pl.lit(1))
+    with pytest.raises(ValueError, match="twice"):
+        pr.evaluate_diversity(twice, subtopics, ["alpha_nDCG@10"])
+    # integer query ids in the run, strings in the qrels: compared as strings
+    numbered = pl.DataFrame({"query": [7], "doc": ["a"], "score": [1.0]})
+    out = pr.evaluate_diversity(numbered, subtopics.with_columns(query=pl.lit("7")), "P_IA@1")
+    assert out.rows() == [("7", 1.0)]
     assert str(parse_diversity("MAP-IA")) == "AP_IA"
     assert str(parse_diversity("nNRBP(alpha=0.5,beta=0.8)")) == "nNRBP(beta=0.8)"
