@@ -885,7 +885,7 @@ CWL_RANGE = (Param("min_rel", int, 0), Param("max_rel", int))
 CWL_T = Param("T", float, 1.0)
 
 
-def _cwl(x: Measure, c: Context | None = None) -> dict[str, Any]:
+def _cwl(x: Measure) -> dict[str, Any]:
     """min_rel and max_rel of a C/W/L measure."""
     return {"min_rel": x.get("min_rel", 0), "max_rel": x.get("max_rel")}
 
