@@ -1025,6 +1025,15 @@ def known_names() -> list[str]:
 
 def _unknown(name: str) -> ValueError:
     base = re.split(r"[@(]", name)[0]
+    from polars_rankeval.diversity import ALIASES as DIVERSITY_ALIASES
+    from polars_rankeval.diversity import PARAMS as DIVERSITY
+
+    if base in DIVERSITY or base.lower() in DIVERSITY_ALIASES:
+        msg = (
+            f"{name!r} is a diversity measure: it reads subtopic qrels, so "
+            "pr.evaluate_diversity(run, qrels, measures) computes it."
+        )
+        return ValueError(msg)
     close = difflib.get_close_matches(base, known_names(), n=5, cutoff=0.5)
     close += [x for x in difflib.get_close_matches(name, known_names(), n=5, cutoff=0.5)]
     close = list(dict.fromkeys(close))

@@ -141,4 +141,6 @@ def test_bad_names_and_columns() -> None:
     out = pr.evaluate_diversity(numbered, subtopics.with_columns(query=pl.lit("7")), "P_IA@1")
     assert out.rows() == [("7", 1.0)]
     assert str(parse_diversity("MAP-IA")) == "AP_IA"
+    with pytest.raises(ValueError, match="evaluate_diversity"):
+        pr.evaluate(run, qrels, ["alpha_nDCG@10"])
     assert str(parse_diversity("nNRBP(alpha=0.5,beta=0.8)")) == "nNRBP(beta=0.8)"
