@@ -287,7 +287,7 @@ def _measure(
     if m.name in NORMALISED:
         plain = DiversityMeasure(NORMALISED[m.name], m.cutoff, m.params)
         value = _value(plain, hits, pairs, alpha, beta).join(
-            _value(plain, _ideal_pairs(pairs, alpha, m.cutoff), pairs, alpha, beta),
+            _value(plain, _ideal_pairs(pairs, alpha, _ideal_depth(m, pairs)), pairs, alpha, beta),
             on=_Q,
             suffix="_ideal",
         )
@@ -302,6 +302,23 @@ def _measure(
     return out.select(
         pl.when(pl.col("__dv_S") > 0).then(pl.col("value")).otherwise(None).fill_null(0.0)
     ).to_series()
+
+
+def _ideal_depth(m: DiversityMeasure, pairs: pl.DataFrame) -> int | None:
+    """How deep the ideal ranking is needed: the cutoff; for nNRBP, the rank past which
+    the ideal's NRBP changes by less than 1e-16 of itself (None: to the end).
+
+    A rank's score is at most S (the subtopics), and the ideal's first is at least 1,
+    so the ranks past D add at most :math:`S \\beta^D / (1 - \\beta)` of it.
+    """
+    beta = m.get("beta", BETA)
+    if m.cutoff is not None or beta >= 1.0 or not pairs.height:
+        return m.cutoff
+    if beta <= 0.0:
+        return 1
+    subtopics = pairs.group_by(_Q).agg(pl.col(_S).n_unique()).get_column(_S).max()
+    bound = 1e-16 * (1.0 - beta) / float(subtopics)  # type: ignore[arg-type]
+    return max(1, math.ceil(math.log(bound) / math.log(beta)))
 
 
 def _relevant_pairs(judgments: pl.DataFrame, rel: int) -> pl.DataFrame:
