@@ -8,6 +8,7 @@
 from polars_rankeval import curves, metrics, namespace  # namespace registers df.rankeval
 from polars_rankeval.compare import align, compare, discriminative_power, summarize
 from polars_rankeval.curves import precision_recall_curve
+from polars_rankeval.diversity import evaluate_diversity
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import (
     coverage,
@@ -62,6 +63,7 @@ __all__ = [
     "curves",
     "discriminative_power",
     "evaluate",
+    "evaluate_diversity",
     "evaluate_judged",
     "holm",
     "judge",

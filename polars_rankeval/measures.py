@@ -40,6 +40,7 @@ from polars_rankeval import metrics as m
 from polars_rankeval import trec_names
 from polars_rankeval._typing import Aggregate, AggregateMode, Norm, Rounding
 from polars_rankeval.conventions import Conventions, get_conventions
+from polars_rankeval.metrics.compat import COMPAT_P
 from polars_rankeval.metrics.trec_rbp import TREC_P
 from polars_rankeval.validation import check_choice
 
@@ -49,6 +50,8 @@ family = SimpleNamespace(
         for name in (
             "ap",
             "bpref",
+            "compat",
+            "cwl",
             "err",
             "gain",
             "iprec",
@@ -472,12 +475,19 @@ _family(
 )
 _family(
     "P",
-    lambda x, c: m.precision(_required_k(x), **_cols(x, c)),
+    lambda x, c: (m.precision_judged_only if x.get("judged_only") else m.precision)(
+        _required_k(x), **_cols(x, c)
+    ),
     "required",
     REL,
-    summary="precision at k",
-    reads=_relevant,
-    formula=lambda x, f: family.precision.precision_formula(f, _required_k(x), x.rel_level(f.ctx)),
+    Param("judged_only", bool, False),
+    summary="precision at k (judged_only=True: over the judged documents only, trec_eval -J)",
+    reads=lambda x, c: min(0, x.rel_level(c)) if x.get("judged_only") else x.rel_level(c),
+    formula=lambda x, f: (
+        family.precision.precision_judged_only_formula
+        if x.get("judged_only")
+        else family.precision.precision_formula
+    )(f, _required_k(x), x.rel_level(f.ctx)),
 )
 _family(
     "R",
@@ -844,6 +854,112 @@ _family(
 ALIASES |= {"rbp": "TrecRBP", "rbp_resid": "TrecRBPResid", "unjudged": "Unjudged"}
 TREC_CUTOFF_ALIASES["unj"] = ("Unjudged", None)
 # --------------------------------------------------------------------------- end trec_eval 10.0
+# --------------------------------------------------------------------------- ir_measures
+# Measures ir_measures has that trec_eval's all_trec lacks (issue 18), under
+# ir_measures' names. P(judged_only=True)@k is a parameter of P, above.
+_family(
+    "NumQ",
+    lambda x, c: m.num_q(),
+    summary="one per query: summed, the number of queries scored (ir_measures NumQ)",
+    aggregate="sum",
+    reads=_no_rows,
+    formula=lambda x, f: family.precision.num_q_formula(f),
+)
+_family(
+    "Compat",
+    lambda x, c: m.compat(
+        x.get("p", COMPAT_P), normalize=x.get("normalize", True), rank=c.rank, relevance=c.relevance
+    ),
+    "none",
+    Param("p", float, COMPAT_P),
+    Param("normalize", bool, True),
+    summary="compatibility: rank-biased overlap with the ideal ranking (Clarke et al. 2021)",
+    reads=lambda x, c: 1.0,
+    formula=lambda x, f: family.compat.compat_formula(
+        f, x.get("p", COMPAT_P), x.get("normalize", True)
+    ),
+)
+# The C/W/L measures ir_measures gets from cwl_eval (metrics/cwl.py): gains are the
+# grades scaled from [min_rel, max_rel] to [0, 1]; max_rel has no default, as there.
+CWL_RANGE = (Param("min_rel", int, 0), Param("max_rel", int))
+CWL_T = Param("T", float, 1.0)
+
+
+def _cwl(x: Measure) -> dict[str, Any]:
+    """min_rel and max_rel of a C/W/L measure."""
+    return {"min_rel": x.get("min_rel", 0), "max_rel": x.get("max_rel")}
+
+
+def _cwl_reads(x: Measure, c: Context) -> float:
+    """``reads`` of a C/W/L measure: the grades with a positive gain."""
+    return family.cwl.lowest_gained_grade(x.get("min_rel", 0))
+
+
+_family(
+    "SDCG",
+    lambda x, c: m.sdcg(_required_k(x), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "required",
+    *CWL_RANGE,
+    summary="scaled DCG: DCG over that of k documents of full gain (cwl_eval, C/W/L)",
+    reads=_cwl_reads,
+    formula=lambda x, f: family.cwl.sdcg_formula(f, _required_k(x), **_cwl(x)),
+)
+_family(
+    "INSQ",
+    lambda x, c: m.insq(x.get("T", 1.0), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "none",
+    CWL_T,
+    *CWL_RANGE,
+    summary="INSQ: C/W/L measure of a user who wants gain T (Moffat et al. 2012; cwl_eval)",
+    reads=_cwl_reads,
+    formula=lambda x, f: family.cwl.insq_formula(f, x.get("T", 1.0), **_cwl(x)),
+)
+_family(
+    "INST",
+    lambda x, c: m.inst(x.get("T", 1.0), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "none",
+    CWL_T,
+    *CWL_RANGE,
+    summary="INST: INSQ adapting to the gain found so far (Moffat et al. 2015; cwl_eval)",
+    reads=_cwl_reads,
+    formula=lambda x, f: family.cwl.inst_formula(f, x.get("T", 1.0), **_cwl(x)),
+)
+_family(
+    "BPM",
+    lambda x, c: m.bpm(
+        _required_k(x), x.get("T", 1.0), **_cwl(x), rank=c.rank, relevance=c.relevance
+    ),
+    "required",
+    CWL_T,
+    *CWL_RANGE,
+    summary="static Bejeweled Player Model: read until k documents or gain T (cwl_eval)",
+    reads=_cwl_reads,
+    formula=lambda x, f: family.cwl.bpm_formula(f, _required_k(x), x.get("T", 1.0), **_cwl(x)),
+)
+
+
+def _nerr_family(equation: int, cutoff: CutoffRule, extra: tuple[Param, ...], what: str) -> None:
+    """Register NERR8 .. NERR11 (one C vector each, metrics/cwl.py ``nerr``)."""
+
+    def build(x: Measure, c: Context) -> pl.Expr:
+        p, t = x.get("p", 0.9), x.get("T", 1.0)
+        return m.nerr(equation, _k(x), p=p, T=t, **_cwl(x), rank=c.rank, relevance=c.relevance)
+
+    def formula(x: Measure, f: Features) -> pl.Expr:
+        p, t = x.get("p", 0.9), x.get("T", 1.0)
+        return family.cwl.nerr_formula(f, equation, _k(x), p, t, **_cwl(x))
+
+    summary = f"not (but nearly) ERR, equation {equation}: {what} (cwl_eval)"
+    _family(f"NERR{equation}", build, cutoff, *extra, *CWL_RANGE, summary=summary,
+            reads=_cwl_reads, formula=formula)  # fmt: skip
+
+
+_nerr_family(8, "required", (), "truncated at k")
+_nerr_family(9, "required", (), "truncated at k, discounted")
+_nerr_family(10, "none", (Param("p", float, 0.9),), "with persistence p")
+_nerr_family(11, "none", (CWL_T,), "with INST's goal T")
+ALIASES |= {"numq": "NumQ", "compat": "Compat"}
+# --------------------------------------------------------------------------- end ir_measures
 
 _TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+(?:\.\d*)?)$")
 _TREC_DOTTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)\.(?P<params>.*)$")
@@ -879,6 +995,8 @@ def _coerce(value: Any, kind: type, what: str) -> Any:
         except ValueError as err:
             msg = f"{what}: {err}"
             raise ValueError(msg) from None
+    if kind is bool:
+        return _boolean(value, what)
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if kind is int and isinstance(value, float) and value.is_integer():
@@ -889,6 +1007,16 @@ def _coerce(value: Any, kind: type, what: str) -> Any:
     return value
 
 
+def _boolean(value: Any, what: str) -> bool:
+    """True / False, or the words True / False in any case (as ir_measures writes them)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    msg = f"{what} must be True or False. Got {value!r} instead."
+    raise ValueError(msg)
+
+
 def known_names() -> list[str]:
     """Every name the parser knows: canonical families, aliases, trec_eval prefixes."""
     trec = {f"{k}_10" for k in TREC_CUTOFF_ALIASES} | {f"{k}.10" for k in TREC_DOTTED}
@@ -897,6 +1025,15 @@ def known_names() -> list[str]:
 
 def _unknown(name: str) -> ValueError:
     base = re.split(r"[@(]", name)[0]
+    from polars_rankeval.diversity import ALIASES as DIVERSITY_ALIASES
+    from polars_rankeval.diversity import PARAMS as DIVERSITY
+
+    if base in DIVERSITY or base.lower() in DIVERSITY_ALIASES:
+        msg = (
+            f"{name!r} is a diversity measure: it reads subtopic qrels, so "
+            "pr.evaluate_diversity(run, qrels, measures) computes it."
+        )
+        return ValueError(msg)
     close = difflib.get_close_matches(base, known_names(), n=5, cutoff=0.5)
     close += [x for x in difflib.get_close_matches(name, known_names(), n=5, cutoff=0.5)]
     close = list(dict.fromkeys(close))

@@ -99,6 +99,22 @@ SAMPLES = [
     "TrecRBPResid(p=0.5)",
     "Unjudged@3",
     "Unjudged@20",
+    "NumQ",
+    "P(judged_only=True)@3",
+    "P(judged_only=True,rel=2)@5",
+    "Compat",
+    "Compat(normalize=False,p=0.5)",
+    "Compat(p=1.0)",
+    "SDCG(max_rel=3)@5",
+    "INSQ(max_rel=3)",
+    "INST(max_rel=2)",
+    "INST(T=0.4,max_rel=3,min_rel=-1)",
+    "BPM(max_rel=3)@5",
+    "BPM(T=0,max_rel=3)@5",
+    "NERR8(max_rel=3)@5",
+    "NERR9(max_rel=3,min_rel=1)@5",
+    "NERR10(max_rel=3)",
+    "NERR11(T=2.0,max_rel=3)",
 ]
 TOL = 1e-12
 

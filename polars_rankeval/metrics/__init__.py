@@ -6,16 +6,20 @@ does exactly that for measures given by name.
 
 from polars_rankeval.metrics.ap import average_precision
 from polars_rankeval.metrics.bpref import bpref, inferred_ap, num_nonrel_judged_ret
+from polars_rankeval.metrics.compat import compat
+from polars_rankeval.metrics.cwl import bpm, insq, inst, nerr, sdcg
 from polars_rankeval.metrics.err import err, rbp, rbp_residual
 from polars_rankeval.metrics.gain import bin_g, g_measure, grade_gain, ndcg_rel, rndcg
 from polars_rankeval.metrics.iprec import iprec_at_recall, iprec_average
 from polars_rankeval.metrics.ndcg import dcg, ideal_dcg, ndcg
 from polars_rankeval.metrics.precision import (
     f1,
+    num_q,
     num_rel,
     num_rel_ret,
     num_ret,
     precision,
+    precision_judged_only,
     r_precision,
     recall,
     relative_precision,
@@ -38,7 +42,9 @@ from polars_rankeval.metrics.unjudged import judged_at, unjudged_at
 __all__ = [
     "average_precision",
     "bin_g",
+    "bpm",
     "bpref",
+    "compat",
     "dcg",
     "err",
     "expected_ap",
@@ -48,16 +54,21 @@ __all__ = [
     "grade_gain",
     "ideal_dcg",
     "inferred_ap",
+    "insq",
+    "inst",
     "iprec_at_recall",
     "iprec_average",
     "judged_at",
     "ndcg",
     "ndcg_rel",
+    "nerr",
     "num_nonrel_judged_ret",
+    "num_q",
     "num_rel",
     "num_rel_ret",
     "num_ret",
     "precision",
+    "precision_judged_only",
     "r_precision",
     "rbp",
     "rbp_residual",
@@ -66,6 +77,7 @@ __all__ = [
     "relative_precision",
     "rndcg",
     "rprec_mult",
+    "sdcg",
     "set_ap",
     "set_f",
     "set_precision",

@@ -12,10 +12,13 @@ from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
     in_top,
+    judged,
     normalizer,
     num_relevant,
     recall_cutoff,
+    relevant,
     relevant_retrieved,
+    retrieved,
     safe_div,
 )
 
@@ -68,6 +71,36 @@ def precision(
     return (relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level) / k).cast(
         pl.Float64
     )
+
+
+def precision_judged_only(
+    k: int, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance", rel_level: int = 1
+) -> pl.Expr:
+    r"""Precision at k over the judged documents only (``P(judged_only=True)@k``).
+
+    .. math:: P_J@k = \frac{|\{d \in R : rank_J(d) \le k\}|}{k}
+
+    where :math:`rank_J(d)` is the rank of d once every unjudged retrieved
+    document (no qrels row, or a negative grade) is removed from the ranking,
+    as trec_eval's ``-J`` flag does (``form_res_rels.c``: the judged documents
+    keep their order, and num_ret becomes their number). The denominator is
+    still k. ir_measures' ``P(judged_only=True)@k`` passes ``-J`` to
+    pytrec_eval (``providers/pytrec_eval_provider.py``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [None, 1, 0, 2]})
+    >>> judged.select(precision_judged_only(1)).item()  # the unjudged top document is skipped
+    1.0
+    >>> judged.select(precision(1)).item()
+    0.0
+    """
+    check_cutoff(k, "P", allow_none=False)
+    kept = retrieved(rank) & judged(relevance)
+    judged_rank = col(rank).filter(kept).rank("ordinal")
+    hits = relevant(relevance, rel_level).filter(kept) & (judged_rank <= k)
+    return (hits.sum() / k).cast(pl.Float64)
 
 
 def recall(
@@ -274,6 +307,23 @@ def num_ret(*, rank: IntoExpr = "rank") -> pl.Expr:
     return col(rank).count().cast(pl.Float64)
 
 
+def num_q() -> pl.Expr:
+    """One per query (ir_measures ``NumQ``, trec_eval's ``num_q`` line).
+
+    Summed over queries (``aggregate="sum"``), it counts the queries scored.
+    ir_measures gets it from pytrec_eval's ``num_q``
+    (``ir_measures/measures/numq.py``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"query": ["a", "a", "b"], "rank": [1, 2, 1]})
+    >>> judged.group_by("query").agg(num_q()).sort("query")["literal"].to_list()
+    [1.0, 1.0]
+    """
+    return pl.lit(1.0, pl.Float64)
+
+
 def num_rel(
     *, relevance: IntoExpr = "relevance", rel_level: int = 1, n_rel: IntoExpr | None = None
 ) -> pl.Expr:
@@ -316,6 +366,13 @@ def precision_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
     return f.hits(rel_level, k) / f.constant(k)
 
 
+def precision_judged_only_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
+    """P(judged_only=True)@k: relevant documents among the top k judged ones, divided by k."""
+    judged_rank = f.count_so_far(f.grade >= 0)
+    top = f.hit(rel_level) & (f.grade >= 0) & (judged_rank <= k)
+    return f.sum(top.cast(pl.Float64)) / f.constant(k)
+
+
 def recall_formula(f: Features, k: int | None, rel_level: int, norm: Norm = "R") -> pl.Expr:
     """R@k: relevant documents in the top k, divided by |R| (or min(k, |R|))."""
     return safe_div(f.hits(rel_level, k), normalizer(k, f.nrel(rel_level), norm))
@@ -354,6 +411,11 @@ def success_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
 def num_ret_formula(f: Features) -> pl.Expr:
     """NumRet: documents retrieved."""
     return f.nret
+
+
+def num_q_formula(f: Features) -> pl.Expr:
+    """NumQ: one per ranking."""
+    return f.constant(1.0)
 
 
 def num_rel_formula(f: Features, rel_level: int) -> pl.Expr:

@@ -1,0 +1,182 @@
+"""ir_measures' measures that trec_eval's all_trec lacks (issue 18), against installed
+ir_measures, per query, on random runs with ties, string ids, graded and negative grades
+and queries missing from the run or the qrels."""
+
+from __future__ import annotations
+
+import warnings
+
+import ir_measures
+import numpy as np
+import polars as pl
+import pytest
+from corpus import random_corpus
+
+import polars_rankeval as pr
+
+TOL = 1e-9
+
+
+def as_dicts(
+    run: pl.DataFrame, qrels: pl.DataFrame
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+    """The run and qrels as ir_measures' dict-of-dict inputs."""
+    run_d: dict[str, dict[str, float]] = {}
+    for q, d, s in run.select("query", "doc", "score").iter_rows():
+        run_d.setdefault(str(q), {})[str(d)] = float(s)
+    qrels_d: dict[str, dict[str, int]] = {}
+    for q, d, g in qrels.select("query", "doc", "relevance").iter_rows():
+        qrels_d.setdefault(str(q), {})[str(d)] = int(g)
+    return run_d, qrels_d
+
+
+def peer_values(
+    names: list[str], run: pl.DataFrame, qrels: pl.DataFrame, provider: str | None = None
+) -> dict[tuple[str, str], float]:
+    """(query, ir_measures name) -> value, from the installed ir_measures."""
+    run_d, qrels_d = as_dicts(run, qrels)
+    measures = {str(peer_measure(n)): n for n in names}
+    calc = ir_measures if provider is None else ir_measures.providers.registry[provider]
+    found = calc.iter_calc([peer_measure(n) for n in names], qrels_d, run_d)
+    return {(m.query_id, measures[str(m.measure)]): m.value for m in found}
+
+
+def peer_measure(name: str):
+    """ir_measures' measure of the same name and parameters (built, as its parser reads
+    no negative numbers)."""
+    ours = pr.parse(name)
+    measure = getattr(ir_measures.measures, ours.name)(**dict(ours.params))
+    return measure if ours.cutoff is None else measure @ ours.cutoff
+
+
+def our_values(
+    names: list[str], run: pl.DataFrame, qrels: pl.DataFrame, **kw
+) -> dict[tuple[str, str], float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        out = pr.evaluate(run, qrels, names, **kw)
+    return {
+        (str(row["query"]), name): row[str(pr.parse(name))]
+        for row in out.iter_rows(named=True)
+        for name in names
+    }
+
+
+def assert_match(ours: dict, theirs: dict) -> None:
+    assert set(ours) == set(theirs)
+    bad = {k: (ours[k], theirs[k]) for k in ours if abs(ours[k] - theirs[k]) > TOL}
+    assert not bad, sorted(bad.items())[:10]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_numq_and_judged_only_precision_equal_ir_measures(seed: int) -> None:
+    # ir_measures' pytrec_eval provider is trec_eval 9.x: scores tie in float32
+    run, qrels = random_corpus(seed, n_queries=30, tie_levels=3)
+    names = ["NumQ", "P(judged_only=True)@5", "P(judged_only=True,rel=2)@10", "P@10"]
+    theirs = peer_values(names, run, qrels, "pytrec_eval")
+    ours = our_values(names, run, qrels, conventions="trec_eval-9", missing="zero")
+    # ir_measures scores a qrels query absent from the run 0 on every measure, NumQ
+    # included (its rule for absent queries); NumQ is 1 for every query scored, as
+    # trec_eval's num_q (-c counts them).
+    absent = {str(q) for q in set(qrels["query"]) - set(run["query"])}
+    assert absent
+    for q in absent:
+        assert (ours[q, "NumQ"], theirs[q, "NumQ"]) == (1.0, 0.0)
+        theirs[q, "NumQ"] = 1.0
+    assert_match(ours, theirs)
+    assert any(ours[q, "P(judged_only=True)@5"] != ours[q, "P@10"] for q, _ in ours)
+
+
+def test_numq_sums_to_the_number_of_queries() -> None:
+    run, qrels = random_corpus(5, n_queries=12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        per_query = pr.evaluate(run, qrels, ["NumQ", "AP"])
+        summary = pr.evaluate(run, qrels, ["NumQ", "AP"], per_query=False)
+    assert per_query["NumQ"].to_list() == [1.0] * per_query.height
+    assert summary["NumQ"].item() == per_query.height
+
+
+def test_judged_only_precision_by_hand() -> None:
+    # ranks: unjudged, relevant, negative (unjudged), non-relevant, relevant
+    run = pl.DataFrame(
+        {"query": ["q"] * 5, "doc": list("uanbc"), "score": [5.0, 4.0, 3.0, 2.0, 1.0]}
+    )
+    qrels = pl.DataFrame({"query": ["q"] * 4, "doc": list("anbc"), "relevance": [1, -1, 0, 2]})
+    out = pr.evaluate(run, qrels, ["P(judged_only=True)@1", "P(judged_only=True)@3", "P@3"])
+    assert out.row(0)[1:] == (1.0, 2 / 3, 1 / 3)
+
+
+def ranked_scores(run: pl.DataFrame) -> pl.DataFrame:
+    """The run with its scores replaced by positive, distinct ones in the library's order
+    (score descending, ties by doc id descending): peers that break ties or read scores
+    their own way then see the same ranking."""
+    ordered = run.with_columns(pl.col("doc").cast(pl.String)).sort(
+        ["query", "score", "doc"], descending=[False, True, True]
+    )
+    position = pl.int_range(pl.len()).over("query")
+    return ordered.with_columns(score=(pl.len().over("query") - position).cast(pl.Float64))
+
+
+COMPAT = ["Compat", "Compat(p=0.8)", "Compat(p=0.5,normalize=False)", "Compat(p=1.0)"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_compat_equals_ir_measures(seed: int) -> None:
+    run, qrels = random_corpus(seed, n_queries=30, tie_levels=3)
+    run = ranked_scores(run)
+    theirs = peer_values(COMPAT, run, qrels, "compat")
+    ours = our_values(COMPAT, run, qrels, missing="zero")  # ir_measures: absent -> 0
+    assert_match(ours, theirs)
+
+
+CWL = [
+    "SDCG(max_rel=3)@10",
+    "SDCG(max_rel=2,min_rel=1)@5",
+    "INSQ(max_rel=3)",
+    "INSQ(T=2.5,max_rel=3)",
+    "INST(max_rel=3)",
+    "INST(T=0.4,max_rel=2)",
+    "INST(T=3,max_rel=3,min_rel=-1)",
+    "BPM(max_rel=3)@10",
+    "BPM(T=0.5,max_rel=3)@5",
+    "BPM(T=2,max_rel=2)@20",
+    "NERR8(max_rel=3)@10",
+    "NERR9(max_rel=3)@10",
+    "NERR9(max_rel=2,min_rel=1)@3",
+    "NERR10(max_rel=3)",
+    "NERR10(p=0.5,max_rel=2)",
+    "NERR11(max_rel=3)",
+    "NERR11(T=2,max_rel=3)",
+]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_cwl_measures_equal_ir_measures(seed: int) -> None:
+    run, qrels = random_corpus(seed, n_queries=30, tie_levels=3)
+    run = ranked_scores(run)  # cwl_eval keeps the input order of tied scores
+    theirs = peer_values(CWL, run, qrels, "cwl_eval")
+    ours = our_values(CWL, run, qrels, missing="zero")  # ir_measures: absent -> 0
+    assert_match(ours, theirs)
+
+
+def long_corpus(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Rankings of up to 1,500 documents, judged past cwl_eval's depth of 1,000."""
+    rng = np.random.default_rng(seed)
+    run_rows, qrels_rows = [], []
+    for q in ("a", "b", "c", "d"):
+        n = int(rng.integers(900, 1500))
+        scores = rng.integers(0, 300, n) / 4.0  # many ties
+        run_rows += [(q, f"d{i}", float(s)) for i, s in enumerate(scores)]
+        judged = rng.choice(n + 200, size=400, replace=False)  # some never retrieved
+        qrels_rows += [(q, f"d{j}", int(rng.choice([-1, 0, 0, 1, 2, 3]))) for j in judged]
+    run = pl.DataFrame(run_rows, schema=["query", "doc", "score"], orient="row")
+    qrels = pl.DataFrame(qrels_rows, schema=["query", "doc", "relevance"], orient="row")
+    return ranked_scores(run), qrels
+
+
+def test_long_rankings_equal_ir_measures() -> None:
+    run, qrels = long_corpus(7)
+    names = [n for n in CWL if "@" not in n] + ["SDCG(max_rel=3)@1200", "BPM(T=9,max_rel=3)@1100"]
+    assert_match(our_values(names, run, qrels), peer_values(names, run, qrels, "cwl_eval"))
+    assert_match(our_values(COMPAT, run, qrels), peer_values(COMPAT, run, qrels, "compat"))
