@@ -188,3 +188,74 @@ def test_lazy_in_lazy_out_composes_with_later_steps(corpus):
     top = planned.filter(pl.col("AP") > 0.5).select("system", "query", "AP").collect()
     want = in_memory(run, qrels).filter(pl.col("AP") > 0.5).select("system", "query", "AP")
     assert_frame_equal(top, want)
+
+
+@pytest.fixture
+def sorted_corpus(tmp_path: Path) -> tuple[pl.DataFrame, pl.DataFrame, Path]:
+    """A run with each ranking's rows in one stretch (system, then query, as runs are
+    written), the rows of a ranking in their own shuffled order."""
+    run, qrels = random_corpus(32, n_queries=60, systems=3)
+    shuffled = run.sample(fraction=1.0, shuffle=True, seed=4)
+    run = shuffled.sort("system", "query", maintain_order=True)
+    path = tmp_path / "sorted.parquet"
+    run.write_parquet(path, row_group_size=400)
+    return run, qrels, path
+
+
+def count_calls(monkeypatch, owner, name: str) -> list[int]:
+    """Count the calls of ``owner.name`` (a one-element list, for the test to read)."""
+    calls = [0]
+    original = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"depth": 5}, {"per_query": False}, {"conventions": "trec_eval-9"}, {"missing": "zero"}],
+    ids=["plain", "depth", "means", "trec_eval-9", "missing-zero"],
+)
+def test_contiguous_rankings_are_scored_as_they_are_read(sorted_corpus, monkeypatch, options):
+    run, qrels, path = sorted_corpus
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
+    streamed = count_calls(monkeypatch, buckets._Streamed, "score")
+    spills = count_calls(monkeypatch, buckets._Input, "spill_all")
+    limit = 8 * 40_000  # an eighth: the qrels (31 kB) fit, the run (91 kB) does not
+    got = spilled(path, qrels, memory_limit=limit, **options)
+    assert_frame_equal(got, in_memory(run, qrels, **options))
+    if options.get("missing") == "zero":  # needs every system first: bucket by bucket
+        assert streamed[0] == 0 and spills[0] > 0
+    else:
+        assert streamed[0] > 1 and spills[0] == 0
+
+
+def test_a_ranking_that_comes_back_is_read_again_bucket_by_bucket(
+    sorted_corpus, monkeypatch, tmp_path
+):
+    run, qrels, _ = sorted_corpus
+    first = run.filter(pl.col("system") == run["system"][0])
+    late = first.filter(pl.col("query") == first["query"][0]).head(2)  # its first ranking
+    rest = run.join(late, on=["system", "query", "doc"], how="anti", maintain_order="left")
+    path = tmp_path / "late.parquet"
+    pl.concat([rest, late]).write_parquet(path, row_group_size=400)
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
+    passes = count_calls(monkeypatch, buckets, "_score_lazy")
+    streamed = count_calls(monkeypatch, buckets._Streamed, "score")
+    got = spilled(path, qrels, memory_limit=8 * 40_000)
+    assert_frame_equal(got, in_memory(run, qrels))
+    assert passes[0] == 2 and streamed[0] > 0  # scored as it came, then again
+
+
+def test_contiguity_is_judged_on_every_ranking_key():
+    order = buckets._Contiguity(["system", "query"], limit=1 << 20)
+    batch = pl.DataFrame({"system": ["a", "a", "b", "b"], "query": ["1", "1", "1", "2"]})
+    assert order.add(batch)
+    assert order.add(pl.DataFrame({"system": ["b", "c"], "query": ["2", "1"]}))  # goes on
+    assert not order.add(pl.DataFrame({"system": ["a"], "query": ["1"]}))  # comes back
+    within = buckets._Contiguity(["query"], limit=1 << 20)
+    assert not within.add(pl.DataFrame({"query": ["1", "2", "1"]}))

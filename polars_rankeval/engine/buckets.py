@@ -3,15 +3,25 @@
 A LazyFrame run and its qrels (lazy or not) are each read once, in batches, on
 Polars' streaming engine; each batch is checked as it arrives (null ids, NaN
 scores: the error names the row of the whole input). While a table's rows fit
-in an eighth of the memory limit they are kept; past that, every row of it is
-written to one of :data:`BUCKETS` files on disk chosen by a hash of its query
-id. When either table was spilled, both are taken bucket by bucket (the one
-held in memory is split the same way), and the buckets are scored one at a
-time: a bucket holds all the run and qrels rows of its queries, so its values
-are those of the whole run. A bucket still too large is split again the same
-way (with another hash seed) before it is scored. The inputs are read once;
-the spilled rows are written and read back once (again only for a bucket split
-twice).
+in an eighth of the memory limit they are kept.
+
+Past that, a run whose rankings each come in one stretch (a TREC run sorted by
+query, logs written ranking by ranking: :class:`_Contiguity` checks it batch by
+batch) is scored as it is read, when its qrels are held: each time the rows held
+pass the eighth, those of the rankings complete so far are scored with their
+queries' qrels rows, and the last ranking's rows wait for the next batch. Should
+a ranking come back after its rows were scored, the run is read a second time
+and taken bucket by bucket, as below. ``missing="zero"`` needs every system
+before any ranking is scored, and takes the buckets too.
+
+Otherwise, every row of a table past the eighth is written to one of
+:data:`BUCKETS` files on disk chosen by a hash of its query id. When either
+table was spilled, both are taken bucket by bucket (the one held in memory is
+split the same way), and the buckets are scored one at a time: a bucket holds
+all the run and qrels rows of its queries, so its values are those of the
+whole run. A bucket still too large is split again the same way (with another
+hash seed) before it is scored. The inputs are read once; the spilled rows are
+written and read back once (again only for a bucket split twice).
 
 The engine's peak memory is a small multiple of its piece's size (the packed
 sort keys, hashes and positions: about 30 bytes a row over the frame itself),
@@ -38,7 +48,7 @@ from polars_rankeval.engine.outcome import (
 from polars_rankeval.engine.pipeline import Piece, check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.measures import Measure
 from polars_rankeval.options import Options
-from polars_rankeval.validation import fresh_name
+from polars_rankeval.validation import fresh_name, key_hash
 
 DEFAULT_LIMIT = 1 << 30
 """The default ``memory_limit`` of a lazy evaluation: 1 GiB."""
@@ -286,15 +296,34 @@ class _Input:
         self.spill: Spill | None = None
         self.rows = 0
 
-    def add(self, batch: pl.DataFrame) -> None:
+    def add(self, batch: pl.DataFrame, *, hold: bool = False) -> None:
+        """Keep ``batch``; past the budget, spill (unless ``hold``: the caller takes
+        the rows held with :meth:`take_complete`)."""
         self.rows += batch.height
         if self.spill is not None:
             self.spill.add(batch)
             return
         self.held.append(batch)
         self.held_bytes += nbytes(batch)
-        if self.held_bytes > self.budget:
+        if self.held_bytes > self.budget and not hold:
             self.spill_all()
+
+    def take_complete(self, keys: Sequence[str]) -> pl.DataFrame | None:
+        """The rows held but those of the last ranking (which may go on in the next
+        batch), given once; None when every row held is of that ranking.
+
+        The rankings are contiguous (:class:`_Contiguity`), so the last one's rows are
+        the last rows held.
+        """
+        frame = pl.concat(self.held, rechunk=False)
+        last = frame.tail(1).select(keys)
+        same = pl.all_horizontal(pl.col(k).eq_missing(last[k][0]) for k in keys)
+        n_tail = int(frame.select(same.sum()).item())
+        if n_tail == frame.height:
+            return None
+        tail = frame.tail(n_tail)
+        self.held, self.held_bytes = [tail], nbytes(tail)
+        return frame.head(frame.height - n_tail)
 
     def spill_all(self) -> None:
         """Route every row to bucket files from now on, the held ones first."""
@@ -318,6 +347,57 @@ class _Input:
         held = Held(self.frame(schema), self.query, BUCKETS, BUCKET_SEED)
         self.held.clear()
         return held
+
+
+class _RankingCameBackError(Exception):
+    """A ranking came back after its rows were scored: the run must be read again."""
+
+
+class _Contiguity:
+    """Whether each ranking's rows have come in one stretch so far, batch after batch.
+
+    Within a batch, the first rows of the stretches of equal keys must be distinct;
+    across batches, a stretch may only go on from the last batch's last one, and no
+    ranking may come back once another followed it. Rankings already closed are kept
+    as 64-bit hashes of their keys (a collision only makes the run look
+    non-contiguous); past ``limit`` bytes of them, the run is taken as non-contiguous.
+    """
+
+    def __init__(self, keys: Sequence[str], limit: int) -> None:
+        self.keys, self.limit = list(keys), limit
+        self.closed: list[pl.Series] = []
+        self.n_closed = 0
+        self.open: pl.DataFrame | None = None
+        """The keys of the last ranking seen (it may go on in the next batch)."""
+
+    def add(self, batch: pl.DataFrame) -> bool:
+        """Take ``batch``; whether every ranking is still in one stretch."""
+        if batch.height == 0:
+            return True
+        heads = batch.select(self.keys).filter(
+            pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in self.keys)
+            | (pl.int_range(pl.len()) == 0)
+        )
+        if heads.is_duplicated().any():
+            return False
+        goes_on = self.open is not None and heads.head(1).equals(self.open)
+        new = heads.slice(1) if goes_on else heads
+        hashes = new.select(key_hash(self.keys)).to_series()
+        if self.closed and hashes.is_in(pl.concat(self.closed).implode()).any():
+            return False
+        if self.open is not None and not goes_on:
+            if new.join(self.open, on=self.keys, how="semi", nulls_equal=True).height:
+                return False
+            self._close(self.open.select(key_hash(self.keys)).to_series())
+        self._close(heads.head(heads.height - 1).select(key_hash(self.keys)).to_series())
+        self.open = heads.tail(1)
+        return self.n_closed * 8 <= self.limit
+
+    def _close(self, hashes: pl.Series) -> None:
+        self.closed.append(hashes)
+        self.n_closed += hashes.len()
+        if len(self.closed) > 64:
+            self.closed = [pl.concat(self.closed)]
 
 
 @dataclass
@@ -352,7 +432,32 @@ def score_lazy(
     validate: bool,
     limit: int,
 ) -> pl.DataFrame:
-    """Per-ranking values of a lazy run (see the module docstring); unsorted."""
+    """Per-ranking values of a lazy run (see the module docstring); unsorted.
+
+    A run whose rankings come in one stretch each (the usual layout: a TREC run
+    sorted by query, logs written ranking by ranking) is scored as it is read,
+    piece by piece, when its qrels fit the budget; one found otherwise after a
+    piece was scored is read again and taken bucket by bucket.
+    """
+    try:
+        return _score_lazy(run, qrels, measures, options, validate=validate, limit=limit,
+                           stream=True)  # fmt: skip
+    except _RankingCameBackError:
+        return _score_lazy(run, qrels, measures, options, validate=validate, limit=limit,
+                           stream=False)  # fmt: skip
+
+
+def _score_lazy(
+    run: pl.LazyFrame,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    measures: Sequence[Measure],
+    options: Options,
+    *,
+    validate: bool,
+    limit: int,
+    stream: bool,
+) -> pl.DataFrame:
+    """:func:`score_lazy`, scoring contiguous rankings as they come when ``stream``."""
     budget = max(1, limit // PIECE_SHARE)
     run_schema = run.select(options.run_columns).collect_schema()
     qrels_schema = qrels.lazy().select(options.qrels_columns).collect_schema()
@@ -368,25 +473,56 @@ def score_lazy(
             qrels_in.add(batch)
         run_in = _Input("run", options.query, budget, Path(folder))
         seen = _Seen(options)
+        order = None
+        if stream and options.missing != "zero" and qrels_in.spill is None:
+            order = _Contiguity(options.keys, budget // 4)
+            streamed = _Streamed(qrels_in.frame(qrels_schema), options.query)
+        pieces: list[Piece] = []
         for batch in _batches(run, options.run_columns):
             if validate:
                 check_run_rows(batch, options, offset=run_in.rows)
             seen.add(batch)
-            run_in.add(batch)
+            if order is not None and not order.add(batch):
+                if pieces:
+                    raise _RankingCameBackError
+                order = None
+            run_in.add(batch, hold=order is not None)
             progress.reading(run_in.rows)
+            if order is not None and run_in.held_bytes > budget:
+                complete = run_in.take_complete(options.keys)
+                if complete is not None:
+                    pieces.append(streamed.score(complete, measures, options, validate))
         if options.missing == "error":
             raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
         systems = seen.all_systems()
         scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
         if run_in.spill is None and qrels_in.spill is None:
-            whole = scorer.score(run_in.frame(run_schema), qrels_in.frame(qrels_schema))
-            pieces = [whole]
+            pieces.append(scorer.score(run_in.frame(run_schema), qrels_in.frame(qrels_schema)))
         else:
             run_b, qrels_b = run_in.buckets(run_schema), qrels_in.buckets(qrels_schema)
-            pieces = list(scorer.score_buckets(run_b, qrels_b, SPLITS))
+            pieces.extend(scorer.score_buckets(run_b, qrels_b, SPLITS))
     progress.done()
     warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
     return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
+
+
+@dataclass(frozen=True)
+class _Streamed:
+    """Scores pieces of whole rankings as they are read, with their queries' qrels."""
+
+    qrels: pl.DataFrame
+    query: str
+
+    def score(
+        self, run: pl.DataFrame, measures: Sequence[Measure], options: Options, validate: bool
+    ) -> Piece:
+        """The piece ``run`` (whole rankings) with every qrels row of its queries."""
+        queries = run[self.query].unique()
+        ids = pl.col(self.query)
+        if queries.dtype != self.qrels.schema[self.query]:
+            queries, ids = queries.cast(pl.String), ids.cast(pl.String)
+        qrels = self.qrels.filter(ids.is_in(queries.implode()))
+        return score_piece(run, qrels, measures, options, check_duplicates=validate)
 
 
 def _batches(table: pl.DataFrame | pl.LazyFrame, columns: list[str]) -> Iterator[pl.DataFrame]:
