@@ -1,9 +1,15 @@
-"""Conventions: which trec_eval the numbers reproduce, as data.
+"""Conventions: which tool's numbers the values reproduce, as data.
 
-trec_eval is the reference, in two releases that differ in small ways. Each
-:class:`Conventions` value lists, as data, every choice that makes a value or a
-printed line differ between them; :func:`polars_rankeval.evaluate` and the
-command line (``polars-rankeval eval --conventions``) read them from here.
+trec_eval is the reference, in two releases that differ in small ways, and
+other tools (ranx, ir_measures, scikit-learn, torchmetrics, Spark's
+``RankingMetrics``) make other choices for "the same" measure. Each
+:class:`Conventions` value lists, as data, every choice that makes a value
+differ; :func:`polars_rankeval.evaluate`, :func:`polars_rankeval.explain` and the
+command line (``--conventions``) read them from here. No preset is a code path:
+each is one declaration in :data:`CONVENTIONS`, and :func:`conventions_table`
+renders them side by side (docs/conventions.md shows that table).
+
+Between the two trec_eval releases:
 
 ==================================  ========================  =========================
 choice                              ``"trec_eval-10"``        ``"trec_eval-9"``
@@ -25,8 +31,10 @@ no ``-c``                           exits 4: not copied)
 Both read ``#`` comment lines, run-file fields after the sixth and a run
 from standard input (``-``), which only 10.0 itself does: inputs, not scores.
 
-pytrec_eval (``pytrec-eval-terrier``) and ir_measures wrap trec_eval 9.x:
-pass ``conventions="trec_eval-9"`` to reproduce their numbers bit for bit.
+pytrec_eval (``pytrec-eval-terrier``) wraps trec_eval 9.x: pass
+``conventions="trec_eval-9"`` to reproduce its numbers bit for bit;
+``conventions="ir_measures"`` adds ir_measures' zeros for the qrels queries a
+run lacks.
 
 Examples
 --------
@@ -34,28 +42,38 @@ Examples
 'float32'
 >>> get_conventions().name
 'trec_eval-10'
+>>> get_conventions("ranx").ties, get_conventions("sklearn").judgments
+('input', 'retrieved')
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, Literal
 
 from polars_rankeval import trec_names
-from polars_rankeval._typing import Rounding
+from polars_rankeval._typing import Empty, Judgments, Missing, Rounding, Ties
 from polars_rankeval.validation import check_choice
 
-ConventionsName = Literal["trec_eval-10", "trec_eval-9"]
+ConventionsName = Literal[
+    "trec_eval-10", "trec_eval-9", "ranx", "ir_measures", "sklearn", "torchmetrics", "spark"
+]
+
+
+def _params(**families: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    """A read-only ``{family: {parameter: value}}`` map (see :attr:`Conventions.measure_params`)."""
+    return MappingProxyType({k: MappingProxyType(dict(v)) for k, v in families.items()})
 
 
 @dataclass(frozen=True)
 class Conventions:
-    """Every choice that differs between the trec_eval releases the library reproduces."""
+    """Every choice that makes one tool's value of a measure differ from another's."""
 
     name: str
     version: str
-    """The trec_eval release whose printed lines these conventions reproduce."""
+    """The release of the tool whose values these conventions reproduce."""
     score_precision: Literal["float64", "float32"]
     """How run scores are compared when ordering a ranking. trec_eval 9.x reads
     scores into C ``float`` (single precision), so scores equal after rounding to
@@ -76,32 +94,142 @@ class Conventions:
     absent_without_complete: Literal["drop"] = "drop"
     """A qrels query with no run lines, without ``-c``: left out of the scores.
     trec_eval 10.0 stops with status 4 there; 9.x leaves the query out."""
+    tool: str = "trec_eval"
+    """The tool (and the API) whose per-query values these conventions reproduce."""
+    ties: Ties = "doc_desc"
+    """Equal scores: ``"doc_desc"`` orders them by doc id descending compared as strings
+    (trec_eval's ``comp_sim_docno``), ``"input"`` keeps the run's row order (the first
+    row first), ``"average"`` averages the gains of a tie group over its positions in
+    the measures that have a ``ties`` parameter (nDCG: scikit-learn's
+    ``ignore_ties=False``) and keeps the row order for the others."""
+    absent_queries: Missing = "drop"
+    """A qrels query the run lacks: ``"drop"`` (left out), ``"zero"`` (scored as an empty
+    ranking, trec_eval ``-c``) or ``"error"``; :func:`polars_rankeval.evaluate`'s
+    ``missing`` when it is not given."""
+    empty_queries: Empty = "zero"
+    """A scored query without a relevant document (among the judgments read, see
+    :attr:`judgments`): ``"zero"`` (each measure's own value, 0 for AP, RR, nDCG, ...),
+    ``"one"`` (1), ``"skip"`` (left out of the output) or ``"error"`` (raise), as
+    torchmetrics' ``empty_target_action`` neg / pos / skip / error. Counts (``NumRet``,
+    ``NumRel``, ...) keep their value."""
+    judgments: Judgments = "all"
+    """The judgments a ranking is scored against: ``"all"`` the query's qrels rows,
+    retrieved or not (|R| and the ideal ranking count a relevant document the run
+    missed), ``"retrieved"`` only the documents the ranking retrieved (scikit-learn
+    and torchmetrics see nothing else: their ideal DCG and their |R| are over the
+    retrieved documents)."""
+    rel_level: int = 1
+    """The lowest grade that is relevant, when :func:`polars_rankeval.evaluate`'s
+    ``rel_level`` is not given."""
+    measure_params: Mapping[str, Mapping[str, Any]] = field(default_factory=_params)
+    """Parameters given to every measure of a family that does not set them itself,
+    ``{family: {parameter: value}}``: the tool's formula variant, named in the output
+    column (``nDCG(gain=exp)@10`` under ``"spark"``)."""
+    notes: tuple[str, ...] = ()
+    """What the tool does that these conventions do not reproduce (its own bugs)."""
 
     @property
     def all_trec(self) -> tuple[str, ...]:
         """The measures of ``-m all_trec``."""
         return self.nicknames["all_trec"]
 
+    @property
+    def order_ties(self) -> Literal["doc_desc", "input"]:
+        """The order of equal scores in the ranking (``"average"`` keeps the row order)."""
+        return "doc_desc" if self.ties == "doc_desc" else "input"
+
+
+_TREC_10 = Conventions(
+    name="trec_eval-10",
+    version="10.0",
+    score_precision="float64",
+    iprec_rounding="v10",
+    measure_order=trec_names.ORDER_10,
+    nicknames=trec_names.NICKNAMES_10,
+    complete_prints_absent=True,
+    tool="trec_eval 10.0",
+)
+_TREC_9 = Conventions(
+    name="trec_eval-9",
+    version="9.0.8",
+    score_precision="float32",
+    iprec_rounding="v9",
+    measure_order=trec_names.ORDER_9,
+    nicknames=trec_names.NICKNAMES_9,
+    complete_prints_absent=False,
+    tool="trec_eval 9.x (pytrec_eval)",
+)
+_TOOLS: dict[str, dict[str, Any]] = {
+    "ranx": dict(
+        version="0.3.21",
+        tool="ranx.evaluate(qrels, run, metrics, make_comparable=True)",
+        ties="input",
+        absent_queries="zero",
+        notes=(
+            "ranx sorts a ranking with numba's np.argsort (a quicksort): equal scores keep "
+            "the input order in rankings of up to 15 documents, an unspecified order beyond.",
+            "ranx compares doc ids by a 64-bit hash held as a float64.",
+        ),
+    ),
+    "ir_measures": dict(
+        base=_TREC_9,
+        version="0.4.3",
+        tool="ir_measures.iter_calc (pytrec_eval provider)",
+        absent_queries="zero",
+        notes=(
+            "ir_measures gives a qrels query the run lacks each measure's DEFAULT (0), "
+            "NumRel included (trec_eval -c counts its relevant documents).",
+        ),
+    ),
+    "sklearn": dict(
+        version="1.9.1",
+        tool="sklearn.metrics.ndcg_score / dcg_score (ignore_ties=False), one row per query",
+        ties="average",
+        judgments="retrieved",
+        notes=(
+            "ndcg_score sees only the documents passed to it: a run query without qrels "
+            "would score 0 there, here it is left out.",
+            "ndcg_score refuses negative gains; here negative grades have no gain.",
+        ),
+    ),
+    "torchmetrics": dict(
+        version="1.8",
+        tool="torchmetrics.retrieval (RetrievalMAP, RetrievalNormalizedDCG, ...)",
+        score_precision="float32",
+        ties="average",
+        judgments="retrieved",
+        notes=(
+            "torch.topk orders equal scores in no documented order; here the input order.",
+            "empty_target_action: set empty_queries with dataclasses.replace.",
+        ),
+    ),
+    "spark": dict(
+        version="4.0",
+        tool="pyspark.mllib.evaluation.RankingMetrics over (ranked docs, relevant docs)",
+        ties="input",
+        measure_params=_params(AP={"norm": "min"}, nDCG={"gain": "exp"}),
+        notes=(
+            "RankingMetrics takes a ranked list: equal scores are in the order the user "
+            "sorted them (here the input order).",
+            "Spark's graded nDCG takes the ideal ranking in the order the labels are "
+            "given; here the grades sorted descending (give Spark sorted labels).",
+            "Spark before 3.4 has only binary nDCG (nDCG(gains=...) reproduces it).",
+        ),
+    ),
+}
+
+
+def _preset(name: str, base: Conventions = _TREC_10, **choices: Any) -> Conventions:
+    """A tool's conventions: trec_eval 10.0's choices but those given."""
+    return Conventions(
+        **{f.name: getattr(base, f.name) for f in fields(Conventions)} | {"name": name} | choices
+    )
+
 
 CONVENTIONS: dict[str, Conventions] = {
-    "trec_eval-10": Conventions(
-        name="trec_eval-10",
-        version="10.0",
-        score_precision="float64",
-        iprec_rounding="v10",
-        measure_order=trec_names.ORDER_10,
-        nicknames=trec_names.NICKNAMES_10,
-        complete_prints_absent=True,
-    ),
-    "trec_eval-9": Conventions(
-        name="trec_eval-9",
-        version="9.0.8",
-        score_precision="float32",
-        iprec_rounding="v9",
-        measure_order=trec_names.ORDER_9,
-        nicknames=trec_names.NICKNAMES_9,
-        complete_prints_absent=False,
-    ),
+    "trec_eval-10": _TREC_10,
+    "trec_eval-9": _TREC_9,
+    **{name: _preset(name, **choices) for name, choices in _TOOLS.items()},
 }
 DEFAULT: ConventionsName = "trec_eval-10"
 """trec_eval 10.0 is the current release (2026-06-18)."""
@@ -117,7 +245,8 @@ def get_conventions(conventions: str | Conventions | None = None) -> Conventions
     >>> get_conventions("trec_eval-8")
     Traceback (most recent call last):
     ...
-    ValueError: conventions must be one of 'trec_eval-10', 'trec_eval-9'. Got 'trec_eval-8' instead.
+    ValueError: conventions must be one of 'trec_eval-10', 'trec_eval-9', 'ranx', \
+'ir_measures', 'sklearn', 'torchmetrics', 'spark'. Got 'trec_eval-8' instead.
     """
     if isinstance(conventions, Conventions):
         return conventions

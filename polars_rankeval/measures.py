@@ -253,6 +253,8 @@ REL = Param("rel", int)
 NORM = Param("norm", str, "R", get_args(Norm))
 GAINS = Param("gains", GainMap)
 ROUNDING = Param("rounding", str, None, get_args(Rounding))  # None: the conventions decide
+TIES = Param("ties", str, "ordered", ("ordered", "average"))
+"""Equal scores: in the ranking's order, or averaged over the tie group (scikit-learn)."""
 ELEVEN = Levels(family.iprec.ELEVEN_POINTS)
 REGISTRY: dict[str, MeasureFamily] = {}
 
@@ -554,14 +556,16 @@ _family(
         relevance=c.relevance,
         gains=_gains(x),
         exponential=x.get("gain") == "exp",
+        ties=x.get("ties", "ordered"),
     ),
     "optional",
     GAINS,
     Param("gain", str, "linear", ("linear", "exp")),
+    TIES,
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
     reads=_gained,
     formula=lambda x, f: family.ndcg.ndcg_formula(
-        f, _k(x), _gains(x), exponential=x.get("gain") == "exp"
+        f, _k(x), _gains(x), exponential=x.get("gain") == "exp", ties=x.get("ties", "ordered")
     ),
 )
 _family(
@@ -937,7 +941,40 @@ def _read_params(text: str | None, whole: str) -> dict[str, Any]:
     return params
 
 
-def _build(family: MeasureFamily, cutoff: Any, params: Mapping[str, Any], text: str) -> Measure:
+def convention_params(
+    family: MeasureFamily, conventions: Conventions, given: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The parameters ``conventions`` give a measure of ``family`` that does not set them
+    (``given``): its :attr:`~polars_rankeval.conventions.Conventions.measure_params`, and
+    ``ties=average`` where the conventions average ties and the family can. A measure
+    that gives its own ``gains`` map keeps it (a tool's ``gain`` does not apply).
+
+    Examples
+    --------
+    >>> from polars_rankeval.conventions import get_conventions
+    >>> convention_params(REGISTRY["nDCG"], get_conventions("sklearn"))
+    {'ties': 'average'}
+    >>> convention_params(REGISTRY["AP"], get_conventions())
+    {}
+    """
+    params = dict(conventions.measure_params.get(family.name, {}))
+    if conventions.ties == "average" and any(p.name == "ties" for p in family.params):
+        params.setdefault("ties", "average")
+    given = given or {}
+    if "gains" in given:
+        params.pop("gain", None)
+    return params | dict(given)
+
+
+def _build(
+    family: MeasureFamily,
+    cutoff: Any,
+    params: Mapping[str, Any],
+    text: str,
+    conventions: Conventions | None = None,
+) -> Measure:
+    if conventions is not None:
+        params = convention_params(family, conventions, params)
     if cutoff is not None:
         if family.cutoff == "none":
             msg = f"Measure {family.name} takes no cutoff; got {text!r}."
@@ -974,32 +1011,39 @@ def _trec_values(text: str) -> list[str]:
     return values
 
 
-def _expand_trec(name: str, params: str, text: str) -> list[Measure]:
+def _expand_trec(
+    name: str, params: str, text: str, conventions: Conventions | None = None
+) -> list[Measure]:
     """A trec_eval ``-m name.params`` form -> the measures it stands for."""
     family_name, how = TREC_DOTTED[name]
     family = REGISTRY[family_name]
     if not params.strip():
-        return [_build(family, None, {}, text)] if family.cutoff != "required" else []
+        return [_build(family, None, {}, text, conventions)] if family.cutoff != "required" else []
     if how == "cutoffs":
         kind = family.cutoff_kind
         # trec_eval reads integer cutoffs with atol: 23.4 -> 23
         values = [kind(float(v)) if kind is float else int(float(v)) for v in _trec_values(params)]
-        return [_build(family, v, {}, text) for v in values]
+        return [_build(family, v, {}, text, conventions) for v in values]
     if how.startswith("param:"):
         key = how.partition(":")[2]
-        return [_build(family, None, {key: float(v)}, text) for v in _trec_values(params)]
+        return [
+            _build(family, None, {key: float(v)}, text, conventions) for v in _trec_values(params)
+        ]
     if how == "levels":
-        return [_build(family, None, {"levels": Levels.of(params)}, text)]
+        return [_build(family, None, {"levels": Levels.of(params)}, text, conventions)]
     if how == "gains":
-        return [_build(family, None, {"gains": GainMap.of(params)}, text)]
+        return [_build(family, None, {"gains": GainMap.of(params)}, text, conventions)]
     coefficients = [float(v) for v in _trec_values(params)]
     if len(coefficients) != 4:
         msg = f"utility takes 4 coefficients (a,b,c,d). Got {params!r} in {text!r}."
         raise ValueError(msg)
-    return [_build(family, None, dict(zip("abcd", coefficients, strict=True)), text)]
+    return [_build(family, None, dict(zip("abcd", coefficients, strict=True)), text, conventions)]
 
 
-def _parse_all(text: str) -> list[Measure]:
+def _parse_all(text: str, conventions: Conventions | None = None) -> list[Measure]:
+    """The measures a name stands for; ``conventions`` give the parameters a measure
+    does not set (see :func:`convention_params`)."""
+
     match = _CANONICAL.match(text)
     if match:
         resolved = _resolve_family(match["name"])
@@ -1008,18 +1052,18 @@ def _parse_all(text: str) -> list[Measure]:
             for key, value in _read_params(match["params"], text).items():
                 params[key] = value
             cutoff = _literal(match["cutoff"]) if match["cutoff"] is not None else None
-            return [_build(family, cutoff, params, text)]
+            return [_build(family, cutoff, params, text, conventions)]
     trec = _TREC_CUTOFF.match(text)
     if trec and trec["name"] in TREC_CUTOFF_ALIASES:
         family_name, param = TREC_CUTOFF_ALIASES[trec["name"]]
         family = REGISTRY[family_name]
         value = _literal(trec["cutoff"])
         if param is not None:
-            return [_build(family, None, {param: value}, text)]
-        return [_build(family, value, {}, text)]
+            return [_build(family, None, {param: value}, text, conventions)]
+        return [_build(family, value, {}, text, conventions)]
     dotted = _TREC_DOTTED.match(text)
     if dotted and dotted["name"] in TREC_DOTTED:
-        return _expand_trec(dotted["name"], dotted["params"], text)
+        return _expand_trec(dotted["name"], dotted["params"], text, conventions)
     raise _unknown(text)
 
 
@@ -1075,8 +1119,11 @@ def _parse_expanded(text: str, conventions: str | Conventions | None = None) -> 
     family names with default cutoffs (``P``, ``recall``, ``success``, ...) are
     expanded by :func:`polars_rankeval.trec_names.expand`.
     """
-    names = trec_names.expand(text, get_conventions(conventions).nicknames)
-    return _parse_all(text) if names is None else [x for n in names for x in _parse_all(n)]
+    conv = get_conventions(conventions)
+    names = trec_names.expand(text, conv.nicknames)
+    if names is None:
+        return _parse_all(text, conv)
+    return [x for n in names for x in _parse_all(n, conv)]
 
 
 def parse_measures(

@@ -49,6 +49,8 @@ from polars_rankeval.engine.shape import (
     NRET,
     RANK,
     RANKING,
+    TIE_FIRST,
+    TIE_LAST,
     Judged,
 )
 from polars_rankeval.metrics.gain import grade_gain
@@ -219,6 +221,23 @@ class Features:
         if k is None or k >= _U32_LIMIT:
             return pl.lit(True)
         return pl.col(RANK) <= int(k)
+
+    def tie_span(self) -> tuple[pl.Expr, pl.Expr]:
+        """Row-level: the first and last rank (Float64) of the row's tie group, the rows of
+        its ranking with its exact score (the rank itself where the rank stage gave no
+        groups: a pre-judged table, ``order="presorted"``)."""
+
+        def bound(column: str) -> RowFunction:
+            def read(built: Built) -> pl.Series:
+                source = column if column in built.rows.columns else RANK
+                return built.rows[source].cast(pl.Float64)
+
+            return read
+
+        return (
+            self.row_function(f"tie|{TIE_FIRST}", bound(TIE_FIRST)),
+            self.row_function(f"tie|{TIE_LAST}", bound(TIE_LAST)),
+        )
 
     def row(self, expr: pl.Expr) -> pl.Expr:
         """A row-level column computed once (for expressions read several times)."""

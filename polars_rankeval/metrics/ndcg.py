@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
-from polars_rankeval.metrics._common import check_cutoff, col, in_top, row_position, safe_div
+from polars_rankeval.metrics._common import (
+    c_log2,
+    check_cutoff,
+    col,
+    in_top,
+    row_position,
+    safe_div,
+)
 from polars_rankeval.metrics.gain import discount, grade_gain, ideal_gains
+from polars_rankeval.validation import check_choice
 
 if TYPE_CHECKING:
-    from polars_rankeval.engine.features import Features
+    from polars_rankeval.engine.features import Built, Features
 
 
 def dcg(k: int | None = None, *, rank: IntoExpr = "rank", gain: IntoExpr = "relevance") -> pl.Expr:
@@ -46,6 +55,7 @@ def ndcg(
     relevance: IntoExpr = "relevance",
     gains: Mapping[int, float] | None = None,
     exponential: bool = False,
+    ties: Literal["ordered", "average"] = "ordered",
 ) -> pl.Expr:
     r"""Normalised DCG (trec_eval ``ndcg``; with k, ``ndcg_cut_k``).
 
@@ -63,11 +73,25 @@ def ndcg(
     convention of most learning-to-rank libraries (``nDCG(gain=exp)@k``); the
     ideal ranking uses the same gains.
 
+    ``ties="average"`` (``nDCG(ties=average)@k``, scikit-learn's ``ndcg_score`` with
+    ``ignore_ties=False``, torchmetrics' ``RetrievalNormalizedDCG``) gives each
+    document of a group of equal scores the mean discount of the group's positions:
+
+    .. math:: DCG@k = \sum_{T} \bar g_T \sum_{i \in T, i \le k} \frac{1}{\log_2(i + 1)}
+
+    where T runs over the tie groups (the positions i they span) and
+    :math:`\bar g_T` is the mean gain of T's documents. :func:`polars_rankeval.evaluate`
+    finds the groups from the run's scores; a judged table's ranks hold no ties, so
+    here each rank is a group of one and the value is the ordered one.
+
     References
     ----------
     Järvelin and Kekäläinen, "Cumulated gain-based evaluation of IR techniques",
     ACM TOIS 20(4), 2002. Burges et al., "Learning to rank using gradient
-    descent", ICML 2005 (exponential gain).
+    descent", ICML 2005 (exponential gain). McSherry and Najork, "Computing
+    information retrieval performance measures efficiently in the presence of tied
+    scores", ECIR 2008 (ties averaged; scikit-learn ``sklearn/metrics/_ranking.py``
+    ``_tie_averaged_dcg``).
 
     Examples
     --------
@@ -79,6 +103,7 @@ def ndcg(
     True
     """
     check_cutoff(k, "nDCG")
+    check_choice("ties", ties, ("ordered", "average"))
     if gains is None and not exponential:
         return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
     g = grade_gain(relevance, gains, exponential=exponential)
@@ -92,10 +117,57 @@ def ndcg_formula(
     gains: Mapping[int, float] | None = None,
     *,
     exponential: bool = False,
+    ties: Literal["ordered", "average"] = "ordered",
 ) -> pl.Expr:
-    """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k."""
-    discounted = grade_gain(f.grade, gains, exponential=exponential) / discount(f.rank)
-    dcg_k = f.sum_to_rank(discounted, k)
+    """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k
+    (``ties="average"``: the DCG of :func:`tie_averaged_dcg_formula`)."""
+    if ties == "average":
+        dcg_k = tie_averaged_dcg_formula(f, k, grade_gain(f.grade, gains, exponential=exponential))
+    else:
+        discounted = grade_gain(f.grade, gains, exponential=exponential) / discount(f.rank)
+        dcg_k = f.sum_to_rank(discounted, k)
     ideal = f.ideal(gains, exponential=exponential)
     ideal_dcg = f.ideal_sum_to(ideal, f.ideal_gain / discount(f.ideal_position), k)
     return safe_div(dcg_k, ideal_dcg)
+
+
+def cumulative_discounts(last: int) -> np.ndarray:
+    """``D[n]``, the sum of the discounts ``1 / log2(i + 1)`` of positions 1 .. n, for
+    n = 0 .. ``last``.
+
+    Examples
+    --------
+    >>> cumulative_discounts(3).round(4).tolist()
+    [0.0, 1.0, 1.6309, 2.1309]
+    """
+    positions = np.arange(1, last + 1, dtype=np.float64)
+    return np.concatenate([[0.0], np.cumsum(1.0 / c_log2(positions + 1.0))])
+
+
+def tie_averaged_dcg_formula(f: Features, k: int | None, gain: pl.Expr) -> pl.Expr:
+    r"""DCG@k with the gains of each tie group averaged over its positions (engine form).
+
+    A row of a tie group spanning ranks a .. b adds its gain times the mean
+    discount of those positions, the positions beyond k discounted by 0:
+
+    .. math:: g \, \frac{D[\min(b, k)] - D[a - 1]}{b - a + 1}
+
+    (0 when a > k), :math:`D` from :func:`cumulative_discounts`: summed over a
+    group, the group's mean gain times its discounts (scikit-learn's
+    ``_tie_averaged_dcg``).
+    """
+    gain_name = f.row(gain).meta.output_name()
+    first, last = (x.meta.output_name() for x in f.tie_span())
+
+    def averaged(built: Built) -> pl.Series:
+        rows = built.rows
+        lo = rows[first].to_numpy().astype(np.int64)
+        hi = rows[last].to_numpy().astype(np.int64)
+        if not len(lo):
+            return pl.Series([], dtype=pl.Float64)
+        top = hi if k is None else np.minimum(hi, k)
+        table = cumulative_discounts(int(hi.max()))
+        mean = np.where(lo <= top, (table[top] - table[np.minimum(lo, top + 1) - 1]), 0.0)
+        return pl.Series(rows[gain_name].to_numpy() * mean / (hi - lo + 1), dtype=pl.Float64)
+
+    return f.sum(f.row_function(f"tie_dcg|{gain_name}|{first}|{last}|{k}", averaged))
