@@ -204,16 +204,19 @@ _TOOLS: dict[str, dict[str, Any]] = {
         ),
     ),
     "spark": dict(
-        version="4.0",
+        version="4.3",
         tool="pyspark.mllib.evaluation.RankingMetrics over (ranked docs, relevant docs)",
         ties="input",
-        measure_params=_params(AP={"norm": "min"}, nDCG={"gain": "exp"}),
+        measure_params=_params(AP={"norm": "min"}, nDCG={"gain": "binary"}),
         notes=(
             "RankingMetrics takes a ranked list: equal scores are in the order the user "
             "sorted them (here the input order).",
-            "Spark's graded nDCG takes the ideal ranking in the order the labels are "
-            "given; here the grades sorted descending (give Spark sorted labels).",
-            "Spark before 3.4 has only binary nDCG (nDCG(gains=...) reproduces it).",
+            "PySpark's RankingMetrics drops relevance values (PythonMLLibAPI."
+            "newRankingMetrics keeps two columns): its nDCG is binary, as Spark's before 3.4.",
+            "Spark's graded nDCG (Scala, 3.4+: 2^rel - 1) takes the ideal ranking in the "
+            "order the labels are given; nDCG(gain=exp) is it for labels sorted by grade.",
+            "RankingMetrics cannot infer the type of an empty label list from Python; "
+            "Scala gives such a query 0, as here.",
         ),
     ),
 }

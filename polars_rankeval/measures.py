@@ -315,6 +315,11 @@ def _gained(measure: Measure, ctx: Context) -> float:
     return 0.0 if gains and dict(gains).get(0, 0.0) != 0.0 else 1.0
 
 
+def _binary_level(measure: Measure, ctx: Context) -> int | None:
+    """The grade from which ``gain=binary`` gives gain 1 (the relevance level), or None."""
+    return ctx.rel_level if measure.get("gain") == "binary" else None
+
+
 def _no_rows(measure: Measure, ctx: Context) -> float:
     """``reads`` of a measure of the run alone (NumRet): no judged row."""
     return math.inf
@@ -557,15 +562,21 @@ _family(
         gains=_gains(x),
         exponential=x.get("gain") == "exp",
         ties=x.get("ties", "ordered"),
+        binary_level=_binary_level(x, c),
     ),
     "optional",
     GAINS,
-    Param("gain", str, "linear", ("linear", "exp")),
+    Param("gain", str, "linear", ("linear", "exp", "binary")),
     TIES,
-    summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
-    reads=_gained,
+    summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;..., gain=exp|binary",
+    reads=lambda x, c: min(1.0, c.rel_level) if x.get("gain") == "binary" else _gained(x, c),
     formula=lambda x, f: family.ndcg.ndcg_formula(
-        f, _k(x), _gains(x), exponential=x.get("gain") == "exp", ties=x.get("ties", "ordered")
+        f,
+        _k(x),
+        _gains(x),
+        exponential=x.get("gain") == "exp",
+        ties=x.get("ties", "ordered"),
+        binary_level=_binary_level(x, f.ctx),
     ),
 )
 _family(

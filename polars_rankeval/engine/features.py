@@ -408,11 +408,19 @@ class Features:
     # ------------------------------------------------------------------ ideal rankings
 
     def ideal(
-        self, gains: Mapping[int, float] | None = None, *, exponential: bool = False
+        self,
+        gains: Mapping[int, float] | None = None,
+        *,
+        exponential: bool = False,
+        binary_level: int | None = None,
     ) -> Ideal:
         """The ideal ranking of each query for a gain function (see
-        :func:`polars_rankeval.metrics.gain.grade_gain`)."""
-        gain = grade_gain(pl.col(GRADE), gains, exponential=exponential)
+        :func:`polars_rankeval.metrics.gain.grade_gain`; ``binary_level``: gain 1 for
+        the grades from that level up, 0 below)."""
+        if binary_level is not None:
+            gain = (pl.col(GRADE) >= binary_level).cast(pl.Float64)
+        else:
+            gain = grade_gain(pl.col(GRADE), gains, exponential=exponential)
         ideal = self._ideals.setdefault(str(gain), Ideal(str(gain), gain))
         self._start_name(ideal)  # named now: evaluate() leaves the features unchanged
         return ideal

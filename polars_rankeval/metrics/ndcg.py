@@ -56,6 +56,7 @@ def ndcg(
     gains: Mapping[int, float] | None = None,
     exponential: bool = False,
     ties: Literal["ordered", "average"] = "ordered",
+    binary_level: int | None = None,
 ) -> pl.Expr:
     r"""Normalised DCG (trec_eval ``ndcg``; with k, ``ndcg_cut_k``).
 
@@ -71,7 +72,9 @@ def ndcg(
     listed keep their own value; gains may be 0 or negative) and
     ``exponential=True`` uses :math:`g_i = 2^{grade} - 1` (Burges et al.), the
     convention of most learning-to-rank libraries (``nDCG(gain=exp)@k``); the
-    ideal ranking uses the same gains.
+    ideal ranking uses the same gains. ``binary_level=l`` gives gain 1 to the
+    grades >= l and 0 to the others (``nDCG(gain=binary)@k`` at the relevance level:
+    PySpark's ``RankingMetrics.ndcgAt``, which sees only the relevant documents).
 
     ``ties="average"`` (``nDCG(ties=average)@k``, scikit-learn's ``ndcg_score`` with
     ``ignore_ties=False``, torchmetrics' ``RetrievalNormalizedDCG``) gives each
@@ -104,6 +107,10 @@ def ndcg(
     """
     check_cutoff(k, "nDCG")
     check_choice("ties", ties, ("ordered", "average"))
+    if binary_level is not None:
+        g = (col(relevance) >= binary_level).fill_null(False).cast(pl.Float64)
+        top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
+        return safe_div(top, ideal_dcg(k, gain=g))
     if gains is None and not exponential:
         return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
     g = grade_gain(relevance, gains, exponential=exponential)
@@ -118,15 +125,20 @@ def ndcg_formula(
     *,
     exponential: bool = False,
     ties: Literal["ordered", "average"] = "ordered",
+    binary_level: int | None = None,
 ) -> pl.Expr:
     """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k
-    (``ties="average"``: the DCG of :func:`tie_averaged_dcg_formula`)."""
-    if ties == "average":
-        dcg_k = tie_averaged_dcg_formula(f, k, grade_gain(f.grade, gains, exponential=exponential))
+    (``ties="average"``: the DCG of :func:`tie_averaged_dcg_formula`; ``binary_level``:
+    gain 1 from that grade up)."""
+    if binary_level is not None:
+        gain = (f.grade >= binary_level).cast(pl.Float64)
     else:
-        discounted = grade_gain(f.grade, gains, exponential=exponential) / discount(f.rank)
-        dcg_k = f.sum_to_rank(discounted, k)
-    ideal = f.ideal(gains, exponential=exponential)
+        gain = grade_gain(f.grade, gains, exponential=exponential)
+    if ties == "average":
+        dcg_k = tie_averaged_dcg_formula(f, k, gain)
+    else:
+        dcg_k = f.sum_to_rank(gain / discount(f.rank), k)
+    ideal = f.ideal(gains, exponential=exponential, binary_level=binary_level)
     ideal_dcg = f.ideal_sum_to(ideal, f.ideal_gain / discount(f.ideal_position), k)
     return safe_div(dcg_k, ideal_dcg)
 
