@@ -179,7 +179,10 @@ def tie_averaged_dcg_formula(f: Features, k: int | None, gain: pl.Expr) -> pl.Ex
             return pl.Series([], dtype=pl.Float64)
         top = hi if k is None else np.minimum(hi, k)
         table = cumulative_discounts(int(hi.max()))
-        mean = np.where(lo <= top, (table[top] - table[np.minimum(lo, top + 1) - 1]), 0.0)
-        return pl.Series(rows[gain_name].to_numpy() * mean / (hi - lo + 1), dtype=pl.Float64)
+        gain = rows[gain_name].to_numpy()
+        summed = np.where(lo <= top, table[top] - table[np.minimum(lo, top) - 1], 0.0)
+        alone = gain / c_log2(lo.astype(np.float64) + 1.0)  # a group of one, as trec_eval
+        value = np.where(lo == hi, alone, gain * summed / (hi - lo + 1))
+        return pl.Series(np.where(lo <= top, value, 0.0), dtype=pl.Float64)
 
     return f.sum(f.row_function(f"tie_dcg|{gain_name}|{first}|{last}|{k}", averaged))
