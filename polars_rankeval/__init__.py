@@ -15,6 +15,7 @@ from polars_rankeval.evaluate import (
     evaluate_judged,
     mean_scores,
 )
+from polars_rankeval.explain import explain
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -63,6 +64,7 @@ __all__ = [
     "discriminative_power",
     "evaluate",
     "evaluate_judged",
+    "explain",
     "holm",
     "judge",
     "mean_interval",

@@ -48,7 +48,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Literal
@@ -139,6 +139,20 @@ class Conventions:
         return "doc_desc" if self.ties == "doc_desc" else "input"
 
 
+CHOICES: tuple[str, ...] = (
+    "ties",
+    "score_precision",
+    "judgments",
+    "absent_queries",
+    "empty_queries",
+    "rel_level",
+    "iprec_rounding",
+    "measure_params",
+)
+"""The fields of :class:`Conventions` that change a value (the others name the tool or
+shape trec_eval's printed lines): what :func:`polars_rankeval.explain` switches one at a
+time, and the rows of :func:`conventions_table`."""
+
 _TREC_10 = Conventions(
     name="trec_eval-10",
     version="10.0",
@@ -157,12 +171,12 @@ _TREC_9 = Conventions(
     measure_order=trec_names.ORDER_9,
     nicknames=trec_names.NICKNAMES_9,
     complete_prints_absent=False,
-    tool="trec_eval 9.x (pytrec_eval)",
+    tool="trec_eval 9.x, pytrec_eval",
 )
 _TOOLS: dict[str, dict[str, Any]] = {
     "ranx": dict(
         version="0.3.21",
-        tool="ranx.evaluate(qrels, run, metrics, make_comparable=True)",
+        tool="ranx 0.3.21: evaluate(..., make_comparable=True)",
         ties="input",
         absent_queries="zero",
         notes=(
@@ -174,7 +188,7 @@ _TOOLS: dict[str, dict[str, Any]] = {
     "ir_measures": dict(
         base=_TREC_9,
         version="0.4.3",
-        tool="ir_measures.iter_calc (pytrec_eval provider)",
+        tool="ir_measures 0.4.3 (pytrec_eval provider)",
         absent_queries="zero",
         notes=(
             "ir_measures gives a qrels query the run lacks each measure's DEFAULT (0), "
@@ -183,7 +197,7 @@ _TOOLS: dict[str, dict[str, Any]] = {
     ),
     "sklearn": dict(
         version="1.9.1",
-        tool="sklearn.metrics.ndcg_score / dcg_score (ignore_ties=False), one row per query",
+        tool="scikit-learn 1.9: ndcg_score per query",
         ties="average",
         judgments="retrieved",
         notes=(
@@ -194,7 +208,7 @@ _TOOLS: dict[str, dict[str, Any]] = {
     ),
     "torchmetrics": dict(
         version="1.8",
-        tool="torchmetrics.retrieval (RetrievalMAP, RetrievalNormalizedDCG, ...)",
+        tool="torchmetrics 1.x: Retrieval* metrics",
         score_precision="float32",
         ties="average",
         judgments="retrieved",
@@ -205,7 +219,7 @@ _TOOLS: dict[str, dict[str, Any]] = {
     ),
     "spark": dict(
         version="4.3",
-        tool="pyspark.mllib.evaluation.RankingMetrics over (ranked docs, relevant docs)",
+        tool="PySpark 4.3: mllib RankingMetrics",
         ties="input",
         measure_params=_params(AP={"norm": "min"}, nDCG={"gain": "binary"}),
         notes=(
@@ -258,4 +272,88 @@ def get_conventions(conventions: str | Conventions | None = None) -> Conventions
     return CONVENTIONS[name]
 
 
-__all__ = ["CONVENTIONS", "DEFAULT", "Conventions", "ConventionsName", "get_conventions"]
+ROW_LABELS: Mapping[str, str] = MappingProxyType(
+    {
+        "tool": "reproduces",
+        "ties": "equal scores",
+        "score_precision": "scores compared as",
+        "judgments": "\\|R\\| and ideal DCG from",
+        "absent_queries": "qrels query the run lacks",
+        "empty_queries": "query without a relevant document",
+        "rel_level": "relevance level",
+        "iprec_rounding": "IPrec@r: relevant documents at level r",
+        "AP.norm": "AP@k denominator",
+        "nDCG.gain": "nDCG gain",
+        "nDCG.ties": "nDCG over equal scores",
+    }
+)
+"""The label of each row of :func:`conventions_table` (a choice, or ``family.param``)."""
+VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
+    {
+        "ties": {
+            "doc_desc": "doc id descending (as strings)",
+            "input": "input order",
+            "average": "input order; nDCG averages them",
+        },
+        "judgments": {"all": "every qrels row", "retrieved": "retrieved documents only"},
+        "absent_queries": {"drop": "left out", "zero": "scored 0", "error": "error"},
+        "empty_queries": {"zero": "0", "one": "1", "skip": "left out", "error": "error"},
+        "iprec_rounding": {"v10": "lround(r·\\|R\\|)", "v9": "(long)(r·\\|R\\| + 0.9)"},
+        "AP.norm": {"R": "\\|R\\|", "min": "min(k, \\|R\\|)", "found": "relevant in the top k"},
+        "nDCG.gain": {"linear": "grade", "exp": "2^grade − 1", "binary": "1 if relevant"},
+        "nDCG.ties": {"ordered": "in rank order", "average": "gains averaged per tie group"},
+    }
+)
+
+
+def _cell(conventions: Conventions, row: str) -> str:
+    """The text of one cell of :func:`conventions_table`."""
+    if "." in row:
+        family, param = row.split(".", 1)
+        if param == "ties":
+            value: Any = "average" if conventions.ties == "average" else "ordered"
+        else:
+            value = conventions.measure_params.get(family, {}).get(param, _DEFAULTS[row])
+    else:
+        value = getattr(conventions, row)
+    return VALUE_LABELS.get(row, {}).get(value, str(value))
+
+
+_DEFAULTS: Mapping[str, Any] = MappingProxyType({"AP.norm": "R", "nDCG.gain": "linear"})
+"""The measures' own values of the parameters a preset may set (trec_eval's)."""
+
+
+def conventions_table(names: Sequence[str] | None = None) -> str:
+    """The presets side by side, as a Markdown table rendered from their declarations.
+
+    Rows: every choice of :data:`CHOICES` and the measure parameters presets set;
+    columns: the presets (``names``, default all). docs/conventions.md holds this table
+    (a test checks that it is up to date).
+
+    Examples
+    --------
+    >>> print(conventions_table(["trec_eval-10", "ranx"]).splitlines()[3])
+    | equal scores | doc id descending (as strings) | input order |
+    """
+    chosen = [get_conventions(n) for n in (names or CONVENTIONS)]
+    params = [f"{f}.{p}" for c in CONVENTIONS.values() for f, ps in c.measure_params.items()
+              for p in ps]  # fmt: skip
+    rows = ["tool", *(c for c in CHOICES if c != "measure_params")]
+    rows += [*dict.fromkeys([*params, "nDCG.ties"])]
+    header = ["choice", *(f"`{c.name}`" for c in chosen)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [ROW_LABELS.get(row, row), *(_cell(c, row) for c in chosen)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "CHOICES",
+    "CONVENTIONS",
+    "DEFAULT",
+    "Conventions",
+    "ConventionsName",
+    "conventions_table",
+    "get_conventions",
+]
