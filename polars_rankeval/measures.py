@@ -38,7 +38,7 @@ import polars as pl
 
 from polars_rankeval import metrics as m
 from polars_rankeval import trec_names
-from polars_rankeval._typing import Aggregate, AggregateMode, Norm, Rounding
+from polars_rankeval._typing import Aggregate, AggregateMode, APNorm, Norm, Rounding
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.metrics.trec_rbp import TREC_P
 from polars_rankeval.validation import check_choice
@@ -251,6 +251,7 @@ MIN_GEO_MEAN = 0.00001
 """trec_eval's floor on per-query values before a geometric mean."""
 REL = Param("rel", int)
 NORM = Param("norm", str, "R", get_args(Norm))
+AP_NORM = Param("norm", str, "R", get_args(APNorm))
 GAINS = Param("gains", GainMap)
 ROUNDING = Param("rounding", str, None, get_args(Rounding))  # None: the conventions decide
 ELEVEN = Levels(family.iprec.ELEVEN_POINTS)
@@ -269,6 +270,18 @@ def _cols(measure: Measure, ctx: Context) -> dict[str, Any]:
 
 def _with_n_rel(measure: Measure, ctx: Context) -> dict[str, Any]:
     return {**_cols(measure, ctx), "n_rel": ctx.n_rel}
+
+
+def _dcg_options(measure: Measure) -> dict[str, Any]:
+    """The keyword arguments of DCG (metric and formula) from its parameters."""
+    gain = measure.get("gain", "linear")
+    return {
+        "gains": _gains(measure),
+        "exponential": gain == "exp",
+        "signed": gain == "signed",
+        "rel_level": measure.get("rel"),
+        "log_base": measure.get("log_base", 2.0),
+    }
 
 
 def _gains(measure: Measure) -> dict[int, float] | None:
@@ -311,6 +324,21 @@ def _gained(measure: Measure, ctx: Context) -> float:
     gives it one, grade 0 have no gain)."""
     gains = measure.get("gains")
     return 0.0 if gains and dict(gains).get(0, 0.0) != 0.0 else 1.0
+
+
+GAIN_REL = Param("rel", int)
+"""The relevance level of a gain measure (nDCG, DCG): grades below it have no gain (ranx's
+``-lN``). Unlike the other measures' ``rel``, the global ``rel_level`` leaves it unset, as
+trec_eval reads raw grades as gains whatever the level."""
+
+
+def _gained_from_rel(measure: Measure, ctx: Context) -> float:
+    """``reads`` of nDCG and DCG: their relevance level when given (grades below it have
+    no gain), every grade for signed gains, else as :func:`_gained`."""
+    if measure.get("gain") == "signed":
+        return -math.inf
+    rel = measure.get("rel")
+    return _gained(measure, ctx) if rel is None else float(rel)
 
 
 def _no_rows(measure: Measure, ctx: Context) -> float:
@@ -379,8 +407,8 @@ _family(
     lambda x, c: m.average_precision(_k(x), norm=x.get("norm", "R"), **_with_n_rel(x, c)),
     "optional",
     REL,
-    NORM,
-    summary="average precision (at k: |R| stays the denominator unless norm=min)",
+    AP_NORM,
+    summary="average precision (at k: |R| stays the denominator unless norm=min|found)",
     reads=_relevant,
     formula=lambda x, f: family.ap.average_precision_formula(
         f, _k(x), x.rel_level(f.ctx), x.get("norm", "R")
@@ -554,14 +582,16 @@ _family(
         relevance=c.relevance,
         gains=_gains(x),
         exponential=x.get("gain") == "exp",
+        rel_level=x.get("rel"),
     ),
     "optional",
     GAINS,
     Param("gain", str, "linear", ("linear", "exp")),
+    GAIN_REL,
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
-    reads=_gained,
+    reads=_gained_from_rel,
     formula=lambda x, f: family.ndcg.ndcg_formula(
-        f, _k(x), _gains(x), exponential=x.get("gain") == "exp"
+        f, _k(x), _gains(x), exponential=x.get("gain") == "exp", rel_level=x.get("rel")
     ),
 )
 _family(
@@ -679,13 +709,16 @@ _family(
 )
 _family(
     "RBP",
-    lambda x, c: m.rbp(x.get("p", 0.8), **_cols(x, c)),
+    lambda x, c: m.rbp(x.get("p", 0.8), graded=x.get("gain") == "linear", **_cols(x, c)),
     "none",
     REL,
     Param("p", float, 0.8),
-    summary="rank-biased precision (Moffat and Zobel 2008)",
+    Param("gain", str, "binary", ("binary", "linear")),
+    summary="rank-biased precision (Moffat and Zobel 2008); gain=linear: graded (ranx rbp.p)",
     reads=_relevant,
-    formula=lambda x, f: family.err.rbp_formula(f, x.get("p", 0.8), x.rel_level(f.ctx)),
+    formula=lambda x, f: family.err.rbp_formula(
+        f, x.get("p", 0.8), x.rel_level(f.ctx), graded=x.get("gain") == "linear"
+    ),
 )
 _family(
     "RBPResid",
@@ -844,6 +877,43 @@ _family(
 ALIASES |= {"rbp": "TrecRBP", "rbp_resid": "TrecRBPResid", "unjudged": "Unjudged"}
 TREC_CUTOFF_ALIASES["unj"] = ("Unjudged", None)
 # --------------------------------------------------------------------------- end trec_eval 10.0
+# --------------------------------------------------------------------------- peers (issue 18)
+# Formula variants of ranx, scikit-learn and torchmetrics, each cited in its docstring.
+_family(
+    "Hits",
+    lambda x, c: m.hits(_k(x), **_cols(x, c)),
+    "optional",
+    REL,
+    summary="relevant documents in the top k, a count per query (ranx hits@k)",
+    reads=_relevant,
+    formula=lambda x, f: family.precision.hits_formula(f, _k(x), x.rel_level(f.ctx)),
+)
+_family(
+    "DCG",
+    lambda x, c: m.discounted_cumulative_gain(
+        _k(x), rank=c.rank, relevance=c.relevance, **_dcg_options(x)
+    ),
+    "optional",
+    GAINS,
+    Param("gain", str, "linear", ("linear", "exp", "signed")),
+    GAIN_REL,
+    Param("log_base", float, 2.0),
+    summary="unnormalised DCG (ranx dcg@k, dcg_burges@k; scikit-learn dcg_score, log_base)",
+    reads=_gained_from_rel,
+    formula=lambda x, f: family.ndcg.dcg_formula(f, _k(x), **_dcg_options(x)),
+)
+ALIASES |= {
+    "hits": "Hits",
+    "dcg": "DCG",
+    "dcg_burges": "DCG(gain=exp)",
+    "dcg_score": "DCG",
+    "ndcg_score": "nDCG",
+}
+_RANX_LEVEL = re.compile(r"^(?P<body>.+)-l(?P<level>\d+)$")
+"""ranx's relevance-level suffix on any of its names: ``map@10-l2`` is ``AP(rel=2)@10``."""
+_RANX_RBP = re.compile(r"^rbp[.@](?P<digits>\d+)$")
+"""ranx's rbp with its persistence after a dot: ``rbp.95`` is ``RBP(gain=linear,p=0.95)``."""
+# --------------------------------------------------------------------------- end peers
 
 _TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+(?:\.\d*)?)$")
 _TREC_DOTTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)\.(?P<params>.*)$")
@@ -999,7 +1069,34 @@ def _expand_trec(name: str, params: str, text: str) -> list[Measure]:
     return [_build(family, None, dict(zip("abcd", coefficients, strict=True)), text)]
 
 
+def _ranx_forms(text: str) -> list[Measure] | None:
+    """ranx's ``name-lN`` (relevance level N) and ``rbp.NN`` forms, or None."""
+    level = _RANX_LEVEL.match(text)
+    if level:
+        return [_with_rel(x, int(level["level"]), text) for x in _parse_all(level["body"])]
+    rbp = _RANX_RBP.match(text)
+    if rbp:
+        p = float(f"0.{rbp['digits']}")
+        return [_build(REGISTRY["RBP"], None, {"gain": "linear", "p": p}, text)]
+    return None
+
+
+def _with_rel(measure: Measure, level: int, text: str) -> Measure:
+    """``measure`` at relevance level ``level`` (ranx's ``-lN`` suffix)."""
+    params = dict(measure.params)
+    if "rel" not in {p.name for p in measure.family.params}:
+        msg = f"{text!r}: {measure.name} has no relevance level for the -l{level} suffix to set."
+        raise ValueError(msg)
+    if "rel" in params:
+        msg = f"{text!r} gives the relevance level twice (rel= and -l{level})."
+        raise ValueError(msg)
+    return _build(measure.family, measure.cutoff, {**params, "rel": level}, text)
+
+
 def _parse_all(text: str) -> list[Measure]:
+    ranx = _ranx_forms(text)
+    if ranx is not None:
+        return ranx
     match = _CANONICAL.match(text)
     if match:
         resolved = _resolve_family(match["name"])
@@ -1075,6 +1172,8 @@ def _parse_expanded(text: str, conventions: str | Conventions | None = None) -> 
     family names with default cutoffs (``P``, ``recall``, ``success``, ...) are
     expanded by :func:`polars_rankeval.trec_names.expand`.
     """
+    if _RANX_LEVEL.match(text) or _RANX_RBP.match(text):  # ranx's forms, not trec_eval's
+        return _parse_all(text)
     names = trec_names.expand(text, get_conventions(conventions).nicknames)
     return _parse_all(text) if names is None else [x for n in names for x in _parse_all(n)]
 

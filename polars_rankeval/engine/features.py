@@ -389,11 +389,15 @@ class Features:
     # ------------------------------------------------------------------ ideal rankings
 
     def ideal(
-        self, gains: Mapping[int, float] | None = None, *, exponential: bool = False
+        self,
+        gains: Mapping[int, float] | None = None,
+        *,
+        exponential: bool = False,
+        lowest: float = 0,
     ) -> Ideal:
         """The ideal ranking of each query for a gain function (see
         :func:`polars_rankeval.metrics.gain.grade_gain`)."""
-        gain = grade_gain(pl.col(GRADE), gains, exponential=exponential)
+        gain = grade_gain(pl.col(GRADE), gains, exponential=exponential, lowest=lowest)
         ideal = self._ideals.setdefault(str(gain), Ideal(str(gain), gain))
         self._start_name(ideal)  # named now: evaluate() leaves the features unchanged
         return ideal

@@ -9,9 +9,10 @@ from polars_rankeval.metrics.bpref import bpref, inferred_ap, num_nonrel_judged_
 from polars_rankeval.metrics.err import err, rbp, rbp_residual
 from polars_rankeval.metrics.gain import bin_g, g_measure, grade_gain, ndcg_rel, rndcg
 from polars_rankeval.metrics.iprec import iprec_at_recall, iprec_average
-from polars_rankeval.metrics.ndcg import dcg, ideal_dcg, ndcg
+from polars_rankeval.metrics.ndcg import dcg, discounted_cumulative_gain, ideal_dcg, ndcg
 from polars_rankeval.metrics.precision import (
     f1,
+    hits,
     num_rel,
     num_rel_ret,
     num_ret,
@@ -40,12 +41,14 @@ __all__ = [
     "bin_g",
     "bpref",
     "dcg",
+    "discounted_cumulative_gain",
     "err",
     "expected_ap",
     "expected_precision",
     "f1",
     "g_measure",
     "grade_gain",
+    "hits",
     "ideal_dcg",
     "inferred_ap",
     "iprec_at_recall",

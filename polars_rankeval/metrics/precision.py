@@ -306,6 +306,33 @@ def num_rel_ret(
     )
 
 
+def hits(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+) -> pl.Expr:
+    r"""Number of relevant documents in the top k (``Hits@k``; ranx ``hits@k``).
+
+    .. math:: Hits@k = |\{d \in R : rank(d) \le k\}|
+
+    where :math:`R` is the set of relevant documents (grade >= ``rel_level``);
+    without k, every retrieved document counts (``NumRelRet``). A count per
+    query, averaged over queries like the other measures (as ranx does:
+    ``ranx/metrics/hits.py``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, 2, 1]})
+    >>> judged.select(hits(2)).item(), judged.select(hits(3)).item()
+    (1.0, 2.0)
+    """
+    check_cutoff(k, "Hits")
+    return relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level).cast(pl.Float64)
+
+
 # ---------------------------------------------------------------------- formulas
 # The same measures over the engine's features (see polars_rankeval.engine.features):
 # per-ranking sums of row columns instead of per-group filters.
@@ -364,3 +391,8 @@ def num_rel_formula(f: Features, rel_level: int) -> pl.Expr:
 def num_rel_ret_formula(f: Features, rel_level: int) -> pl.Expr:
     """NumRelRet: relevant documents retrieved."""
     return f.hits(rel_level)
+
+
+def hits_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
+    """Hits@k: relevant documents in the top k."""
+    return f.hits(rel_level, k)
