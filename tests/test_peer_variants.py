@@ -153,7 +153,7 @@ def test_ndcg_with_a_relevance_level_by_hand() -> None:
 def _sklearn_frames(seed: int, n_queries: int = 25) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A run whose every document is judged (scikit-learn's y_true covers every document),
     with negative grades, and distinct scores."""
-    run, qrels = random_corpus(seed, n_queries=n_queries)
+    run, _ = random_corpus(seed, n_queries=n_queries)
     run = _distinct_scores(run, seed)
     rng = np.random.default_rng(seed)
     grades = pl.Series(rng.choice([-2, -1, 0, 0, 1, 2, 3], run.height))
@@ -195,7 +195,7 @@ def test_sklearn_names() -> None:
     for bad in ("DCG(log_base=1)@3", "DCG(log_base=-2)", "DCG(gain=signed,rel=2)"):
         run = pl.DataFrame({"query": ["q"], "doc": ["a"], "score": [1.0]})
         qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})
-        with pytest.raises(ValueError, match="log_base|signed"):
+        with pytest.raises(ValueError, match=r"log_base|signed"):
             pr.evaluate(run, qrels, [bad])
 
 
