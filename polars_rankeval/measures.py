@@ -49,6 +49,7 @@ family = SimpleNamespace(
         for name in (
             "ap",
             "bpref",
+            "classification",
             "err",
             "gain",
             "iprec",
@@ -500,12 +501,17 @@ _family(
 )
 _family(
     "P",
-    lambda x, c: m.precision(_required_k(x), **_cols(x, c)),
+    lambda x, c: m.precision(
+        _required_k(x), adaptive_k=x.get("adaptive_k") == "true", **_cols(x, c)
+    ),
     "required",
     REL,
-    summary="precision at k",
+    Param("adaptive_k", str, "false", ("false", "true")),
+    summary="precision at k (adaptive_k=true: divided by min(k, retrieved), torchmetrics)",
     reads=_relevant,
-    formula=lambda x, f: family.precision.precision_formula(f, _required_k(x), x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.precision_formula(
+        f, _required_k(x), x.rel_level(f.ctx), adaptive_k=x.get("adaptive_k") == "true"
+    ),
 )
 _family(
     "R",
@@ -902,7 +908,35 @@ _family(
     reads=_gained_from_rel,
     formula=lambda x, f: family.ndcg.dcg_formula(f, _k(x), **_dcg_options(x)),
 )
+_family(
+    "FallOut",
+    lambda x, c: m.fall_out(_k(x), **_cols(x, c)),
+    "optional",
+    REL,
+    summary="share of the retrieved non-relevant documents in the top k (torchmetrics)",
+    reads=_relevant,
+    formula=lambda x, f: family.classification.fall_out_formula(f, _k(x), x.rel_level(f.ctx)),
+)
+_family(
+    "AUROC",
+    lambda x, c: m.auroc(_k(x), **_cols(x, c)),
+    "optional",
+    REL,
+    summary="area under the ROC curve of the top k (torchmetrics RetrievalAUROC)",
+    reads=_relevant,
+    formula=lambda x, f: family.classification.auroc_formula(f, _k(x), x.rel_level(f.ctx)),
+)
 ALIASES |= {
+    "retrievalmap": "AP(norm=found)",
+    "retrieval_map": "AP(norm=found)",
+    "retrieval_average_precision": "AP(norm=found)",
+    "fallout": "FallOut",
+    "fall_out": "FallOut",
+    "retrievalfallout": "FallOut",
+    "retrieval_fall_out": "FallOut",
+    "auroc": "AUROC",
+    "retrievalauroc": "AUROC",
+    "retrieval_auroc": "AUROC",
     "hits": "Hits",
     "dcg": "DCG",
     "dcg_burges": "DCG(gain=exp)",

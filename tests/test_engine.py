@@ -115,6 +115,12 @@ SAMPLES = [
     "RBP(gain=linear,p=0.5,rel=2)",
     "AP(norm=found)@5",
     "AP(norm=found)",
+    "P(adaptive_k=true)@5",
+    "P(adaptive_k=true,rel=2)@50",
+    "FallOut@3",
+    "FallOut",
+    "AUROC@4",
+    "AUROC",
 ]
 TOL = 1e-12
 

@@ -238,3 +238,72 @@ def test_ap_denominators_equal_their_definitions(seed: int) -> None:
         assert row["AP(norm=found)@10"] == pytest.approx(total / found if found else 0.0, abs=TOL)
         least = min(10, row["NumRel"])
         assert row["AP(norm=min)@10"] == pytest.approx(total / least if least else 0.0, abs=TOL)
+
+
+# --------------------------------------------------------------------------- torchmetrics
+
+
+def _torchmetrics_lists(seed: int) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, tuple]]:
+    """A run with distinct scores and, per scored query, torchmetrics' (preds, target): the
+    retrieved documents' scores and whether each is relevant (unjudged: 0)."""
+    run, qrels = random_corpus(seed, n_queries=30)
+    run = _distinct_scores(run, seed)
+    grades = {(str(q), str(d)): g for q, d, g in qrels.iter_rows()}
+    judged = {str(q) for q in qrels["query"]}
+    lists = {}
+    for query, group in run.group_by("query"):
+        q = str(query[0])
+        if q in judged:
+            target = np.array([grades.get((q, str(d)), 0) >= 1 for d in group["doc"]], dtype=int)
+            lists[q] = (group["score"].to_numpy(), target)
+    return run, qrels, lists
+
+
+def _top(preds: np.ndarray, target: np.ndarray, k: int | None) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(preds)[::-1][: len(preds) if k is None else k]
+    return preds[order], target[order]
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+@pytest.mark.parametrize("k", [None, 1, 4, 10])
+def test_fallout_auroc_and_adaptive_precision_equal_torchmetrics_references(seed, k) -> None:
+    """The references of torchmetrics' own unit tests (tests/unittests/retrieval/):
+    test_auroc.py ``_auroc_at_k`` (scikit-learn's ``roc_auc_score`` of the top k, 0 when
+    the top k lacks a positive or a negative), test_fallout.py ``_fallout_at_k`` (the
+    functional metric gives 0 where that reference gives NaN), and
+    functional/retrieval/precision.py with ``adaptive_k=True`` (min(k, documents))."""
+    run, qrels, lists = _torchmetrics_lists(seed)
+    at = "" if k is None else f"@{k}"
+    names = [f"FallOut{at}", f"AUROC{at}"] + ([f"P(adaptive_k=true){at}"] if k else [])
+    ours = _ours(run, qrels, names)
+    assert set(ours) == set(lists)
+    for q, (preds, target) in lists.items():
+        top_preds, top_target = _top(preds, target, k)
+        negatives = (1 - target).sum()
+        fall_out = (1 - top_target).sum() / negatives if negatives else 0.0
+        assert ours[q][f"FallOut{at}"] == pytest.approx(fall_out, abs=TOL)
+        if 0 in top_target and 1 in top_target:
+            auroc = sklearn_metrics.roc_auc_score(top_target, top_preds)
+        else:
+            auroc = 0.0
+        assert ours[q][f"AUROC{at}"] == pytest.approx(auroc, abs=TOL)
+        if k:
+            precision = top_target.sum() / min(k, len(preds))
+            assert ours[q][f"P(adaptive_k=true){at}"] == pytest.approx(precision, abs=TOL)
+
+
+def test_torchmetrics_doc_examples() -> None:
+    # preds [0.2, 0.3, 0.5], target [True, False, True] in the docstrings of
+    # torchmetrics/functional/retrieval/{fall_out,auroc,precision}.py:
+    # retrieval_fall_out(top_k=2) == 1.0, retrieval_auroc == 0.5,
+    # retrieval_precision(top_k=2) == 0.5
+    run = pl.DataFrame({"query": "q", "doc": ["d0", "d1", "d2"], "score": [0.2, 0.3, 0.5]})
+    qrels = pl.DataFrame({"query": "q", "doc": ["d0", "d1", "d2"], "relevance": [1, 0, 1]})
+    names = ["RetrievalFallOut@2", "RetrievalAUROC", "P@2", "P(adaptive_k=true)@4", "P@4"]
+    out = pr.evaluate(run, qrels, names).row(0, named=True)
+    assert out["FallOut@2"] == 1.0
+    assert out["AUROC"] == 0.5
+    assert out["P@2"] == 0.5
+    assert out["P(adaptive_k=true)@4"] == pytest.approx(2 / 3, abs=1e-12)  # k -> 3 documents
+    assert out["P@4"] == 0.5
+    assert str(pr.parse("RetrievalMAP@10")) == "AP(norm=found)@10"

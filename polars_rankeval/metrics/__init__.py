@@ -6,6 +6,7 @@ does exactly that for measures given by name.
 
 from polars_rankeval.metrics.ap import average_precision
 from polars_rankeval.metrics.bpref import bpref, inferred_ap, num_nonrel_judged_ret
+from polars_rankeval.metrics.classification import auroc, fall_out
 from polars_rankeval.metrics.err import err, rbp, rbp_residual
 from polars_rankeval.metrics.gain import bin_g, g_measure, grade_gain, ndcg_rel, rndcg
 from polars_rankeval.metrics.iprec import iprec_at_recall, iprec_average
@@ -37,6 +38,7 @@ from polars_rankeval.metrics.trec_rbp import trec_rbp, trec_rbp_residual
 from polars_rankeval.metrics.unjudged import judged_at, unjudged_at
 
 __all__ = [
+    "auroc",
     "average_precision",
     "bin_g",
     "bpref",
@@ -46,6 +48,7 @@ __all__ = [
     "expected_ap",
     "expected_precision",
     "f1",
+    "fall_out",
     "g_measure",
     "grade_gain",
     "hits",
