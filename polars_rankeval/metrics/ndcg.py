@@ -166,7 +166,7 @@ def discounted_cumulative_gain(
     >>> judged.select(discounted_cumulative_gain(2)).item() == 3.0
     True
     >>> got = judged.select(discounted_cumulative_gain(signed=True, log_base=10)).item()
-    >>> abs(got - (3 - 1 / math.log10(3) + 2 / math.log10(4))) < 1e-12
+    >>> abs(got - (3 / math.log10(2) - 1 / math.log10(3) + 2 / math.log10(4))) < 1e-12
     True
     """
     check_cutoff(k, "DCG")
