@@ -307,3 +307,67 @@ def test_torchmetrics_doc_examples() -> None:
     assert out["P(adaptive_k=true)@4"] == pytest.approx(2 / 3, abs=1e-12)  # k -> 3 documents
     assert out["P@4"] == 0.5
     assert str(pr.parse("RetrievalMAP@10")) == "AP(norm=found)@10"
+
+
+# --------------------------------------------------------------------------- fractional grades
+
+
+def _real_valued(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """scikit-learn's setting: every retrieved document judged, with a real-valued grade."""
+    run, _ = random_corpus(seed, n_queries=25)
+    run = _distinct_scores(run, seed)
+    rng = np.random.default_rng(seed)
+    grades = np.round(rng.choice([0.0, 0.0, 0.25, 0.5, 1.0, 1.7, 3.2], run.height), 2)
+    return run, run.select("query", "doc").with_columns(relevance=pl.Series(grades))
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("k", [None, 3, 10])
+def test_fractional_grades_equal_sklearn_ndcg_and_dcg(lazy: bool, k: int | None) -> None:
+    run, qrels = _real_valued(9)
+    at = "" if k is None else f"@{k}"
+    names = [f"nDCG{at}", f"DCG{at}", f"DCG(log_base=10.0){at}"]
+    if lazy:  # the bucketed path reads the grades batch by batch
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+            frame = pr.evaluate(run.lazy(), qrels.lazy(), names).collect()
+        ours = {str(r["query"]): r for r in frame.iter_rows(named=True)}
+    else:
+        ours = _ours(run, qrels, names)
+    grades = {(q, d): g for q, d, g in qrels.iter_rows()}
+    compared = 0
+    for query, group in run.group_by("query"):
+        q = str(query[0])
+        if group.height < 2:  # scikit-learn takes one document for a binary target
+            continue
+        compared += 1
+        y_true = np.array([[grades[(q, d)] for d in group["doc"]]])
+        y_score = group["score"].to_numpy()[None, :]
+        ndcg = sklearn_metrics.ndcg_score(y_true, y_score, k=k, ignore_ties=True)
+        assert ours[q][f"nDCG{at}"] == pytest.approx(ndcg, abs=TOL)
+        dcg = sklearn_metrics.dcg_score(y_true, y_score, k=k, ignore_ties=True)
+        assert ours[q][f"DCG{at}"] == pytest.approx(dcg, abs=TOL)
+        dcg10 = sklearn_metrics.dcg_score(y_true, y_score, k=k, log_base=10, ignore_ties=True)
+        assert ours[q][f"DCG(log_base=10.0){at}"] == pytest.approx(dcg10, abs=TOL)
+    assert compared >= 15
+
+
+def test_fractional_grades_are_refused_where_grades_are_integers() -> None:
+    run, qrels = _real_valued(10)
+    with pytest.raises(ValueError, match=r"not an integer \(.*AP, P@5 read integer grades"):
+        pr.evaluate(run, qrels, ["nDCG@5", "AP", "P@5"])
+    with pytest.raises(ValueError, match="not an integer"):
+        pr.judge(run, qrels)
+    bad = qrels.with_columns(relevance=pl.lit(float("nan")))
+    with pytest.raises(ValueError, match="not a finite number"):
+        pr.evaluate(run, bad, ["nDCG@5"])
+    # whole grades in a float column stay integer grades: every measure takes them
+    whole = qrels.with_columns(pl.col("relevance").round(0))
+    assert pr.evaluate(run, whole, ["AP", "nDCG@5"]).height > 0
+
+
+def test_graded_rbp_reads_fractional_grades_by_hand() -> None:
+    run = pl.DataFrame({"query": "q", "doc": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    qrels = pl.DataFrame({"query": "q", "doc": ["a", "b", "c"], "relevance": [0.5, 2.5, 1.0]})
+    out = pr.evaluate(run, qrels, ["RBP(gain=linear,p=0.5)"]).item(0, 1)
+    assert out == pytest.approx(0.5 * (2.5 * 0.5 + 1.0 * 0.25), abs=1e-12)  # 0.5 < rel 1
