@@ -39,6 +39,9 @@ Aggregate: TypeAlias = Literal["mean", "gmean", "sum"]
 """How one measure combines over queries."""
 Norm: TypeAlias = Literal["R", "min"]
 """The denominator of AP@k and R@k: |R|, or min(k, |R|)."""
+APNorm: TypeAlias = Literal["R", "min", "found"]
+"""The denominator of AP@k: |R| (trec_eval), min(k, |R|) (Spark), or the relevant
+documents found in the top k (torchmetrics)."""
 Rounding: TypeAlias = Literal["v9", "v10"]
 """How a recall level becomes a number of relevant documents: trec_eval 9.x's or 10.0's."""
 Ties: TypeAlias = Literal["doc_desc", "input", "average"]

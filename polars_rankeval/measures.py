@@ -38,7 +38,7 @@ import polars as pl
 
 from polars_rankeval import metrics as m
 from polars_rankeval import trec_names
-from polars_rankeval._typing import Aggregate, AggregateMode, Norm, Rounding
+from polars_rankeval._typing import Aggregate, AggregateMode, APNorm, Norm, Rounding
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.metrics.trec_rbp import TREC_P
 from polars_rankeval.validation import check_choice
@@ -49,6 +49,7 @@ family = SimpleNamespace(
         for name in (
             "ap",
             "bpref",
+            "classification",
             "err",
             "gain",
             "iprec",
@@ -251,6 +252,7 @@ MIN_GEO_MEAN = 0.00001
 """trec_eval's floor on per-query values before a geometric mean."""
 REL = Param("rel", int)
 NORM = Param("norm", str, "R", get_args(Norm))
+AP_NORM = Param("norm", str, "R", get_args(APNorm))
 GAINS = Param("gains", GainMap)
 ROUNDING = Param("rounding", str, None, get_args(Rounding))  # None: the conventions decide
 TIES = Param("ties", str, "ordered", ("ordered", "average"))
@@ -271,6 +273,19 @@ def _cols(measure: Measure, ctx: Context) -> dict[str, Any]:
 
 def _with_n_rel(measure: Measure, ctx: Context) -> dict[str, Any]:
     return {**_cols(measure, ctx), "n_rel": ctx.n_rel}
+
+
+def _dcg_options(measure: Measure) -> dict[str, Any]:
+    """The keyword arguments of DCG (metric and formula) from its parameters."""
+    gain = measure.get("gain", "linear")
+    return {
+        "gains": _gains(measure),
+        "exponential": gain == "exp",
+        "signed": gain == "signed",
+        "rel_level": measure.get("rel"),
+        "log_base": measure.get("log_base", 2.0),
+        "ties": measure.get("ties", "ordered"),
+    }
 
 
 def _gains(measure: Measure) -> dict[int, float] | None:
@@ -316,8 +331,24 @@ def _gained(measure: Measure, ctx: Context) -> float:
 
 
 def _binary_level(measure: Measure, ctx: Context) -> int | None:
-    """The grade from which ``gain=binary`` gives gain 1 (the relevance level), or None."""
-    return ctx.rel_level if measure.get("gain") == "binary" else None
+    """The grade from which ``gain=binary`` gives gain 1 (the measure's ``rel``, else the
+    relevance level), or None."""
+    return measure.get("rel", ctx.rel_level) if measure.get("gain") == "binary" else None
+
+
+GAIN_REL = Param("rel", int)
+"""The relevance level of a gain measure (nDCG, DCG): grades below it have no gain (ranx's
+``-lN``). Unlike the other measures' ``rel``, the global ``rel_level`` leaves it unset, as
+trec_eval reads raw grades as gains whatever the level."""
+
+
+def _gained_from_rel(measure: Measure, ctx: Context) -> float:
+    """``reads`` of nDCG and DCG: their relevance level when given (grades below it have
+    no gain), every grade for signed gains, else as :func:`_gained`."""
+    if measure.get("gain") == "signed":
+        return -math.inf
+    rel = measure.get("rel")
+    return _gained(measure, ctx) if rel is None else float(rel)
 
 
 def _no_rows(measure: Measure, ctx: Context) -> float:
@@ -386,8 +417,8 @@ _family(
     lambda x, c: m.average_precision(_k(x), norm=x.get("norm", "R"), **_with_n_rel(x, c)),
     "optional",
     REL,
-    NORM,
-    summary="average precision (at k: |R| stays the denominator unless norm=min)",
+    AP_NORM,
+    summary="average precision (at k: |R| stays the denominator unless norm=min|found)",
     reads=_relevant,
     formula=lambda x, f: family.ap.average_precision_formula(
         f, _k(x), x.rel_level(f.ctx), x.get("norm", "R")
@@ -479,12 +510,17 @@ _family(
 )
 _family(
     "P",
-    lambda x, c: m.precision(_required_k(x), **_cols(x, c)),
+    lambda x, c: m.precision(
+        _required_k(x), adaptive_k=x.get("adaptive_k") == "true", **_cols(x, c)
+    ),
     "required",
     REL,
-    summary="precision at k",
+    Param("adaptive_k", str, "false", ("false", "true")),
+    summary="precision at k (adaptive_k=true: divided by min(k, retrieved), torchmetrics)",
     reads=_relevant,
-    formula=lambda x, f: family.precision.precision_formula(f, _required_k(x), x.rel_level(f.ctx)),
+    formula=lambda x, f: family.precision.precision_formula(
+        f, _required_k(x), x.rel_level(f.ctx), adaptive_k=x.get("adaptive_k") == "true"
+    ),
 )
 _family(
     "R",
@@ -563,13 +599,17 @@ _family(
         exponential=x.get("gain") == "exp",
         ties=x.get("ties", "ordered"),
         binary_level=_binary_level(x, c),
+        rel_level=x.get("rel"),
     ),
     "optional",
     GAINS,
     Param("gain", str, "linear", ("linear", "exp", "binary")),
+    GAIN_REL,
     TIES,
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;..., gain=exp|binary",
-    reads=lambda x, c: min(1.0, c.rel_level) if x.get("gain") == "binary" else _gained(x, c),
+    reads=lambda x, c: (
+        float(_binary_level(x, c) or 0) if x.get("gain") == "binary" else _gained_from_rel(x, c)
+    ),
     formula=lambda x, f: family.ndcg.ndcg_formula(
         f,
         _k(x),
@@ -577,6 +617,7 @@ _family(
         exponential=x.get("gain") == "exp",
         ties=x.get("ties", "ordered"),
         binary_level=_binary_level(x, f.ctx),
+        rel_level=x.get("rel"),
     ),
 )
 _family(
@@ -694,13 +735,16 @@ _family(
 )
 _family(
     "RBP",
-    lambda x, c: m.rbp(x.get("p", 0.8), **_cols(x, c)),
+    lambda x, c: m.rbp(x.get("p", 0.8), graded=x.get("gain") == "linear", **_cols(x, c)),
     "none",
     REL,
     Param("p", float, 0.8),
-    summary="rank-biased precision (Moffat and Zobel 2008)",
+    Param("gain", str, "binary", ("binary", "linear")),
+    summary="rank-biased precision (Moffat and Zobel 2008); gain=linear: graded (ranx rbp.p)",
     reads=_relevant,
-    formula=lambda x, f: family.err.rbp_formula(f, x.get("p", 0.8), x.rel_level(f.ctx)),
+    formula=lambda x, f: family.err.rbp_formula(
+        f, x.get("p", 0.8), x.rel_level(f.ctx), graded=x.get("gain") == "linear"
+    ),
 )
 _family(
     "RBPResid",
@@ -859,6 +903,121 @@ _family(
 ALIASES |= {"rbp": "TrecRBP", "rbp_resid": "TrecRBPResid", "unjudged": "Unjudged"}
 TREC_CUTOFF_ALIASES["unj"] = ("Unjudged", None)
 # --------------------------------------------------------------------------- end trec_eval 10.0
+# --------------------------------------------------------------------------- peers (issue 18)
+# Formula variants of ranx, scikit-learn and torchmetrics, each cited in its docstring.
+_family(
+    "Hits",
+    lambda x, c: m.hits(_k(x), **_cols(x, c)),
+    "optional",
+    REL,
+    summary="relevant documents in the top k, a count per query (ranx hits@k)",
+    reads=_relevant,
+    formula=lambda x, f: family.precision.hits_formula(f, _k(x), x.rel_level(f.ctx)),
+)
+_family(
+    "DCG",
+    lambda x, c: m.discounted_cumulative_gain(
+        _k(x), rank=c.rank, relevance=c.relevance, **_dcg_options(x)
+    ),
+    "optional",
+    GAINS,
+    Param("gain", str, "linear", ("linear", "exp", "signed")),
+    GAIN_REL,
+    Param("log_base", float, 2.0),
+    TIES,
+    summary="unnormalised DCG (ranx dcg@k, dcg_burges@k; scikit-learn dcg_score, log_base)",
+    reads=_gained_from_rel,
+    formula=lambda x, f: family.ndcg.dcg_formula(f, _k(x), **_dcg_options(x)),
+)
+_family(
+    "FallOut",
+    lambda x, c: m.fall_out(_k(x), **_cols(x, c)),
+    "optional",
+    REL,
+    summary="share of the retrieved non-relevant documents in the top k (torchmetrics)",
+    reads=_relevant,
+    formula=lambda x, f: family.classification.fall_out_formula(f, _k(x), x.rel_level(f.ctx)),
+)
+_family(
+    "AUROC",
+    lambda x, c: m.auroc(_k(x), **_cols(x, c)),
+    "optional",
+    REL,
+    summary="area under the ROC curve of the top k (torchmetrics RetrievalAUROC)",
+    reads=_relevant,
+    formula=lambda x, f: family.classification.auroc_formula(f, _k(x), x.rel_level(f.ctx)),
+)
+ALIASES |= {
+    "retrievalmap": "AP(norm=found)",
+    "retrieval_map": "AP(norm=found)",
+    "retrieval_average_precision": "AP(norm=found)",
+    "fallout": "FallOut",
+    "fall_out": "FallOut",
+    "retrievalfallout": "FallOut",
+    "retrieval_fall_out": "FallOut",
+    "auroc": "AUROC",
+    "retrievalauroc": "AUROC",
+    "retrieval_auroc": "AUROC",
+    "hits": "Hits",
+    "dcg": "DCG",
+    "dcg_burges": "DCG(gain=exp)",
+    "dcg_score": "DCG",
+    "ndcg_score": "nDCG",
+}
+_RANX_LEVEL = re.compile(r"^(?P<body>.+)-l(?P<level>\d+)$")
+"""ranx's relevance-level suffix on any of its names: ``map@10-l2`` is ``AP(rel=2)@10``."""
+_RANX_RBP = re.compile(r"^rbp[.@](?P<digits>\d+)$")
+"""ranx's rbp with its persistence after a dot: ``rbp.95`` is ``RBP(gain=linear,p=0.95)``."""
+
+
+def takes_fractional_grades(measure: Measure) -> bool:
+    """Whether a measure reads grades with a fraction (0.5, 2.7): the ones that read grades
+    as gains, as scikit-learn's ``dcg_score`` and ``ndcg_score`` read real-valued
+    ``y_true``: DCG, nDCG and the graded ``RBP(gain=linear)``. trec_eval reads grades as
+    integers, so its other measures take none."""
+    name = measure.family.name
+    return name in ("DCG", "nDCG") or (name == "RBP" and measure.get("gain") == "linear")
+
+
+def check_fractional_grades(
+    qrels: pl.DataFrame, relevance: str, ids: Iterable[str], measures: Iterable[Measure]
+) -> bool:
+    """Whether the ``relevance`` column of ``qrels`` holds a grade with a fraction; an
+    error naming the column and the first such row (by its ``ids``) when one of
+    ``measures`` cannot read such grades.
+
+    Examples
+    --------
+    >>> qrels = pl.DataFrame({"query": ["q", "q"], "doc": ["a", "b"], "relevance": [2.0, 0.5]})
+    >>> check_fractional_grades(qrels, "relevance", ["query", "doc"], [parse("DCG")])
+    True
+    >>> check_fractional_grades(qrels, "relevance", ["query", "doc"], [parse("AP")])
+    Traceback (most recent call last):
+    ...
+    ValueError: qrels has a grade 'relevance' that is not an integer (0.5, query='q', doc='b'): ...
+    """
+    grades = qrels[relevance]
+    if not grades.dtype.is_float():
+        return False
+    fractional = (grades != grades.round(0)).fill_null(False)
+    if not fractional.any():
+        return False
+    refused = [str(m) for m in measures if not takes_fractional_grades(m)]
+    if refused:
+        row = int(fractional.arg_true()[0])
+        where = ", ".join(f"{k}={qrels[k][row]!r}" for k in ids)
+        verb = "reads" if len(refused) == 1 else "read"
+        msg = (
+            f"qrels has a grade {relevance!r} that is not an integer ({grades[row]!r}, "
+            f"{where}): only DCG, nDCG and RBP(gain=linear) read such grades (as gains); "
+            f"{', '.join(refused)} {verb} integer grades, as trec_eval does. Round or "
+            f"threshold the grades for them."
+        )
+        raise ValueError(msg)
+    return True
+
+
+# --------------------------------------------------------------------------- end peers
 
 _TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+(?:\.\d*)?)$")
 _TREC_DOTTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)\.(?P<params>.*)$")
@@ -1051,10 +1210,38 @@ def _expand_trec(
     return [_build(family, None, dict(zip("abcd", coefficients, strict=True)), text, conventions)]
 
 
+def _ranx_forms(text: str, conventions: Conventions | None = None) -> list[Measure] | None:
+    """ranx's ``name-lN`` (relevance level N) and ``rbp.NN`` forms, or None."""
+    level = _RANX_LEVEL.match(text)
+    if level:
+        return [
+            _with_rel(x, int(level["level"]), text) for x in _parse_all(level["body"], conventions)
+        ]
+    rbp = _RANX_RBP.match(text)
+    if rbp:
+        p = float(f"0.{rbp['digits']}")
+        return [_build(REGISTRY["RBP"], None, {"gain": "linear", "p": p}, text, conventions)]
+    return None
+
+
+def _with_rel(measure: Measure, level: int, text: str) -> Measure:
+    """``measure`` at relevance level ``level`` (ranx's ``-lN`` suffix)."""
+    params = dict(measure.params)
+    if "rel" not in {p.name for p in measure.family.params}:
+        msg = f"{text!r}: {measure.name} has no relevance level for the -l{level} suffix to set."
+        raise ValueError(msg)
+    if "rel" in params:
+        msg = f"{text!r} gives the relevance level twice (rel= and -l{level})."
+        raise ValueError(msg)
+    return _build(measure.family, measure.cutoff, {**params, "rel": level}, text)
+
+
 def _parse_all(text: str, conventions: Conventions | None = None) -> list[Measure]:
     """The measures a name stands for; ``conventions`` give the parameters a measure
     does not set (see :func:`convention_params`)."""
-
+    ranx = _ranx_forms(text, conventions)
+    if ranx is not None:
+        return ranx
     match = _CANONICAL.match(text)
     if match:
         resolved = _resolve_family(match["name"])
@@ -1131,6 +1318,8 @@ def _parse_expanded(text: str, conventions: str | Conventions | None = None) -> 
     expanded by :func:`polars_rankeval.trec_names.expand`.
     """
     conv = get_conventions(conventions)
+    if _RANX_LEVEL.match(text) or _RANX_RBP.match(text):  # ranx's forms, not trec_eval's
+        return _parse_all(text, conv)
     names = trec_names.expand(text, conv.nicknames)
     if names is None:
         return _parse_all(text, conv)

@@ -311,7 +311,7 @@ def judge(
 
     def judged(run_df: pl.DataFrame, qrels_df: pl.DataFrame) -> pl.DataFrame:
         if validate:
-            check_values(run_df, qrels_df, options)
+            check_values(run_df, qrels_df, options, fractional=False)
         return judged_table(run_df, qrels_df, options, check_duplicates=validate)
 
     if isinstance(run, pl.DataFrame):

@@ -270,23 +270,29 @@ def check_run_values(
 
 
 def check_qrels_values(
-    qrels: pl.LazyFrame, *, ids: Sequence[str], relevance: str, offset: int = 0
+    qrels: pl.LazyFrame,
+    *,
+    ids: Sequence[str],
+    relevance: str,
+    offset: int = 0,
+    fractional: bool = False,
 ) -> None:
     """Null ids or grades, grades that are not integers: raise naming the first bad row.
 
     ``offset`` is the frame's first row number in the whole input (for batches).
+    ``fractional`` lets finite grades with a fraction through (``evaluate``: the
+    measures that read grades as gains take them).
     """
     problems = [(pl.col(name).is_null(), f"has a null {name!r}") for name in ids]
     problems.append((pl.col(relevance).is_null(), f"has a null grade {relevance!r}"))
     dtype = qrels.collect_schema()[relevance]
     grade = pl.col(relevance)
     if dtype.is_float():
-        problems.append(
-            (
-                (grade.is_nan() | grade.is_infinite() | (grade != grade.round(0))).fill_null(False),
-                f"has a grade {relevance!r} that is not an integer",
-            )
-        )
+        bad = grade.is_nan() | grade.is_infinite()
+        what = "that is not a finite number" if fractional else "that is not an integer"
+        if not fractional:
+            bad = bad | (grade != grade.round(0))
+        problems.append((bad.fill_null(False), f"has a grade {relevance!r} {what}"))
     if dtype.is_float() or dtype in (pl.UInt64, pl.Int128, pl.UInt128):
         within = grade.is_between(-MAX_GRADE, MAX_GRADE) | grade.is_nan() | grade.is_infinite()
         problems.append(

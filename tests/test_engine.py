@@ -99,6 +99,28 @@ SAMPLES = [
     "TrecRBPResid(p=0.5)",
     "Unjudged@3",
     "Unjudged@20",
+    # peers' variants (issue 18)
+    "Hits@3",
+    "Hits(rel=2)",
+    "DCG",
+    "DCG@3",
+    "DCG(gain=exp)@5",
+    "DCG(gain=signed)@5",
+    "DCG(rel=2)@4",
+    "DCG(log_base=10.0)@3",
+    "DCG(gains=0:1;2:5)@4",
+    "nDCG(rel=2)@5",
+    "nDCG(gain=exp,rel=2)",
+    "RBP(gain=linear,p=0.95)",
+    "RBP(gain=linear,p=0.5,rel=2)",
+    "AP(norm=found)@5",
+    "AP(norm=found)",
+    "P(adaptive_k=true)@5",
+    "P(adaptive_k=true,rel=2)@50",
+    "FallOut@3",
+    "FallOut",
+    "AUROC@4",
+    "AUROC",
 ]
 TOL = 1e-12
 

@@ -70,7 +70,7 @@ def evaluate(run=RUN, qrels=QRELS, measures=("AP",), **kw):
             QRELS.with_columns(relevance=pl.Series([1.5, 2.0])),
             {},
             ValueError,
-            r"qrels row 0 \(0-based\) has a grade 'relevance' that is not an integer",
+            r"qrels has a grade 'relevance' that is not an integer \(1.5, query='q1', doc='a'\)",
         ),
         (
             RUN,

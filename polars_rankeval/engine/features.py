@@ -413,6 +413,7 @@ class Features:
         *,
         exponential: bool = False,
         binary_level: int | None = None,
+        lowest: float = 0,
     ) -> Ideal:
         """The ideal ranking of each query for a gain function (see
         :func:`polars_rankeval.metrics.gain.grade_gain`; ``binary_level``: gain 1 for
@@ -420,7 +421,7 @@ class Features:
         if binary_level is not None:
             gain = (pl.col(GRADE) >= binary_level).cast(pl.Float64)
         else:
-            gain = grade_gain(pl.col(GRADE), gains, exponential=exponential)
+            gain = grade_gain(pl.col(GRADE), gains, exponential=exponential, lowest=lowest)
         ideal = self._ideals.setdefault(str(gain), Ideal(str(gain), gain))
         self._start_name(ideal)  # named now: evaluate() leaves the features unchanged
         return ideal

@@ -19,7 +19,7 @@ from polars_rankeval._typing import Empty
 from polars_rankeval.engine.features import Features
 from polars_rankeval.engine.select import judged_from_run
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
-from polars_rankeval.measures import Context, Measure, lowest_grade
+from polars_rankeval.measures import Context, Measure, check_fractional_grades, lowest_grade
 from polars_rankeval.options import Options
 from polars_rankeval.validation import check_qrels_values, check_run_values
 
@@ -51,18 +51,35 @@ def check_run_rows(run: pl.DataFrame | pl.LazyFrame, options: Options, offset: i
     )
 
 
-def check_qrels_rows(qrels: pl.DataFrame | pl.LazyFrame, options: Options, offset: int = 0) -> None:
-    """Null ids or grades, grades that are not integers: raise naming the first bad row."""
+def check_qrels_rows(
+    qrels: pl.DataFrame | pl.LazyFrame,
+    options: Options,
+    offset: int = 0,
+    *,
+    fractional: bool = True,
+) -> None:
+    """Null ids or grades, grades that are not finite: raise naming the first bad row.
+
+    Grades with a fraction pass when ``fractional`` (scoring: :func:`score_piece`
+    refuses them for the measures that cannot read them); :func:`polars_rankeval.judge`
+    refuses them.
+    """
     ids = [options.query, options.doc]
-    check_qrels_values(qrels.lazy(), ids=ids, relevance=options.relevance, offset=offset)
+    check_qrels_values(
+        qrels.lazy(), ids=ids, relevance=options.relevance, offset=offset, fractional=fractional
+    )
 
 
 def check_values(
-    run: pl.DataFrame | pl.LazyFrame, qrels: pl.DataFrame | pl.LazyFrame, options: Options
+    run: pl.DataFrame | pl.LazyFrame,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    options: Options,
+    *,
+    fractional: bool = True,
 ) -> None:
     """Both tables' rows (duplicates are found while the piece is selected)."""
     check_run_rows(run, options)
-    check_qrels_rows(qrels, options)
+    check_qrels_rows(qrels, options, fractional=fractional)
 
 
 def align_ids(
@@ -187,15 +204,20 @@ def score_piece(
 ) -> Piece:
     """Score one piece (see the module docstring): values and the unscored rankings.
 
-    Only the judged rows the measures read are selected (:func:`lowest_grade`).
+    Only the judged rows the measures read are selected (:func:`lowest_grade`);
+    grades with a fraction are read by the measures that take them, from grade 0 up
+    (:func:`check_fractional_grades`).
     """
+    lowest = read_grades(measures, options)
+    if check_fractional_grades(qrels, options.relevance, [options.query, options.doc], measures):
+        lowest = min(lowest, 0.0)
     shape = judged_piece(
         run,
         qrels,
         options,
         check_duplicates=check_duplicates,
         systems=systems,
-        lowest_grade=read_grades(measures, options),
+        lowest_grade=lowest,
         tie_spans=averages_ties(measures),
     )
     run_rankings = shape.rankings[HAS_RUN]

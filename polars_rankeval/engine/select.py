@@ -152,7 +152,7 @@ def judged_from_run(
         of, ranks, judgments = of[kept], ranks[kept], judgments[kept]
         if spans is not None:
             spans = (spans[0][kept], np.minimum(spans[1][kept], depth))
-    grades = qrels[columns.relevance].cast(pl.Int64).gather(judgments)
+    grades = grade_column(qrels[columns.relevance]).gather(judgments)
     rows = _sorted_rows(of, ranks, grades, spans)
     in_scope, judgment_rows = ranking_scope(matched, qrels, columns, missing, systems)
     if lowest_grade != -math.inf:
@@ -175,7 +175,7 @@ def retrieved_judgments(
     the rankings with ``FACT`` = their ranking id (null where the query has no qrels
     row), and the judgments ``FACT, GRADE``."""
     own = pl.when(pl.col(FACT).is_not_null()).then(pl.col(RANKING)).cast(pl.UInt32).alias(FACT)
-    judgments = rows.select(pl.col(RANKING).alias(FACT), GRADE).cast(JUDGMENT_SCHEMA)
+    judgments = rows.select(pl.col(RANKING).cast(pl.UInt32).alias(FACT), GRADE)
     return rankings.with_columns(own), judgments
 
 
@@ -227,13 +227,28 @@ def _facts(qrels: pl.DataFrame, options: Options) -> tuple[pl.DataFrame, pl.Data
     judgments = pl.DataFrame(
         [
             ids,
-            qrels[relevance].cast(pl.Int64).alias(GRADE),
+            grade_column(qrels[relevance]).alias(GRADE),
             pl.Series(JUDGMENT, np.arange(qrels.height), dtype=pl.UInt32),
         ]
     )
     first = ids.arg_unique().to_numpy()  # dense ids in order of appearance
     facts = qrels.select(*options.query_parts, query)[first].with_columns(ids.gather(first))
     return facts, judgments
+
+
+def grade_column(grades: pl.Series) -> pl.Series:
+    """The qrels grades as the engine holds them: Int64, or Float64 when a grade has a
+    fraction (scikit-learn's real-valued relevance; only the measures that read grades
+    as gains take them, see :func:`polars_rankeval.measures.check_fractional_grades`).
+
+    Examples
+    --------
+    >>> grade_column(pl.Series([1.0, 2.0])).dtype, grade_column(pl.Series([0.5, 2.0])).dtype
+    (Int64, Float64)
+    """
+    if grades.dtype.is_float() and bool((grades != grades.round(0)).any()):
+        return grades.cast(pl.Float64)
+    return grades.cast(pl.Int64)
 
 
 def _sorted_rows(
@@ -250,9 +265,9 @@ def _sorted_rows(
         {
             RANKING: pl.Series(ranking[order], dtype=pl.UInt32),
             RANK: pl.Series(rank[order], dtype=pl.UInt32),
-            GRADE: grade.gather(order).cast(pl.Int64),
+            GRADE: grade.gather(order),
         },
-        schema=ROW_SCHEMA,
+        schema={**ROW_SCHEMA, GRADE: grade.dtype},
     )
     if spans is None:
         return rows

@@ -6,12 +6,14 @@ does exactly that for measures given by name.
 
 from polars_rankeval.metrics.ap import average_precision
 from polars_rankeval.metrics.bpref import bpref, inferred_ap, num_nonrel_judged_ret
+from polars_rankeval.metrics.classification import auroc, fall_out
 from polars_rankeval.metrics.err import err, rbp, rbp_residual
 from polars_rankeval.metrics.gain import bin_g, g_measure, grade_gain, ndcg_rel, rndcg
 from polars_rankeval.metrics.iprec import iprec_at_recall, iprec_average
-from polars_rankeval.metrics.ndcg import dcg, ideal_dcg, ndcg
+from polars_rankeval.metrics.ndcg import dcg, discounted_cumulative_gain, ideal_dcg, ndcg
 from polars_rankeval.metrics.precision import (
     f1,
+    hits,
     num_rel,
     num_rel_ret,
     num_ret,
@@ -36,16 +38,20 @@ from polars_rankeval.metrics.trec_rbp import trec_rbp, trec_rbp_residual
 from polars_rankeval.metrics.unjudged import judged_at, unjudged_at
 
 __all__ = [
+    "auroc",
     "average_precision",
     "bin_g",
     "bpref",
     "dcg",
+    "discounted_cumulative_gain",
     "err",
     "expected_ap",
     "expected_precision",
     "f1",
+    "fall_out",
     "g_measure",
     "grade_gain",
+    "hits",
     "ideal_dcg",
     "inferred_ap",
     "iprec_at_recall",

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from polars_rankeval._typing import IntoExpr, Norm
+from polars_rankeval._typing import APNorm, IntoExpr
 from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
@@ -16,6 +16,7 @@ from polars_rankeval.metrics._common import (
     relevant_retrieved,
     safe_div,
 )
+from polars_rankeval.validation import check_choice
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
@@ -28,7 +29,7 @@ def average_precision(
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
     n_rel: IntoExpr | None = None,
-    norm: Norm = "R",
+    norm: APNorm = "R",
 ) -> pl.Expr:
     r"""Average precision (trec_eval ``map``; with k, ``map_cut_k``).
 
@@ -55,7 +56,12 @@ def average_precision(
         ``"R"`` (default, trec_eval): divide by |R|. ``"min"``: divide by
         min(k, |R|), so a perfect top k scores 1 even when |R| > k (the
         convention of recommender-system libraries and nearest-neighbour recall;
-        ``AP(norm=min)@k``, ``R(norm=min)@k``).
+        ``AP(norm=min)@k``, ``R(norm=min)@k``; Spark's
+        ``RankingMetrics.meanAveragePrecisionAt``). ``"found"``: divide by the
+        relevant documents found in the top k, the mean of P@i over the ranks i
+        <= k that hold one (``AP(norm=found)@k``; torchmetrics
+        ``RetrievalMAP(top_k=k)``, ``torchmetrics/functional/retrieval/
+        average_precision.py``), 0 when none is found.
 
     References
     ----------
@@ -69,18 +75,26 @@ def average_precision(
     True
     >>> judged.select(average_precision(3)).item() == (1 / 2) / 2  # |R| stays 2
     True
+    >>> judged.select(average_precision(3, norm="found")).item() == 1 / 2  # 1 found
+    True
     """
     check_cutoff(k, "AP")
+    check_choice("norm", norm, APNorm)
     hit = relevant_retrieved(rank, relevance, rel_level)
     precision_at_hit = hit.cum_sum() / col(rank)
     total = precision_at_hit.filter(hit & in_top(rank, k)).sum()
+    if norm == "found":
+        return safe_div(total, (hit & in_top(rank, k)).sum().cast(pl.Float64))
     return safe_div(total, normalizer(k, num_relevant(relevance, rel_level, n_rel), norm))
 
 
 def average_precision_formula(
-    f: Features, k: int | None, rel_level: int, norm: Norm = "R"
+    f: Features, k: int | None, rel_level: int, norm: APNorm = "R"
 ) -> pl.Expr:
     """AP@k over the engine's features: the sum of precision at each relevant rank <= k."""
+    check_choice("norm", norm, APNorm)
     at_hits = pl.when(f.hit(rel_level)).then(f.hits_so_far(rel_level) / f.rank).otherwise(0.0)
     total = f.sum_to_rank(at_hits, k)
+    if norm == "found":
+        return safe_div(total, f.hits(rel_level, k))
     return safe_div(total, normalizer(k, f.nrel(rel_level), norm))

@@ -69,8 +69,9 @@ def rbp(
     rank: IntoExpr = "rank",
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
+    graded: bool = False,
 ) -> pl.Expr:
-    r"""Rank-biased precision (``RBP(p=...)``), binary relevance.
+    r"""Rank-biased precision (``RBP(p=...)``), binary relevance or graded.
 
     .. math:: RBP = (1 - p) \sum_{i} rel_i \, p^{i - 1}
 
@@ -78,6 +79,13 @@ def rbp(
     ``rel_level`` and p is the persistence (the chance the user reads on).
     Unjudged documents count as non-relevant; :func:`rbp_residual` bounds what
     they could add.
+
+    ``graded=True`` (``RBP(gain=linear)``) takes :math:`rel_i` = the grade
+    itself for grades >= ``rel_level`` (0 below), as ranx's ``rbp.95``
+    (``ranx/metrics/rank_biased_precision.py``: its docstring says 0 or 1, its
+    code weighs each hit by its qrels grade). Grades are not divided by the
+    highest grade, unlike trec_eval 10's ``rbp`` (:func:`trec_rbp`), so the
+    value can exceed 1.
 
     References
     ----------
@@ -90,9 +98,14 @@ def rbp(
     >>> judged = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, 0, 1]})
     >>> judged.select(rbp(0.5)).item() == 0.5 * (1 + 0.25)
     True
+    >>> graded = pl.DataFrame({"rank": [1, 2, 3], "relevance": [2, 0, 3]})
+    >>> graded.select(rbp(0.5, graded=True)).item() == 0.5 * (2 + 3 * 0.25)
+    True
     """
     check_probability(p, "persistence p", "RBP")
     weight = pl.lit(p, pl.Float64).pow(col(rank).cast(pl.Float64) - 1.0)
+    if graded:
+        weight = weight * col(relevance).cast(pl.Float64)
     value = weight.filter(relevant_retrieved(rank, relevance, rel_level)).sum()
     return ((1.0 - p) * value).cast(pl.Float64)
 
@@ -175,10 +188,12 @@ def err_formula(f: Features, k: int | None, max_grade: int | None) -> pl.Expr:
     return value.fill_nan(0.0).cast(pl.Float64)
 
 
-def rbp_formula(f: Features, p: float, rel_level: int) -> pl.Expr:
+def rbp_formula(f: Features, p: float, rel_level: int, *, graded: bool = False) -> pl.Expr:
     """RBP over the engine's features (see :func:`rbp`)."""
     check_probability(p, "persistence p", "RBP")
     weight = pl.lit(p, pl.Float64).pow(f.rank - 1.0)
+    if graded:
+        weight = weight * f.grade.cast(pl.Float64)
     value = f.sum(pl.when(f.hit(rel_level)).then(weight).otherwise(0.0))
     return ((1.0 - p) * value).cast(pl.Float64)
 

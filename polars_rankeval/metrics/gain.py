@@ -8,6 +8,7 @@ holds every judged document of the query with a positive gain, sorted by gain.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING
@@ -34,11 +35,18 @@ Gains = Mapping[int, float]
 
 
 def grade_gain(
-    relevance: IntoExpr = "relevance", gains: Gains | None = None, *, exponential: bool = False
+    relevance: IntoExpr = "relevance",
+    gains: Gains | None = None,
+    *,
+    exponential: bool = False,
+    lowest: float = 0,
 ) -> pl.Expr:
     r"""Gain of each row from its grade g: g, ``gains[g]``, or :math:`2^g - 1`.
 
-    Unjudged rows (null grade) and negative grades get 0.
+    Unjudged rows (null grade) and grades below ``lowest`` get 0: by default
+    the negative grades (trec_eval); ranx's relevance level (``lowest=2``:
+    grade 1 has no gain either); ``-inf`` keeps negative grades as negative
+    gains (scikit-learn's ``dcg_score``).
 
     Examples
     --------
@@ -48,6 +56,10 @@ def grade_gain(
     [0.0, 0.0, 0.0, 3.0, 2.0]
     >>> df.select(grade_gain(exponential=True)).to_series().to_list()
     [0.0, 0.0, 0.0, 1.0, 3.0]
+    >>> df.select(grade_gain(lowest=2)).to_series().to_list()
+    [0.0, 0.0, 0.0, 0.0, 2.0]
+    >>> df.select(grade_gain(lowest=-math.inf)).to_series().to_list()
+    [0.0, -1.0, 0.0, 1.0, 2.0]
     """
     g = col(relevance)
     value = g.cast(pl.Float64)
@@ -58,7 +70,9 @@ def grade_gain(
         value = pl.lit(2.0).pow(value) - 1.0
     elif gains:
         value = value.replace({float(k): float(v) for k, v in gains.items()})
-    return pl.when(g >= 0).then(value).otherwise(0.0)
+    if lowest == -math.inf:
+        return value.fill_null(0.0)
+    return pl.when(g >= lowest).then(value).otherwise(0.0)
 
 
 def discount(position: pl.Expr) -> pl.Expr:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
@@ -57,6 +58,7 @@ def ndcg(
     exponential: bool = False,
     ties: Literal["ordered", "average"] = "ordered",
     binary_level: int | None = None,
+    rel_level: int | None = None,
 ) -> pl.Expr:
     r"""Normalised DCG (trec_eval ``ndcg``; with k, ``ndcg_cut_k``).
 
@@ -87,6 +89,11 @@ def ndcg(
     finds the groups from the run's scores; a judged table's ranks hold no ties, so
     here each rank is a group of one and the value is the ordered one.
 
+    ``rel_level`` gives grades below it no gain, in the ranking and in the
+    ideal ranking alike: ranx's ``ndcg@k-l2`` (``nDCG(rel=2)@k``; ranx
+    ``ranx/metrics/ndcg.py`` ``_dcg`` keeps only the qrels of grade >=
+    ``rel_lvl``). The global ``rel_level`` option leaves nDCG alone, as trec_eval.
+
     References
     ----------
     Järvelin and Kekäläinen, "Cumulated gain-based evaluation of IR techniques",
@@ -111,11 +118,100 @@ def ndcg(
         g = (col(relevance) >= binary_level).fill_null(False).cast(pl.Float64)
         top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
         return safe_div(top, ideal_dcg(k, gain=g))
-    if gains is None and not exponential:
+    lowest = gain_floor(rel_level)
+    if gains is None and not exponential and rel_level is None:
         return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
-    g = grade_gain(relevance, gains, exponential=exponential)
+    g = grade_gain(relevance, gains, exponential=exponential, lowest=lowest)
     top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
     return safe_div(top, ideal_dcg(k, gain=g))
+
+
+def gain_floor(rel_level: int | None, *, signed: bool = False) -> float:
+    """The lowest grade with a gain: 0 (trec_eval), the relevance level (ranx's
+    ``-lN``) or -inf (``signed``: negative grades are negative gains)."""
+    if signed:
+        if rel_level is not None:
+            msg = "A relevance level and signed gains exclude each other: give one of them."
+            raise ValueError(msg)
+        return -math.inf
+    if rel_level is None:
+        return 0
+    if isinstance(rel_level, bool) or not isinstance(rel_level, int) or rel_level < 1:
+        msg = f"The relevance level rel must be an int >= 1. Got {rel_level!r} instead."
+        raise ValueError(msg)
+    return rel_level
+
+
+def check_log_base(log_base: float) -> float:
+    """log2 of a DCG discount's base; raise unless the base is a finite number > 0, not 1."""
+    if (
+        isinstance(log_base, bool)
+        or not isinstance(log_base, int | float)
+        or not math.isfinite(log_base)
+        or log_base <= 0
+        or log_base == 1
+    ):
+        msg = f"log_base of DCG must be a number > 0 other than 1. Got {log_base!r} instead."
+        raise ValueError(msg)
+    return math.log2(log_base)
+
+
+def discounted_cumulative_gain(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    gains: Mapping[int, float] | None = None,
+    exponential: bool = False,
+    rel_level: int | None = None,
+    signed: bool = False,
+    log_base: float = 2.0,
+    ties: Literal["ordered", "average"] = "ordered",
+) -> pl.Expr:
+    r"""Discounted cumulative gain at k, unnormalised (``DCG@k``).
+
+    .. math:: DCG@k = \sum_{i=1}^{k} \frac{g_i}{\log_b(i + 1)}
+
+    over the retrieved documents, where :math:`g_i` is the gain of the document
+    at rank i: its grade (linear, ``DCG@k``), :math:`2^{grade} - 1`
+    (``exponential``, ``DCG(gain=exp)@k``) or ``gains[grade]``, and b is
+    ``log_base`` (2 by default). Unjudged documents have gain 0, and so do
+    negative grades, unless ``signed`` (``DCG(gain=signed)@k``) keeps them as
+    negative gains; ``rel_level`` gives grades below it no gain.
+
+    Peers: ranx ``dcg@k`` and ``dcg_burges@k`` (``ranx/metrics/ndcg.py``,
+    ``_dcg`` with ``jarvelin`` True or False; ``dcg@k-l2`` is
+    ``DCG(rel=2)@k``), scikit-learn ``dcg_score(y_true, y_score, k=k,
+    log_base=b, ignore_ties=True)`` (``sklearn/metrics/_ranking.py``; its
+    negative ``y_true`` values are negative gains: ``DCG(gain=signed)@k``,
+    every document judged). ``ties="average"`` (``DCG(ties=average)@k``,
+    ``dcg_score(..., ignore_ties=False)``): the gains of equal scores averaged
+    over their positions, as in :func:`ndcg`; a judged table's ranks hold no ties.
+
+    References
+    ----------
+    Järvelin and Kekäläinen, "Cumulated gain-based evaluation of IR techniques",
+    ACM TOIS 20(4), 2002. Burges et al., "Learning to rank using gradient
+    descent", ICML 2005 (exponential gain).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [3, -1, 2, 1]})
+    >>> judged.select(discounted_cumulative_gain(2)).item() == 3.0
+    True
+    >>> got = judged.select(discounted_cumulative_gain(signed=True, log_base=10)).item()
+    >>> abs(got - (3 / math.log10(2) - 1 / math.log10(3) + 2 / math.log10(4))) < 1e-12
+    True
+    """
+    check_cutoff(k, "DCG")
+    check_choice("ties", ties, ("ordered", "average"))
+    factor = check_log_base(log_base)
+    lowest = gain_floor(rel_level, signed=signed)
+    g = grade_gain(relevance, gains, exponential=exponential, lowest=lowest)
+    terms = g / discount(col(rank))
+    total = (terms if factor == 1.0 else terms * factor).filter(in_top(rank, k)).sum()
+    return total.cast(pl.Float64)
 
 
 def ndcg_formula(
@@ -126,21 +222,46 @@ def ndcg_formula(
     exponential: bool = False,
     ties: Literal["ordered", "average"] = "ordered",
     binary_level: int | None = None,
+    rel_level: int | None = None,
 ) -> pl.Expr:
     """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k
     (``ties="average"``: the DCG of :func:`tie_averaged_dcg_formula`; ``binary_level``:
     gain 1 from that grade up)."""
+    lowest = gain_floor(rel_level)
     if binary_level is not None:
         gain = (f.grade >= binary_level).cast(pl.Float64)
     else:
-        gain = grade_gain(f.grade, gains, exponential=exponential)
+        gain = grade_gain(f.grade, gains, exponential=exponential, lowest=lowest)
     if ties == "average":
         dcg_k = tie_averaged_dcg_formula(f, k, gain)
     else:
         dcg_k = f.sum_to_rank(gain / discount(f.rank), k)
-    ideal = f.ideal(gains, exponential=exponential, binary_level=binary_level)
+    ideal = f.ideal(gains, exponential=exponential, binary_level=binary_level, lowest=lowest)
     ideal_dcg = f.ideal_sum_to(ideal, f.ideal_gain / discount(f.ideal_position), k)
     return safe_div(dcg_k, ideal_dcg)
+
+
+def dcg_formula(
+    f: Features,
+    k: int | None,
+    gains: Mapping[int, float] | None = None,
+    *,
+    exponential: bool = False,
+    rel_level: int | None = None,
+    signed: bool = False,
+    log_base: float = 2.0,
+    ties: Literal["ordered", "average"] = "ordered",
+) -> pl.Expr:
+    """DCG@k over the engine's features (see :func:`discounted_cumulative_gain`;
+    ``ties="average"``: :func:`tie_averaged_dcg_formula`)."""
+    factor = check_log_base(log_base)
+    lowest = gain_floor(rel_level, signed=signed)
+    gain = grade_gain(f.grade, gains, exponential=exponential, lowest=lowest)
+    if ties == "average":
+        total = tie_averaged_dcg_formula(f, k, gain)
+        return (total if factor == 1.0 else total * factor).cast(pl.Float64)
+    terms = gain / discount(f.rank)
+    return f.sum_to_rank(terms if factor == 1.0 else terms * factor, k).cast(pl.Float64)
 
 
 def cumulative_discounts(last: int) -> np.ndarray:

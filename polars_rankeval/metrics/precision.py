@@ -16,6 +16,7 @@ from polars_rankeval.metrics._common import (
     num_relevant,
     recall_cutoff,
     relevant_retrieved,
+    retrieved,
     safe_div,
 )
 
@@ -31,7 +32,12 @@ def relevant_in_top(
 
 
 def precision(
-    k: int, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance", rel_level: int = 1
+    k: int,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+    adaptive_k: bool = False,
 ) -> pl.Expr:
     r"""Precision at cutoff k (trec_eval ``P_k``).
 
@@ -49,6 +55,12 @@ def precision(
         parsed as column names.
     rel_level
         Minimum grade that counts as relevant.
+    adaptive_k
+        Divide by min(k, documents retrieved) instead of k, so that a short
+        ranking of relevant documents scores 1 (``P(adaptive_k=true)@k``;
+        torchmetrics ``RetrievalPrecision(top_k=k, adaptive_k=True)``,
+        ``torchmetrics/functional/retrieval/precision.py``). 0 when nothing
+        was retrieved.
 
     Returns
     -------
@@ -63,11 +75,15 @@ def precision(
     0.5
     >>> judged.select(precision(10)).item()  # still divided by 10
     0.1
+    >>> round(judged.select(precision(10, adaptive_k=True)).item(), 4)  # 1 of 3 retrieved
+    0.3333
     """
     check_cutoff(k, "P", allow_none=False)
-    return (relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level) / k).cast(
-        pl.Float64
-    )
+    found = relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level)
+    if adaptive_k:
+        top = pl.min_horizontal(retrieved(rank).sum(), pl.lit(k)).cast(pl.Float64)
+        return safe_div(found.cast(pl.Float64), top)
+    return (found / k).cast(pl.Float64)
 
 
 def recall(
@@ -306,13 +322,42 @@ def num_rel_ret(
     )
 
 
+def hits(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    rel_level: int = 1,
+) -> pl.Expr:
+    r"""Number of relevant documents in the top k (``Hits@k``; ranx ``hits@k``).
+
+    .. math:: Hits@k = |\{d \in R : rank(d) \le k\}|
+
+    where :math:`R` is the set of relevant documents (grade >= ``rel_level``);
+    without k, every retrieved document counts (``NumRelRet``). A count per
+    query, averaged over queries like the other measures (as ranx does:
+    ``ranx/metrics/hits.py``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, 2, 1]})
+    >>> judged.select(hits(2)).item(), judged.select(hits(3)).item()
+    (1.0, 2.0)
+    """
+    check_cutoff(k, "Hits")
+    return relevant_in_top(k, rank=rank, relevance=relevance, rel_level=rel_level).cast(pl.Float64)
+
+
 # ---------------------------------------------------------------------- formulas
 # The same measures over the engine's features (see polars_rankeval.engine.features):
 # per-ranking sums of row columns instead of per-group filters.
 
 
-def precision_formula(f: Features, k: int, rel_level: int) -> pl.Expr:
-    """P@k: relevant documents in the top k, divided by k."""
+def precision_formula(f: Features, k: int, rel_level: int, *, adaptive_k: bool = False) -> pl.Expr:
+    """P@k: relevant documents in the top k, divided by k (or by min(k, retrieved))."""
+    if adaptive_k:
+        return safe_div(f.hits(rel_level, k), pl.min_horizontal(f.nret, f.constant(k)))
     return f.hits(rel_level, k) / f.constant(k)
 
 
@@ -364,3 +409,8 @@ def num_rel_formula(f: Features, rel_level: int) -> pl.Expr:
 def num_rel_ret_formula(f: Features, rel_level: int) -> pl.Expr:
     """NumRelRet: relevant documents retrieved."""
     return f.hits(rel_level)
+
+
+def hits_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
+    """Hits@k: relevant documents in the top k."""
+    return f.hits(rel_level, k)
