@@ -212,6 +212,7 @@ _TOOLS: dict[str, dict[str, Any]] = {
         score_precision="float32",
         ties="average",
         judgments="retrieved",
+        measure_params=_params(AP={"norm": "found"}),
         notes=(
             "torch.topk orders equal scores in no documented order; here the input order.",
             "empty_target_action: set empty_queries with dataclasses.replace.",

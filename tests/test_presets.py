@@ -178,13 +178,15 @@ def test_torchmetrics_documented_values() -> None:
     means = pr.evaluate(
         run,
         qrels,
-        ["map", "mrr", "P@2", "R@2", "ndcg"],
+        ["map", "map@2", "mrr", "P@2", "R@2", "ndcg"],
         conventions="torchmetrics",
         per_query=False,
     )
     # RetrievalMAP: tensor(0.7917) = (1/1 + (1/2 + 2/3) / 2) / 2
-    assert means["AP"].item() == pytest.approx((1 + (1 / 2 + 2 / 3) / 2) / 2)
-    assert round(means["AP"].item(), 4) == 0.7917
+    assert means["AP(norm=found)"].item() == pytest.approx((1 + (1 / 2 + 2 / 3) / 2) / 2)
+    assert round(means["AP(norm=found)"].item(), 4) == 0.7917
+    # RetrievalMAP(top_k=2): the relevant documents found in the top 2, (1/1 + 1/2) / 2
+    assert means["AP(norm=found)@2"].item() == pytest.approx(0.75)
     # RetrievalMRR: (1 + 1/2) / 2 = 0.75
     assert means["RR"].item() == pytest.approx(0.75)
     # RetrievalPrecision(top_k=2): (1/2 + 1/2) / 2 = 0.5
@@ -205,8 +207,8 @@ def test_empty_queries(empty: str, expected: list[float]) -> None:
     run = pl.DataFrame({"query": ["a", "b"], "doc": ["x", "y"], "score": [1.0, 1.0]})
     qrels = pl.DataFrame({"query": ["a", "b"], "doc": ["x", "y"], "relevance": [1, 0]})
     conventions = replace(get_conventions("torchmetrics"), empty_queries=empty)
-    out = per_query(run, qrels, ["AP", "NumRet"], conventions=conventions)
-    assert out["AP"].to_list() == expected
+    out = per_query(run, qrels, ["RR", "NumRet"], conventions=conventions)
+    assert out["RR"].to_list() == expected
     assert set(out["NumRet"]) == {1.0}  # counts keep their value
 
 
@@ -217,7 +219,7 @@ def test_empty_queries_error_names_the_query() -> None:
     qrels = pl.DataFrame({"query": ["a", "b"], "doc": ["x", "y"], "relevance": [1, 0]})
     conventions = replace(get_conventions("torchmetrics"), empty_queries="error")
     with pytest.raises(ValueError, match=r"no relevant document \(\{'query': 'b'\}\)"):
-        per_query(run, qrels, ["AP"], conventions=conventions)
+        per_query(run, qrels, ["RR"], conventions=conventions)
 
 
 # --------------------------------------------------------------------------- every way in
