@@ -123,11 +123,12 @@ def test_ir_measures_with_ties(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_sklearn_ndcg_ties_averaged(seed: int) -> None:
+def test_sklearn_ndcg_and_dcg_ties_averaged(seed: int) -> None:
     metrics = pytest.importorskip("sklearn.metrics")
     run, qrels = random_corpus(200 + seed, n_queries=30, grades=(0, 0, 1, 1, 2, 3))
     ks = [1, 3, 10, None]
-    ours = per_query(run, qrels, [f"ndcg@{k}" if k else "ndcg" for k in ks], conventions="sklearn")
+    names = [f"{m}@{k}" if k else m for m in ("ndcg", "dcg") for k in ks]
+    ours = per_query(run, qrels, names, conventions="sklearn")
     grades = {(q, d): g for q, d, g in qrels.iter_rows()}
     compared = 0
     for row in ours.iter_rows(named=True):
@@ -137,10 +138,12 @@ def test_sklearn_ndcg_ties_averaged(seed: int) -> None:
         y_true = np.array([[grades.get((row["query"], d), 0) for d in ranking["doc"]]], float)
         y_score = ranking["score"].to_numpy()[None, :]
         for k in ks:
-            name = "nDCG(ties=average)" + (f"@{k}" if k else "")
+            at = f"@{k}" if k else ""
             want = metrics.ndcg_score(y_true, y_score, k=k, ignore_ties=False)
-            assert row[name] == pytest.approx(want, abs=TOL, rel=0), (row["query"], k)
-            compared += 1
+            assert row[f"nDCG(ties=average){at}"] == pytest.approx(want, abs=TOL, rel=0)
+            want = metrics.dcg_score(y_true, y_score, k=k, ignore_ties=False)
+            assert row[f"DCG(ties=average){at}"] == pytest.approx(want, abs=TOL, rel=0)
+            compared += 2
     assert compared > 50
 
 
