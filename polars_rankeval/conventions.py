@@ -214,8 +214,10 @@ _TOOLS: dict[str, dict[str, Any]] = {
         judgments="retrieved",
         measure_params=_params(AP={"norm": "found"}),
         notes=(
-            "torch.topk orders equal scores in no documented order; here the input order.",
-            "empty_target_action: set empty_queries with dataclasses.replace.",
+            "torch.topk orders equal scores in no documented order (AP, RR, P@k); here "
+            "the input order.",
+            "preds are float32 tensors by default, so scores compare as float32; for "
+            "float64 preds set score_precision='float64' (dataclasses.replace).",
         ),
     ),
     "spark": dict(
