@@ -182,6 +182,8 @@ def test_bad_inputs_fail_before_any_job(spark):
     run_sdf, qrels_sdf = to_spark(spark, run), to_spark(spark, qrels)
     with pytest.raises(ValueError, match="presorted"):
         prs.evaluate(run_sdf, qrels_sdf, ["AP"], order="presorted")
+    with pytest.raises(ValueError, match="'ranx' order equal scores by input order"):
+        prs.evaluate(run_sdf, qrels_sdf, ["AP"], conventions="ranx")
     with pytest.raises(ValueError, match="missing column 'docno'"):
         prs.evaluate(run_sdf, qrels_sdf, ["AP"], doc="docno")
     with pytest.raises(TypeError, match="Unknown option"):
@@ -232,3 +234,14 @@ def test_spark_preset_matches_ranking_metrics(spark):
         assert got == pytest.approx(want, abs=1e-9, rel=0), q
         compared += 1
     assert compared >= 5
+
+
+def test_presets_on_spark(spark):
+    """Tie-averaged and doc-id tie rules do not depend on row order: Spark gives the
+    in-process values (sklearn's retrieved-only judgments, ir_measures' absent zeros)."""
+    run, qrels = random_corpus(8, n_queries=20)
+    run_sdf, qrels_sdf = to_spark(spark, run), to_spark(spark, qrels)
+    for conventions, measures in [("sklearn", ["ndcg@5", "dcg@3"]), ("ir_measures", ["AP", "P@5"])]:
+        expected = evaluate_quietly(run, qrels, measures, conventions=conventions)
+        got = prs.evaluate(run_sdf, qrels_sdf, measures, conventions=conventions)
+        assert_same(collect(got, ["query"]), expected)
