@@ -97,7 +97,7 @@ def _scores(
     return out.rename({str(parsed): "value"}), str(parsed)
 
 
-def _one_measure(measure: str | Measure, conventions: Conventions) -> Measure:
+def _one_measure(measure: str, conventions: Conventions) -> Measure:
     parsed = parse_measures(measure, conventions=conventions)
     if len(parsed) != 1:
         msg = (
@@ -171,6 +171,7 @@ def explain(
         msg = f"between must name two conventions, e.g. ('trec_eval-10', 'ranx'). Got {between!r}."
         raise ValueError(msg)
     first, second = (get_conventions(c) for c in between)
+    measure = str(measure)  # a name: each conventions give it their parameters
     if first.name == second.name:
         msg = f"between names the same conventions twice ({first.name!r})."
         raise ValueError(msg)
