@@ -347,9 +347,11 @@ def _require_every_query(run: pl.DataFrame, qrels: pl.DataFrame, name: str) -> N
 def cmd_eval(args: argparse.Namespace) -> str:
     """``eval``: trec_eval's lines (default), or per-query values or means in a table format."""
     _check_stdin(args.runs)
+    conventions = get_conventions(args.conventions)
     if args.complete:
         args.missing = "zero"
-    conventions = get_conventions(args.conventions)
+    elif args.missing is None:  # the conventions' choice: drop for trec_eval, zero for ranx
+        args.missing = conventions.absent_queries
     opts = _trec_options(args, conventions)
     qrels = read_qrels(args.qrels)
     files = [(name, _file_run(name)) for name in args.runs]
@@ -588,8 +590,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval.add_argument(
         "--missing",
         choices=("drop", "zero", "error"),
-        default="drop",
-        help="qrels queries absent from a run: drop (default), zero (-c) or error",
+        default=None,
+        help=(
+            "qrels queries absent from a run: drop (default; zero under --conventions "
+            "ranx or ir_measures), zero (-c) or error"
+        ),
     )
     p_eval.add_argument(
         "-f",

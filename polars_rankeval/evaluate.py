@@ -405,7 +405,8 @@ def evaluate_judged(
         judged, as in :func:`polars_rankeval.judge`'s table) are allowed.
         Rows may come in any order.
     conventions
-        As for :func:`evaluate` (IPrec's rounding, the nicknames).
+        As for :func:`evaluate` (IPrec's rounding, the nicknames, a tool's measure
+        parameters; ``judgments="retrieved"`` presets read only the shown rows).
 
     Examples
     --------
@@ -455,6 +456,7 @@ def evaluate_judged(
             n_rel=n_rel,
             check=validate,
             lowest_grade=lowest_grade(parsed, context),
+            retrieved_only=conv.judgments == "retrieved",
         )
         unjudged = shape.keys.filter(~shape.rankings[SCORED])
         ids = [pl.col(q).cast(pl.String) for q in queries]

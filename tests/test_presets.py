@@ -275,3 +275,18 @@ def test_docs_table_is_rendered_from_the_declarations() -> None:
     for name, conventions in CONVENTIONS.items():
         assert " ".join(conventions.notes) in page, name
     assert all(f"`{name}`" in table.splitlines()[0] for name in CONVENTIONS)
+
+
+@pytest.mark.parametrize("name", ["sklearn", "torchmetrics", "ranx"])
+def test_evaluate_judged_follows_the_presets(name: str) -> None:
+    """A judged table (pr.judge) scored under a preset gives evaluate's values, tie-free."""
+    run, qrels = random_corpus(9, n_queries=20, grades=(0, 1, 2, 3))
+    run = run.with_columns(score=pl.Series(np.random.default_rng(2).permutation(run.height) * 1.0))
+    measures = ["ndcg@5", "ndcg", "R@5", "map@3", "mrr"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        judged = pr.evaluate_judged(pr.judge(run, qrels), measures, conventions=name)
+    expected = per_query(run, qrels, measures, conventions=name, missing="drop")
+    assert judged.columns == expected.columns
+    for column in judged.columns[1:]:
+        assert judged[column].to_list() == pytest.approx(expected[column].to_list(), abs=1e-12)

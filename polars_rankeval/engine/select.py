@@ -341,8 +341,12 @@ def judged_from_table(
     n_rel: str | None,
     check: bool = True,
     lowest_grade: float = -math.inf,
+    retrieved_only: bool = False,
 ) -> Judged:
     """The judged shape of a pre-judged table (logs): ranks given, no qrels.
+
+    ``retrieved_only`` (the conventions' ``judgments="retrieved"``) keeps only the
+    shown rows as judgments; which rankings are scored is decided on every row.
 
     Each ranking's judgments are its own rows with a grade (shown or not) of
     ``lowest_grade`` or more; its retrieved documents are its rows with a
@@ -371,6 +375,8 @@ def judged_from_table(
     graded_any = grades.is_not_null()
     has_judgment = np.bincount(ids[graded_any.to_numpy()], minlength=groups.n) > 0
     read = graded_any & (grades >= lowest_grade)
+    if retrieved_only:
+        read = read & ranks.is_not_null()
     picked = shown[read.gather(shown).to_numpy()]
     rows = pl.DataFrame(
         {
