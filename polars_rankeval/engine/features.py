@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from polars_rankeval.measures import Context
 
 _U32_LIMIT = 2**32
-_AT = "__rk_at"
 
 
 @dataclass(frozen=True)
@@ -91,10 +90,19 @@ class Built:
         return np.cumsum(self.row_count) - self.row_count
 
     @cached_property
+    def ranking(self) -> np.ndarray:
+        """The ranking of each row (0, 1, ...; the rows are sorted by it), as ``intp``."""
+        return self.rows[RANKING].to_numpy().astype(np.intp)
+
+    @cached_property
+    def position(self) -> np.ndarray:
+        """Each row's place within its ranking (0 for its first row)."""
+        return np.arange(len(self.ranking)) - self.first_row[self.ranking]
+
+    @cached_property
     def row_count(self) -> np.ndarray:
         """Rows of each ranking (int64)."""
-        ids = self.rows[RANKING].to_numpy()
-        return np.bincount(ids, minlength=self.per_ranking.height).astype(np.int64)
+        return np.bincount(self.ranking, minlength=self.per_ranking.height).astype(np.int64)
 
     @cached_property
     def rank_key(self) -> np.ndarray:
@@ -138,13 +146,89 @@ def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
     row, sorted by ranking."""
     n = built.per_ranking.height
     if how == "sum":
-        ranking = np.repeat(np.arange(n), built.row_count)
-        return np.bincount(ranking, weights=values, minlength=n).astype(np.float64)
+        return np.bincount(built.ranking, weights=values, minlength=n).astype(np.float64)
     present = built.row_count > 0
     out = np.full(n, -np.inf)
     if present.any():
         out[present] = np.maximum.reduceat(values, built.first_row[present])
     return out
+
+
+def running_sums(values: np.ndarray, built: Built, width: int) -> np.ndarray | None:
+    """Per ranking, the sum of its first j rows' ``values`` at ``[ranking, j]`` for j up
+    to ``width``, each added to the one before (as trec_eval adds them); None when the
+    table would be much larger than the rows (a few very long rankings among short ones).
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({RANKING: [0, 0, 1]}, schema={RANKING: pl.UInt32})
+    >>> built = Built(rows, pl.DataFrame({RANKING: [0, 1, 2]}), {})
+    >>> running_sums(np.array([0.5, 0.25, 2.0]), built, 2)
+    array([[0.  , 0.5 , 0.75],
+           [0.  , 2.  , 2.  ],
+           [0.  , 0.  , 0.  ]])
+    """
+    n = len(built.row_count)
+    if n * (width + 1) > 4 * len(values) + (1 << 16):
+        return None
+    table = np.zeros((n, width + 1))
+    kept = built.position < width
+    table[built.ranking[kept], built.position[kept] + 1] = values[kept]
+    return np.cumsum(table, axis=1, out=table)
+
+
+def running_total(values: np.ndarray) -> np.ndarray | None:
+    """``[0, v0, v0 + v1, ...]`` when any order of addition gives the same sums: whole
+    numbers (hit flags, counts) whose absolute values add up to less than 2^53. None
+    otherwise.
+
+    Examples
+    --------
+    >>> running_total(np.array([1.0, 0.0, 1.0])), running_total(np.array([0.5]))
+    (array([0., 1., 1., 2.]), None)
+    """
+    if not np.all(values == np.trunc(values)) or float(np.abs(values).sum()) >= 2.0**53:
+        return None
+    return np.concatenate([[0.0], np.cumsum(values)])
+
+
+def accumulate_within(
+    values: np.ndarray,
+    ranking: np.ndarray,
+    counts: np.ndarray,
+    ufunc: np.ufunc,
+    *,
+    reverse: bool = False,
+    position: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """``ufunc.accumulate`` of ``values`` within each ranking, one element after the
+    other in row order (from the last row when ``reverse``): ``np.add`` gives the
+    running sums, added as trec_eval adds them. The rows are sorted by ``ranking``
+    (``counts`` rows each; ``position``: each row's place within its ranking, when
+    known). None when the rankings are too uneven for the table it uses (a few very
+    long rankings among short ones).
+
+    Examples
+    --------
+    >>> ranking, counts = np.array([0, 0, 1, 1, 1]), np.array([2, 3])
+    >>> accumulate_within(np.array([1.0, 2.0, 4.0, 8.0, 16.0]), ranking, counts, np.add)
+    array([ 1.,  3.,  4., 12., 28.])
+    >>> accumulate_within(np.array([3.0, 1.0, 2.0, 5.0, 4.0]), ranking, counts, np.maximum,
+    ...                   reverse=True)
+    array([3., 1., 5., 5., 4.])
+    """
+    width = int(counts.max()) if len(counts) else 0
+    if len(counts) * width > 4 * len(values) + (1 << 16):
+        return None
+    if position is None:
+        position = np.arange(len(values)) - (np.cumsum(counts) - counts)[ranking]
+    column = position
+    if reverse:
+        column = counts[ranking] - 1 - column
+    table = np.zeros((len(counts), width))
+    table[ranking, column] = values
+    ufunc.accumulate(table, axis=1, out=table)
+    return table[ranking, column]
 
 
 def _weighted_counts(
@@ -247,9 +331,20 @@ class Features:
 
     def cum(self, expr: pl.Expr) -> pl.Expr:
         """Cumulative sum of a row expression within each ranking, in rank order (inclusive)."""
-        name = self._name("c", str(expr))
-        self._row_cols.setdefault(name, expr.cum_sum().over(RANKING))
-        return pl.col(name)
+        source = self.row(expr.cast(pl.Float64)).meta.output_name()
+
+        def cumulative(built: Built) -> pl.Series:
+            values = built.rows[source].to_numpy()
+            out = None
+            if not np.isnan(values).any():  # nulls: Polars' cum_sum skips them
+                out = accumulate_within(
+                    values, built.ranking, built.row_count, np.add, position=built.position
+                )
+            if out is None:
+                return built.rows.select(pl.col(source).cum_sum().over(RANKING)).to_series()
+            return pl.Series(out, dtype=pl.Float64)
+
+        return self.row_function(f"cum|{source}", cumulative)
 
     def count_so_far(self, condition: pl.Expr) -> pl.Expr:
         """Row-level: how many of the ranking's rows down to this one meet ``condition``.
@@ -341,9 +436,16 @@ class Features:
         def lookup(built: Built) -> pl.Series:
             if key not in built.cache:
                 hits = built.rows.select(RANKING, value_row, hit=hit_row).filter("hit")
-                suffix = hits.select(value_row.cum_max(reverse=True).over(RANKING))
-                counts = np.bincount(hits[RANKING].to_numpy(), minlength=built.per_ranking.height)
-                built.cache[key] = (suffix.to_series().to_numpy(), counts)
+                ranking = hits[RANKING].to_numpy()
+                counts = np.bincount(ranking, minlength=built.per_ranking.height)
+                values = hits[value_row.meta.output_name()].cast(pl.Float64).to_numpy()
+                suffix = None
+                if not np.isnan(values).any():
+                    suffix = accumulate_within(values, ranking, counts, np.maximum, reverse=True)
+                if suffix is None:
+                    over = value_row.cum_max(reverse=True).over(RANKING)
+                    suffix = hits.select(over.cast(pl.Float64)).to_series().to_numpy()
+                built.cache[key] = (suffix, counts)
             suffix_max, counts = built.cache[key]
             first = np.cumsum(counts) - counts
             c = np.maximum(np.floor(built.per_ranking[cut].to_numpy()), 1).astype(np.int64)
@@ -497,38 +599,75 @@ class Features:
         return built.per_ranking.select(**values)
 
     def _sums_down_to(self, built: Built) -> list[pl.Series]:
-        """Every :meth:`sum_to_rank`: each ranking's rows from its first to its last of
-        rank <= k, summed by one segment reduction per (term, cutoff)."""
-        rankings = np.arange(built.per_ranking.height, dtype=np.uint64) << np.uint64(32)
-        ends: dict[str | float, np.ndarray] = {}
-        padded: dict[str, np.ndarray] = {}
-        out = []
-        for name, (source, cut) in self._sums_to_rank.items():
-            if cut not in ends:
+        """Every :meth:`sum_to_rank`: each ranking's rows of rank <= k, added up one
+        after the other in rank order (as trec_eval does).
+
+        One binary search per ranking finds how many of its rows are within each
+        cutoff. A term of whole numbers (hit flags) is then read off one running
+        total, exact in any order; another term's running sums within each ranking
+        are computed once, as deep as its cutoffs reach (:func:`running_sums`), and
+        each cutoff is a lookup.
+        """
+        n = built.per_ranking.height
+        rankings = np.arange(n, dtype=np.uint64) << np.uint64(32)
+        counts: dict[str | float, np.ndarray] = {}
+        deepest: dict[str, int] = {}
+        for source, cut in self._sums_to_rank.values():
+            if cut not in counts:
                 limit = built.per_ranking[cut].to_numpy() if isinstance(cut, str) else cut
                 limit = np.clip(np.nan_to_num(np.floor(limit), nan=0.0), 0, _U32_LIMIT - 1)
-                target = rankings | np.broadcast_to(limit, len(rankings)).astype(np.uint64)
+                target = rankings | np.broadcast_to(limit, n).astype(np.uint64)
                 end = np.searchsorted(built.rank_key, target, side="right")
-                ends[cut] = np.maximum(end, built.first_row)
-            if source not in padded:
-                padded[source] = np.append(built.rows[source].to_numpy(), 0.0)
-            sums = segment_sums(padded[source], built.first_row, ends[cut])
+                counts[cut] = np.maximum(end - built.first_row, 0)
+            deepest[source] = max(deepest.get(source, 0), int(counts[cut].max(initial=0)))
+        totals: dict[str, tuple[str, np.ndarray | None]] = {}
+        for source, width in deepest.items():
+            values = built.rows[source].to_numpy()
+            total = running_total(values)
+            if total is not None:
+                totals[source] = ("total", total)
+            else:
+                totals[source] = ("table", running_sums(values, built, width))
+        out = []
+        for name, (source, cut) in self._sums_to_rank.items():
+            kind, table = totals[source]
+            start, within = built.first_row, counts[cut]
+            if table is None:  # rankings too uneven for a table: add each one's rows
+                padded = np.append(built.rows[source].to_numpy(), 0.0)
+                sums = segment_sums(padded, start, start + within)
+            elif kind == "total":
+                sums = table[start + within] - table[start]
+            else:
+                sums = table[np.arange(n), within]
             out.append(pl.Series(name, sums, dtype=pl.Float64))
         return out
 
     def _ideal_tables(self, judgments: pl.DataFrame) -> dict[str, pl.DataFrame]:
-        """Per gain function: each query's positive gains sorted descending, with positions."""
+        """Per gain function: each query's positive gains sorted descending, with positions.
+
+        Built from the count of each (query, gain), sorted (a few distinct gains a
+        query), and spread out: no sort of the judgments themselves.
+        """
         tables = {}
         for key, ideal in self._ideals.items():
-            table = (
+            counted = (
                 judgments.select(FACT, ideal.gain.alias(IDEAL_GAIN))
                 .filter(pl.col(IDEAL_GAIN) > 0)
+                .group_by(FACT, IDEAL_GAIN)
+                .len()
                 .sort([FACT, IDEAL_GAIN], descending=[False, True])
-                .with_columns(pl.col(FACT).set_sorted())
-                .with_row_index(_AT)
             )
-            position = pl.col(_AT) - pl.col(_AT).first().over(FACT) + 1
-            table = table.with_columns(position.cast(pl.Float64).alias(IDEAL_POS)).drop(_AT)
+            spread = np.repeat(np.arange(counted.height), counted["len"].to_numpy())
+            facts = counted[FACT].to_numpy()[spread]
+            per_fact = np.bincount(facts) if len(facts) else np.zeros(0, np.int64)
+            position = np.arange(len(facts)) - (np.cumsum(per_fact) - per_fact)[facts] + 1
+            table = pl.DataFrame(
+                [
+                    pl.Series(FACT, facts, dtype=pl.UInt32).set_sorted(),
+                    counted[IDEAL_GAIN].gather(spread),
+                    pl.Series(IDEAL_POS, position, dtype=pl.Float64),
+                ]
+            )
             for name, (of, expr) in self._ideal_cols.items():
                 if of == key:
                     table = table.with_columns(expr.alias(name))

@@ -35,8 +35,10 @@ def ranking_ids(run: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, boo
 
     When they are (the usual layout) the ids number the stretches of equal
     keys in order, without hashing. Contiguity is checked on the first row of
-    each stretch when there are few stretches, else by counting the rankings
-    through categorical codes, which then serve as the ids if need be.
+    each stretch when there are few stretches (and when it fails, only those
+    rows are coded: qrels in two blocks cost two rows a query), else by
+    counting the rankings through categorical codes, which then serve as the
+    ids if need be.
 
     Examples
     --------
@@ -58,8 +60,9 @@ def ranking_ids(run: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, boo
     firsts[0] = True
     n_stretches = int(firsts.sum())
     if n_stretches <= run.height // 2:
-        if run.select(keys).filter(firsts).is_duplicated().any():
-            return _codes(run, keys), False
+        heads = run.select(keys).filter(firsts)
+        if heads.is_duplicated().any():  # ids of the stretches' first rows, spread to the rest
+            return _codes(heads, keys)[np.cumsum(firsts) - 1], False
     else:
         codes = _codes(run, keys)
         if int(codes.max()) + 1 != n_stretches:  # fewer rankings than stretches

@@ -43,26 +43,30 @@ def c_log2(values: np.ndarray) -> np.ndarray:
     Polars' ``log(2)`` is ln(x) / ln(2), one unit in the last place away from C's
     ``log2`` for about a third of the integers, and numpy's ``log2`` differs from it
     for a few in 10,000. Whole numbers up to 4,194,304 (ranks, the usual case) are
-    looked up in a table of :func:`math.log2` (C's); other values use
-    :func:`math.log2` one by one.
+    looked up in a table of :func:`math.log2` (C's); other positive finite values
+    use :func:`math.log2` one by one; NaN, 0, negatives and infinities follow IEEE
+    (``log2(0) = -inf``, ``log2(-1) = nan``), as C's ``log2`` does.
 
     Examples
     --------
     >>> c_log2(np.array([1.0, 3.0, 8.0, 2.5]))
     array([0.        , 1.5849625 , 3.        , 1.32192809])
+    >>> c_log2(np.array([0.0, -1.0, np.nan, np.inf]))
+    array([-inf,  nan,  nan,  inf])
     """
     values = np.asarray(values, dtype=np.float64)
-    if not len(values):
-        return values.copy()
-    whole = (values >= 1) & (values == np.floor(values)) & (values <= _LOG2_TABLE_MAX)
-    out = np.empty_like(values)
-    if whole.any():
-        ints = values[whole].astype(np.int64)
-        out[whole] = _log2_of_ints(int(ints.max()))[ints]
-    rest = ~whole
-    if rest.any():
-        out[rest] = [math.log2(v) if v > 0 else (-math.inf if v == 0 else math.nan)
-                     for v in values[rest]]  # fmt: skip
+    whole = (values >= 1) & (values <= _LOG2_TABLE_MAX) & (values == np.trunc(values))
+    if whole.all():
+        return _log2_of_ints(int(values.max(initial=1)))[values.astype(np.int64)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log2(values)  # NaN (a null inside when/then), 0, negatives, infinities
+    at = np.flatnonzero(whole)
+    if len(at):
+        ints = values[at].astype(np.int64)
+        out[at] = _log2_of_ints(int(ints.max()))[ints]
+    if len(at) < len(values):
+        fractional = np.flatnonzero(~whole & np.isfinite(values) & (values > 0))
+        out[fractional] = list(map(math.log2, values[fractional].tolist()))
     return out
 
 
