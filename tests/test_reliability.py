@@ -90,12 +90,12 @@ def test_huge_cutoffs_give_numbers():
         (
             QRELS.with_columns(relevance=pl.Series([math.nan, 1.0])),
             ValueError,
-            r"qrels row 0 \(0-based\) has a grade 'relevance' that is not an integer",
+            r"qrels row 0 \(0-based\) has a grade 'relevance' that is not a finite number",
         ),
         (
             QRELS.with_columns(relevance=pl.Series([math.inf, 1.0])),
             ValueError,
-            r"qrels row 0 \(0-based\) has a grade 'relevance' that is not an integer",
+            r"qrels row 0 \(0-based\) has a grade 'relevance' that is not a finite number",
         ),
     ],
     ids=["uint64-beyond-int64", "float-1e300", "nan", "inf"],

@@ -81,7 +81,9 @@ def auroc(
     0 when no target there is positive, and 0 when none is negative, as its ROC then
     has no false positive rate). Its ``max_fpr`` is not offered. The ranking here has
     no ties (trec_eval's order): tied predictions, which torchmetrics' ROC counts
-    half, are ordered first.
+    half, are ordered first. torchmetrics passes predictions outside [0, 1] through a
+    sigmoid first, which in single precision ties large scores (all of them 1.0):
+    there its values differ unless the scores are probabilities.
 
     Examples
     --------
