@@ -74,27 +74,26 @@ def choices_between(first: Conventions, second: Conventions) -> list[Choice]:
 
 def switched(conventions: Conventions, choice: Choice) -> Conventions:
     """``conventions`` with one choice set to its second value."""
+    name = f"{conventions.name}+{choice.name}"
     if "." not in choice.name:
-        return replace(conventions, name=f"{conventions.name}+{choice.name}", **{
-            choice.name: choice.second
-        })  # fmt: skip
+        return replace(conventions, name=name, **{choice.name: choice.second})
     family, param = choice.name.split(".", 1)
     params = {k: dict(v) for k, v in conventions.measure_params.items()}
     params.setdefault(family, {}).pop(param, None)
     if choice.second is not None:
         params[family][param] = choice.second
-    return replace(conventions, name=f"{conventions.name}+{choice.name}", measure_params=params)
+    return replace(conventions, name=name, measure_params=params)
 
 
 def _scores(
     run: pl.DataFrame, qrels: pl.DataFrame, measure: str, conventions: Conventions, **kw: Any
-) -> tuple[pl.DataFrame, str]:
-    """Per-query values of one measure: ``keys, value`` and the measure's canonical name."""
+) -> pl.DataFrame:
+    """Per-query values of one measure under ``conventions``: ``keys, value``."""
     parsed = _one_measure(measure, conventions)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnscoredQueriesWarning)
         out = evaluate(run, qrels, [parsed], conventions=conventions, **kw)
-    return out.rename({str(parsed): "value"}), str(parsed)
+    return out.rename({str(parsed): "value"})
 
 
 def _one_measure(measure: str, conventions: Conventions) -> Measure:
@@ -180,25 +179,40 @@ def explain(
     system = system_column(system, run.collect_schema())
     keys = [*([system] if system else []), query]
     kw: dict[str, Any] = dict(query=query, doc=doc, score=score, relevance=relevance, system=system)
-    base, _ = _scores(run, qrels, measure, first, **kw)
-    other, _ = _scores(run, qrels, measure, second, **kw)
+
+    def scores(conventions: Conventions) -> pl.DataFrame:
+        return _scores(run, qrels, measure, conventions, **kw)
+
+    base, other = scores(first), scores(second)
     differing = _changed(base, other, keys)
-    choices = choices_between(first, second)
     causes: dict[tuple[Any, ...], list[str]] = {}
+    choices = choices_between(first, second)
     for choice in choices:
-        alone, _ = _scores(run, qrels, measure, switched(first, choice), **kw)
-        for row in _changed(base, alone, keys).join(differing, on=keys).iter_rows():
+        for row in _changed(base, scores(switched(first, choice)), keys).iter_rows():
             causes.setdefault(row, []).append(str(choice))
-    together = [str(c) for c in choices]
+    together = [str(c) for c in choices]  # no single switch changes it: all of them
     listed = [causes.get(row, together) for row in differing.iter_rows()]
     explained = differing.with_columns(pl.Series(CAUSES, listed, dtype=pl.List(pl.String)))
-    names = {"value": first.name, "value_other": second.name}
-    values = base.join(other, on=keys, how="full", coalesce=True, suffix="_other").rename(names)
-    out = values.with_columns((pl.col(second.name) - pl.col(first.name)).alias(DIFFERENCE))
+    return _side_by_side(base, other, explained, keys, (first.name, second.name))
+
+
+def _side_by_side(
+    base: pl.DataFrame,
+    other: pl.DataFrame,
+    explained: pl.DataFrame,
+    keys: list[str],
+    names: tuple[str, str],
+) -> pl.DataFrame:
+    """``keys``, both values, their difference and the causes (empty where none), sorted."""
+    first, second = names
+    values = base.join(other, on=keys, how="full", coalesce=True, suffix="_other")
+    out = values.rename({"value": first, "value_other": second}).with_columns(
+        (pl.col(second) - pl.col(first)).alias(DIFFERENCE)
+    )
     out = out.join(explained, on=keys, how="left").with_columns(
         pl.col(CAUSES).fill_null(pl.lit([], dtype=pl.List(pl.String)))
     )
-    return out.sort(keys).select(*keys, first.name, second.name, DIFFERENCE, CAUSES)
+    return out.sort(keys).select(*keys, first, second, DIFFERENCE, CAUSES)
 
 
 __all__ = ["Choice", "choices_between", "explain", "switched"]
