@@ -204,6 +204,7 @@ _TOOLS: dict[str, dict[str, Any]] = {
             "ndcg_score sees only the documents passed to it: a run query without qrels "
             "would score 0 there, here it is left out.",
             "ndcg_score refuses negative gains; here negative grades have no gain.",
+            "ndcg_score refuses a query of one document; here it is scored.",
         ),
     ),
     "torchmetrics": dict(
