@@ -208,8 +208,8 @@ _TOOLS: dict[str, dict[str, Any]] = {
         ),
     ),
     "torchmetrics": dict(
-        version="1.8",
-        tool="torchmetrics 1.x: Retrieval* metrics",
+        version="1.9.0",
+        tool="torchmetrics 1.9: Retrieval* metrics",
         score_precision="float32",
         ties="average",
         judgments="retrieved",
@@ -219,6 +219,8 @@ _TOOLS: dict[str, dict[str, Any]] = {
             "the input order.",
             "preds are float32 tensors by default, so scores compare as float32; for "
             "float64 preds set score_precision='float64' (dataclasses.replace).",
+            "Its AP, P@k, R@k and RR count a relevant document only when its score is "
+            "above 0; here the score only orders the ranking.",
         ),
     ),
     "spark": dict(

@@ -200,6 +200,45 @@ def test_torchmetrics_documented_values() -> None:
     assert means["nDCG(ties=average)"].item() == pytest.approx(0.8467, abs=5e-5)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_torchmetrics_functional_per_query(seed: int) -> None:
+    """Against torchmetrics' functional retrieval metrics, query by query, where torch is
+    installed (never in CI: run it in a separate environment with torch and torchmetrics;
+    torch 2.13.0+cpu and torchmetrics 1.9.0 gave 0 mismatches). Scores above 0 (its AP, P,
+    R and RR drop relevant documents scored <= 0); equal scores only for nDCG (torch.topk
+    orders them in no documented order)."""
+    torch = pytest.importorskip("torch")
+    retrieval = pytest.importorskip("torchmetrics.functional.retrieval")
+    measures = {
+        "map": lambda p, g: retrieval.retrieval_average_precision(p, g >= 1),
+        "map@5": lambda p, g: retrieval.retrieval_average_precision(p, g >= 1, top_k=5),
+        "mrr": lambda p, g: retrieval.retrieval_reciprocal_rank(p, g >= 1),
+        "P@5": lambda p, g: retrieval.retrieval_precision(p, g >= 1, top_k=5),
+        "R@5": lambda p, g: retrieval.retrieval_recall(p, g >= 1, top_k=5),
+        "hit_rate@3": lambda p, g: retrieval.retrieval_hit_rate(p, g >= 1, top_k=3),
+        "Rprec": lambda p, g: retrieval.retrieval_r_precision(p, g >= 1),
+        "ndcg@5": lambda p, g: retrieval.retrieval_normalized_dcg(p, g, top_k=5),
+        "ndcg": lambda p, g: retrieval.retrieval_normalized_dcg(p, g),
+    }
+    run, qrels = random_corpus(300 + seed, n_queries=30, grades=(0, 0, 1, 1, 2, 3))
+    tied = run.with_columns(pl.col("score") + 0.5)
+    rng = np.random.default_rng(seed)
+    untied = run.with_columns(score=pl.Series(rng.permutation(run.height) + 1.0))
+    grades = {(q, d): g for q, d, g in qrels.iter_rows()}
+    compared = 0
+    for ranked, names in [(untied, list(measures)), (tied, ["ndcg@5", "ndcg"])]:
+        ours = per_query(ranked, qrels, names, conventions="torchmetrics")
+        for row in ours.iter_rows(named=True):
+            part = ranked.filter(pl.col("query") == row["query"])
+            preds = torch.tensor(part["score"].to_numpy(), dtype=torch.float32)
+            target = torch.tensor([grades.get((row["query"], d), 0) for d in part["doc"]])
+            for name, column in zip(names, ours.columns[1:], strict=True):
+                want = float(measures[name](preds, target))
+                assert row[column] == pytest.approx(want, abs=1e-6), (name, row["query"])
+                compared += 1
+    assert compared > 200
+
+
 @pytest.mark.parametrize(
     ("empty", "expected"), [("zero", [1.0, 0.0]), ("one", [1.0, 1.0]), ("skip", [1.0])]
 )
