@@ -221,6 +221,8 @@ _TOOLS: dict[str, dict[str, Any]] = {
             "float64 preds set score_precision='float64' (dataclasses.replace).",
             "Its AP, P@k, R@k and RR count a relevant document only when its score is "
             "above 0; here the score only orders the ranking.",
+            "A run query without qrels would be an empty query there (0 by default); "
+            "here it is left out.",
         ),
     ),
     "spark": dict(
