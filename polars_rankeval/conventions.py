@@ -193,6 +193,8 @@ _TOOLS: dict[str, dict[str, Any]] = {
         notes=(
             "ir_measures gives a qrels query the run lacks each measure's DEFAULT (0), "
             "NumRel included (trec_eval -c counts its relevant documents).",
+            "Measures pytrec_eval lacks come from other providers (gdeval, cwl_eval, "
+            "...) with their own tie rules; the preset follows pytrec_eval's.",
         ),
     ),
     "sklearn": dict(
