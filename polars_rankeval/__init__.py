@@ -16,6 +16,7 @@ from polars_rankeval.evaluate import (
     evaluate_judged,
     mean_scores,
 )
+from polars_rankeval.explain import explain
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -65,6 +66,7 @@ __all__ = [
     "evaluate",
     "evaluate_diversity",
     "evaluate_judged",
+    "explain",
     "holm",
     "judge",
     "mean_interval",

@@ -44,3 +44,9 @@ APNorm: TypeAlias = Literal["R", "min", "found"]
 documents found in the top k (torchmetrics)."""
 Rounding: TypeAlias = Literal["v9", "v10"]
 """How a recall level becomes a number of relevant documents: trec_eval 9.x's or 10.0's."""
+Ties: TypeAlias = Literal["doc_desc", "input", "average"]
+"""Equal scores: by doc id descending (trec_eval), in input order, or averaged (scikit-learn)."""
+Empty: TypeAlias = Literal["zero", "one", "skip", "error"]
+"""A query without a relevant document: its values, 1, left out, or an error (torchmetrics)."""
+Judgments: TypeAlias = Literal["all", "retrieved"]
+"""What a ranking is scored against: every qrels row of its query, or its retrieved ones."""

@@ -347,9 +347,11 @@ def _require_every_query(run: pl.DataFrame, qrels: pl.DataFrame, name: str) -> N
 def cmd_eval(args: argparse.Namespace) -> str:
     """``eval``: trec_eval's lines (default), or per-query values or means in a table format."""
     _check_stdin(args.runs)
+    conventions = get_conventions(args.conventions)
     if args.complete:
         args.missing = "zero"
-    conventions = get_conventions(args.conventions)
+    elif args.missing is None:  # the conventions' choice: drop for trec_eval, zero for ranx
+        args.missing = conventions.absent_queries
     opts = _trec_options(args, conventions)
     qrels = read_qrels(args.qrels)
     files = [(name, _file_run(name)) for name in args.runs]
@@ -402,6 +404,21 @@ def cmd_compare(args: argparse.Namespace) -> str:
     return format_frame(table, args.format, decimals=None)
 
 
+def cmd_explain(args: argparse.Namespace) -> str:
+    """``explain``: one measure under two conventions, per query, and why they differ."""
+    from polars_rankeval.explain import explain
+
+    run, qrels = load_inputs(args.qrels, args.runs)
+    if run["system"].n_unique() == 1:
+        run = run.drop("system")
+    table = explain(run, qrels, args.measure, between=tuple(args.between))
+    if args.differing:
+        table = table.filter(pl.col("causes").list.len() > 0)
+    if args.format in ("csv", "markdown"):
+        table = table.with_columns(pl.col("causes").list.join("; "))
+    return format_frame(table, args.format, decimals=None)
+
+
 def cmd_curve(args: argparse.Namespace) -> str:
     """``curve``: precision-recall curves of every run, drawn to a PNG file."""
     from polars_rankeval.plots import plot_pr_curves
@@ -449,7 +466,8 @@ def _add_conventions(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT,
         help=(
             "which trec_eval to reproduce: trec_eval-10 (default, the current release) or "
-            "trec_eval-9 (9.x, as pytrec_eval and ir_measures)"
+            "trec_eval-9 (9.x, as pytrec_eval); or a peer's preset: ranx, ir_measures, "
+            "sklearn, torchmetrics, spark (see the explain command)"
         ),
     )
 
@@ -572,8 +590,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval.add_argument(
         "--missing",
         choices=("drop", "zero", "error"),
-        default="drop",
-        help="qrels queries absent from a run: drop (default), zero (-c) or error",
+        default=None,
+        help=(
+            "qrels queries absent from a run: drop (default; zero under --conventions "
+            "ranx or ir_measures), zero (-c) or error"
+        ),
     )
     p_eval.add_argument(
         "-f",
@@ -619,6 +640,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_conventions(p_cmp)
     p_cmp.set_defaults(handler=cmd_compare)
+
+    p_explain = sub.add_parser(
+        "explain",
+        help="why a measure differs between two tools' conventions, query by query",
+        description=(
+            "Score one measure under two conventions (presets: "
+            + ", ".join(CONVENTIONS)
+            + ") and name, for each query whose values differ, the choices that cause it."
+        ),
+    )
+    p_explain.add_argument("qrels", help="qrels file (TREC 'qid iter docno rel', or .parquet/.csv)")
+    p_explain.add_argument("runs", nargs=1, metavar="RUN", help="run file (TREC or .parquet)")
+    p_explain.add_argument(
+        "-m", "--measure", required=True, metavar="MEASURE", help="one measure, e.g. ndcg@10"
+    )
+    p_explain.add_argument(
+        "--between",
+        nargs=2,
+        choices=tuple(CONVENTIONS),
+        default=[DEFAULT, "ranx"],
+        metavar="CONVENTIONS",
+        help=f"two conventions ({', '.join(CONVENTIONS)}); default {DEFAULT} ranx",
+    )
+    p_explain.add_argument(
+        "--differing", action="store_true", help="only the queries whose values differ"
+    )
+    p_explain.add_argument(
+        "-f", "--format", choices=FORMATS[1:], default="table", help="default: table"
+    )
+    p_explain.set_defaults(handler=cmd_explain)
 
     p_curve = sub.add_parser("curve", help="precision-recall curves to a PNG file")
     _add_common(p_curve, runs="+")

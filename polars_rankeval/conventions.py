@@ -1,9 +1,15 @@
-"""Conventions: which trec_eval the numbers reproduce, as data.
+"""Conventions: which tool's numbers the values reproduce, as data.
 
-trec_eval is the reference, in two releases that differ in small ways. Each
-:class:`Conventions` value lists, as data, every choice that makes a value or a
-printed line differ between them; :func:`polars_rankeval.evaluate` and the
-command line (``polars-rankeval eval --conventions``) read them from here.
+trec_eval is the reference, in two releases that differ in small ways, and
+other tools (ranx, ir_measures, scikit-learn, torchmetrics, Spark's
+``RankingMetrics``) make other choices for "the same" measure. Each
+:class:`Conventions` value lists, as data, every choice that makes a value
+differ; :func:`polars_rankeval.evaluate`, :func:`polars_rankeval.explain` and the
+command line (``--conventions``) read them from here. No preset is a code path:
+each is one declaration in :data:`CONVENTIONS`, and :func:`conventions_table`
+renders them side by side (docs/conventions.md shows that table).
+
+Between the two trec_eval releases:
 
 ==================================  ========================  =========================
 choice                              ``"trec_eval-10"``        ``"trec_eval-9"``
@@ -25,8 +31,10 @@ no ``-c``                           exits 4: not copied)
 Both read ``#`` comment lines, run-file fields after the sixth and a run
 from standard input (``-``), which only 10.0 itself does: inputs, not scores.
 
-pytrec_eval (``pytrec-eval-terrier``) and ir_measures wrap trec_eval 9.x:
-pass ``conventions="trec_eval-9"`` to reproduce their numbers bit for bit.
+pytrec_eval (``pytrec-eval-terrier``) wraps trec_eval 9.x: pass
+``conventions="trec_eval-9"`` to reproduce its numbers bit for bit;
+``conventions="ir_measures"`` adds ir_measures' zeros for the qrels queries a
+run lacks.
 
 Examples
 --------
@@ -34,28 +42,38 @@ Examples
 'float32'
 >>> get_conventions().name
 'trec_eval-10'
+>>> get_conventions("ranx").ties, get_conventions("sklearn").judgments
+('input', 'retrieved')
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, Literal
 
 from polars_rankeval import trec_names
-from polars_rankeval._typing import Rounding
+from polars_rankeval._typing import Empty, Judgments, Missing, Rounding, Ties
 from polars_rankeval.validation import check_choice
 
-ConventionsName = Literal["trec_eval-10", "trec_eval-9"]
+ConventionsName = Literal[
+    "trec_eval-10", "trec_eval-9", "ranx", "ir_measures", "sklearn", "torchmetrics", "spark"
+]
+
+
+def _params(**families: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    """A read-only ``{family: {parameter: value}}`` map (see :attr:`Conventions.measure_params`)."""
+    return MappingProxyType({k: MappingProxyType(dict(v)) for k, v in families.items()})
 
 
 @dataclass(frozen=True)
 class Conventions:
-    """Every choice that differs between the trec_eval releases the library reproduces."""
+    """Every choice that makes one tool's value of a measure differ from another's."""
 
     name: str
     version: str
-    """The trec_eval release whose printed lines these conventions reproduce."""
+    """The release of the tool whose values these conventions reproduce."""
     score_precision: Literal["float64", "float32"]
     """How run scores are compared when ordering a ranking. trec_eval 9.x reads
     scores into C ``float`` (single precision), so scores equal after rounding to
@@ -76,32 +94,169 @@ class Conventions:
     absent_without_complete: Literal["drop"] = "drop"
     """A qrels query with no run lines, without ``-c``: left out of the scores.
     trec_eval 10.0 stops with status 4 there; 9.x leaves the query out."""
+    tool: str = "trec_eval"
+    """The tool (and the API) whose per-query values these conventions reproduce."""
+    ties: Ties = "doc_desc"
+    """Equal scores: ``"doc_desc"`` orders them by doc id descending compared as strings
+    (trec_eval's ``comp_sim_docno``), ``"input"`` keeps the run's row order (the first
+    row first), ``"average"`` averages the gains of a tie group over its positions in
+    the measures that have a ``ties`` parameter (nDCG: scikit-learn's
+    ``ignore_ties=False``) and keeps the row order for the others."""
+    absent_queries: Missing = "drop"
+    """A qrels query the run lacks: ``"drop"`` (left out), ``"zero"`` (scored as an empty
+    ranking, trec_eval ``-c``) or ``"error"``; :func:`polars_rankeval.evaluate`'s
+    ``missing`` when it is not given."""
+    empty_queries: Empty = "zero"
+    """A scored query without a relevant document (among the judgments read, see
+    :attr:`judgments`): ``"zero"`` (each measure's own value, 0 for AP, RR, nDCG, ...),
+    ``"one"`` (1), ``"skip"`` (left out of the output) or ``"error"`` (raise), as
+    torchmetrics' ``empty_target_action`` neg / pos / skip / error. Counts (``NumRet``,
+    ``NumRel``, ...) keep their value."""
+    judgments: Judgments = "all"
+    """The judgments a ranking is scored against: ``"all"`` the query's qrels rows,
+    retrieved or not (|R| and the ideal ranking count a relevant document the run
+    missed), ``"retrieved"`` only the documents the ranking retrieved (scikit-learn
+    and torchmetrics see nothing else: their ideal DCG and their |R| are over the
+    retrieved documents)."""
+    rel_level: int = 1
+    """The lowest grade that is relevant, when :func:`polars_rankeval.evaluate`'s
+    ``rel_level`` is not given."""
+    measure_params: Mapping[str, Mapping[str, Any]] = field(default_factory=_params)
+    """Parameters given to every measure of a family that does not set them itself,
+    ``{family: {parameter: value}}``: the tool's formula variant, named in the output
+    column (``nDCG(gain=exp)@10`` under ``"spark"``)."""
+    notes: tuple[str, ...] = ()
+    """What the tool does that these conventions do not reproduce (its own bugs)."""
 
     @property
     def all_trec(self) -> tuple[str, ...]:
         """The measures of ``-m all_trec``."""
         return self.nicknames["all_trec"]
 
+    @property
+    def order_ties(self) -> Literal["doc_desc", "input"]:
+        """The order of equal scores in the ranking (``"average"`` keeps the row order)."""
+        return "doc_desc" if self.ties == "doc_desc" else "input"
+
+
+CHOICES: tuple[str, ...] = (
+    "ties",
+    "score_precision",
+    "judgments",
+    "absent_queries",
+    "empty_queries",
+    "rel_level",
+    "iprec_rounding",
+    "measure_params",
+)
+"""The fields of :class:`Conventions` that change a value (the others name the tool or
+shape trec_eval's printed lines): what :func:`polars_rankeval.explain` switches one at a
+time, and the rows of :func:`conventions_table`."""
+
+_TREC_10 = Conventions(
+    name="trec_eval-10",
+    version="10.0",
+    score_precision="float64",
+    iprec_rounding="v10",
+    measure_order=trec_names.ORDER_10,
+    nicknames=trec_names.NICKNAMES_10,
+    complete_prints_absent=True,
+    tool="trec_eval 10.0",
+)
+_TREC_9 = Conventions(
+    name="trec_eval-9",
+    version="9.0.8",
+    score_precision="float32",
+    iprec_rounding="v9",
+    measure_order=trec_names.ORDER_9,
+    nicknames=trec_names.NICKNAMES_9,
+    complete_prints_absent=False,
+    tool="trec_eval 9.x, pytrec_eval",
+)
+_TOOLS: dict[str, dict[str, Any]] = {
+    "ranx": dict(
+        version="0.3.21",
+        tool="ranx 0.3.21: evaluate(..., make_comparable=True)",
+        ties="input",
+        absent_queries="zero",
+        notes=(
+            "ranx sorts a ranking with numba's np.argsort (a quicksort): equal scores keep "
+            "the input order in rankings of up to 15 documents, an unspecified order beyond.",
+            "ranx compares doc ids by a 64-bit hash held as a float64.",
+        ),
+    ),
+    "ir_measures": dict(
+        base=_TREC_9,
+        version="0.4.3",
+        tool="ir_measures 0.4.3 (pytrec_eval provider)",
+        absent_queries="zero",
+        notes=(
+            "ir_measures gives a qrels query the run lacks each measure's DEFAULT (0), "
+            "NumRel included (trec_eval -c counts its relevant documents).",
+            "Measures pytrec_eval lacks come from other providers (gdeval, cwl_eval, "
+            "...) with their own tie rules; the preset follows pytrec_eval's.",
+        ),
+    ),
+    "sklearn": dict(
+        version="1.9.1",
+        tool="scikit-learn 1.9: ndcg_score per query",
+        ties="average",
+        judgments="retrieved",
+        notes=(
+            "ndcg_score sees only the documents passed to it: a run query without qrels "
+            "would score 0 there, here it is left out.",
+            "ndcg_score refuses negative gains; here negative grades have no gain.",
+            "ndcg_score refuses a query of one document; here it is scored.",
+        ),
+    ),
+    "torchmetrics": dict(
+        version="1.9.0",
+        tool="torchmetrics 1.9: Retrieval* metrics",
+        score_precision="float32",
+        ties="average",
+        judgments="retrieved",
+        measure_params=_params(AP={"norm": "found"}),
+        notes=(
+            "torch.topk orders equal scores in no documented order (AP, RR, P@k); here "
+            "the input order.",
+            "preds are float32 tensors by default, so scores compare as float32; for "
+            "float64 preds set score_precision='float64' (dataclasses.replace).",
+            "Its AP, P@k, R@k and RR count a relevant document only when its score is "
+            "above 0; here the score only orders the ranking.",
+            "A run query without qrels would be an empty query there (0 by default); "
+            "here it is left out.",
+        ),
+    ),
+    "spark": dict(
+        version="4.3",
+        tool="PySpark 4.3: mllib RankingMetrics",
+        ties="input",
+        measure_params=_params(AP={"norm": "min"}, nDCG={"gain": "binary"}),
+        notes=(
+            "RankingMetrics takes a ranked list: equal scores are in the order the user "
+            "sorted them (here the input order).",
+            "PySpark's RankingMetrics drops relevance values (PythonMLLibAPI."
+            "newRankingMetrics keeps two columns): its nDCG is binary, as Spark's before 3.4.",
+            "Spark's graded nDCG (Scala, 3.4+: 2^rel - 1) takes the ideal ranking in the "
+            "order the labels are given; nDCG(gain=exp) is it for labels sorted by grade.",
+            "RankingMetrics cannot infer the type of an empty label list from Python; "
+            "Scala gives such a query 0, as here.",
+        ),
+    ),
+}
+
+
+def _preset(name: str, base: Conventions = _TREC_10, **choices: Any) -> Conventions:
+    """A tool's conventions: trec_eval 10.0's choices but those given."""
+    return Conventions(
+        **{f.name: getattr(base, f.name) for f in fields(Conventions)} | {"name": name} | choices
+    )
+
 
 CONVENTIONS: dict[str, Conventions] = {
-    "trec_eval-10": Conventions(
-        name="trec_eval-10",
-        version="10.0",
-        score_precision="float64",
-        iprec_rounding="v10",
-        measure_order=trec_names.ORDER_10,
-        nicknames=trec_names.NICKNAMES_10,
-        complete_prints_absent=True,
-    ),
-    "trec_eval-9": Conventions(
-        name="trec_eval-9",
-        version="9.0.8",
-        score_precision="float32",
-        iprec_rounding="v9",
-        measure_order=trec_names.ORDER_9,
-        nicknames=trec_names.NICKNAMES_9,
-        complete_prints_absent=False,
-    ),
+    "trec_eval-10": _TREC_10,
+    "trec_eval-9": _TREC_9,
+    **{name: _preset(name, **choices) for name, choices in _TOOLS.items()},
 }
 DEFAULT: ConventionsName = "trec_eval-10"
 """trec_eval 10.0 is the current release (2026-06-18)."""
@@ -117,7 +272,8 @@ def get_conventions(conventions: str | Conventions | None = None) -> Conventions
     >>> get_conventions("trec_eval-8")
     Traceback (most recent call last):
     ...
-    ValueError: conventions must be one of 'trec_eval-10', 'trec_eval-9'. Got 'trec_eval-8' instead.
+    ValueError: conventions must be one of 'trec_eval-10', 'trec_eval-9', 'ranx', \
+'ir_measures', 'sklearn', 'torchmetrics', 'spark'. Got 'trec_eval-8' instead.
     """
     if isinstance(conventions, Conventions):
         return conventions
@@ -126,4 +282,88 @@ def get_conventions(conventions: str | Conventions | None = None) -> Conventions
     return CONVENTIONS[name]
 
 
-__all__ = ["CONVENTIONS", "DEFAULT", "Conventions", "ConventionsName", "get_conventions"]
+ROW_LABELS: Mapping[str, str] = MappingProxyType(
+    {
+        "tool": "reproduces",
+        "ties": "equal scores",
+        "score_precision": "scores compared as",
+        "judgments": "\\|R\\| and ideal DCG from",
+        "absent_queries": "qrels query the run lacks",
+        "empty_queries": "query without a relevant document",
+        "rel_level": "relevance level",
+        "iprec_rounding": "IPrec@r: relevant documents at level r",
+        "AP.norm": "AP@k denominator",
+        "nDCG.gain": "nDCG gain",
+        "nDCG.ties": "nDCG over equal scores",
+    }
+)
+"""The label of each row of :func:`conventions_table` (a choice, or ``family.param``)."""
+VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
+    {
+        "ties": {
+            "doc_desc": "doc id descending (as strings)",
+            "input": "input order",
+            "average": "input order; nDCG averages them",
+        },
+        "judgments": {"all": "every qrels row", "retrieved": "retrieved documents only"},
+        "absent_queries": {"drop": "left out", "zero": "scored 0", "error": "error"},
+        "empty_queries": {"zero": "0", "one": "1", "skip": "left out", "error": "error"},
+        "iprec_rounding": {"v10": "lround(r·\\|R\\|)", "v9": "(long)(r·\\|R\\| + 0.9)"},
+        "AP.norm": {"R": "\\|R\\|", "min": "min(k, \\|R\\|)", "found": "relevant in the top k"},
+        "nDCG.gain": {"linear": "grade", "exp": "2^grade − 1", "binary": "1 if relevant"},
+        "nDCG.ties": {"ordered": "in rank order", "average": "gains averaged per tie group"},
+    }
+)
+
+
+def _cell(conventions: Conventions, row: str) -> str:
+    """The text of one cell of :func:`conventions_table`."""
+    if "." in row:
+        family, param = row.split(".", 1)
+        if param == "ties":
+            value: Any = "average" if conventions.ties == "average" else "ordered"
+        else:
+            value = conventions.measure_params.get(family, {}).get(param, _DEFAULTS[row])
+    else:
+        value = getattr(conventions, row)
+    return VALUE_LABELS.get(row, {}).get(value, str(value))
+
+
+_DEFAULTS: Mapping[str, Any] = MappingProxyType({"AP.norm": "R", "nDCG.gain": "linear"})
+"""The measures' own values of the parameters a preset may set (trec_eval's)."""
+
+
+def conventions_table(names: Sequence[str] | None = None) -> str:
+    """The presets side by side, as a Markdown table rendered from their declarations.
+
+    Rows: every choice of :data:`CHOICES` and the measure parameters presets set;
+    columns: the presets (``names``, default all). docs/conventions.md holds this table
+    (a test checks that it is up to date).
+
+    Examples
+    --------
+    >>> print(conventions_table(["trec_eval-10", "ranx"]).splitlines()[3])
+    | equal scores | doc id descending (as strings) | input order |
+    """
+    chosen = [get_conventions(n) for n in (names or CONVENTIONS)]
+    params = [f"{f}.{p}" for c in CONVENTIONS.values() for f, ps in c.measure_params.items()
+              for p in ps]  # fmt: skip
+    rows = ["tool", *(c for c in CHOICES if c != "measure_params")]
+    rows += [*dict.fromkeys([*params, "nDCG.ties"])]
+    header = ["choice", *(f"`{c.name}`" for c in chosen)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [ROW_LABELS.get(row, row), *(_cell(c, row) for c in chosen)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "CHOICES",
+    "CONVENTIONS",
+    "DEFAULT",
+    "Conventions",
+    "ConventionsName",
+    "conventions_table",
+    "get_conventions",
+]

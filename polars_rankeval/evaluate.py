@@ -77,10 +77,10 @@ def evaluate(
     system: str | None = "system",
     by: str | Sequence[str] | None = None,
     rank: str = "rank",
-    rel_level: int = 1,
+    rel_level: int | None = None,
     order: Order = "score",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
     duplicates: Duplicates = "error",
     per_query: bool = True,
     validate: bool = True,
@@ -100,10 +100,10 @@ def evaluate(
     system: str | None = "system",
     by: str | Sequence[str] | None = None,
     rank: str = "rank",
-    rel_level: int = 1,
+    rel_level: int | None = None,
     order: Order = "score",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
     duplicates: Duplicates = "error",
     per_query: bool = True,
     validate: bool = True,
@@ -122,10 +122,10 @@ def evaluate(
     system: str | None = "system",
     by: str | Sequence[str] | None = None,
     rank: str = "rank",
-    rel_level: int = 1,
+    rel_level: int | None = None,
     order: Order = "score",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
     duplicates: Duplicates = "error",
     per_query: bool = True,
     validate: bool = True,
@@ -166,14 +166,16 @@ def evaluate(
         an empty ranking only in the segments where the run has it (see
         :mod:`polars_rankeval.engine.scope`).
     rel_level
-        Minimum grade that counts as relevant (trec_eval ``-l``).
+        Minimum grade that counts as relevant (trec_eval ``-l``; default: the
+        conventions', 1 for every preset).
     order
         ``"score"`` (trec_eval), ``"rank"`` (the run's rank column) or
         ``"presorted"`` (rows already in rank order: no sort).
     depth
         Keep only the top ``depth`` documents per ranking (trec_eval ``-M``).
     missing
-        Queries in qrels but not in the run: ``"drop"`` (default, trec_eval),
+        Queries in qrels but not in the run (default: the conventions' choice,
+        ``"zero"`` for ranx and ir_measures): ``"drop"`` (trec_eval),
         ``"zero"`` (score them as empty rankings, trec_eval ``-c``) or ``"error"``.
         Run queries with no qrels row are never scored; for a DataFrame run an
         :class:`UnscoredQueriesWarning` says how many.
@@ -193,8 +195,11 @@ def evaluate(
         (the version pytrec_eval and ir_measures wrap): under 9.x, scores are
         ordered as single-precision floats (two scores equal in float32 tie and
         the doc id decides) and IPrec/11pt truncate where 10.0 rounds; the
-        nicknames (``all_trec``) name each version's set. See
-        :mod:`polars_rankeval.conventions`.
+        nicknames (``all_trec``) name each version's set. Or a peer's preset,
+        ``"ranx"``, ``"ir_measures"``, ``"sklearn"``, ``"torchmetrics"``,
+        ``"spark"``, or a :class:`~polars_rankeval.conventions.Conventions`: its tie
+        rule, judgments, absent and empty queries and measure parameters. See
+        :mod:`polars_rankeval.conventions` and :func:`polars_rankeval.explain`.
     memory_limit
         LazyFrame runs only: the most memory (bytes, or a string such as
         ``"2GiB"``) that the evaluation should take. Default ``"1GiB"``. When
@@ -400,7 +405,8 @@ def evaluate_judged(
         judged, as in :func:`polars_rankeval.judge`'s table) are allowed.
         Rows may come in any order.
     conventions
-        As for :func:`evaluate` (IPrec's rounding, the nicknames).
+        As for :func:`evaluate` (IPrec's rounding, the nicknames, a tool's measure
+        parameters; ``judgments="retrieved"`` presets read only the shown rows).
 
     Examples
     --------
@@ -450,11 +456,12 @@ def evaluate_judged(
             n_rel=n_rel,
             check=validate,
             lowest_grade=lowest_grade(parsed, context),
+            retrieved_only=conv.judgments == "retrieved",
         )
         unjudged = shape.keys.filter(~shape.rankings[SCORED])
         ids = [pl.col(q).cast(pl.String) for q in queries]
         warn_unjudged_queries(unjudged.select(pl.concat_str(ids, separator=" / ")).to_series())
-        return aggregate(shape, parsed, context).sort(keys)
+        return aggregate(shape, parsed, context, conv.empty_queries).sort(keys)
 
     if isinstance(judged, pl.DataFrame):
         return scored(judged)

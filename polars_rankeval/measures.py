@@ -258,6 +258,8 @@ NORM = Param("norm", str, "R", get_args(Norm))
 AP_NORM = Param("norm", str, "R", get_args(APNorm))
 GAINS = Param("gains", GainMap)
 ROUNDING = Param("rounding", str, None, get_args(Rounding))  # None: the conventions decide
+TIES = Param("ties", str, "ordered", ("ordered", "average"))
+"""Equal scores: in the ranking's order, or averaged over the tie group (scikit-learn)."""
 ELEVEN = Levels(family.iprec.ELEVEN_POINTS)
 REGISTRY: dict[str, MeasureFamily] = {}
 
@@ -285,6 +287,7 @@ def _dcg_options(measure: Measure) -> dict[str, Any]:
         "signed": gain == "signed",
         "rel_level": measure.get("rel"),
         "log_base": measure.get("log_base", 2.0),
+        "ties": measure.get("ties", "ordered"),
     }
 
 
@@ -328,6 +331,12 @@ def _gained(measure: Measure, ctx: Context) -> float:
     gives it one, grade 0 have no gain)."""
     gains = measure.get("gains")
     return 0.0 if gains and dict(gains).get(0, 0.0) != 0.0 else 1.0
+
+
+def _binary_level(measure: Measure, ctx: Context) -> int | None:
+    """The grade from which ``gain=binary`` gives gain 1 (the measure's ``rel``, else the
+    relevance level), or None."""
+    return measure.get("rel", ctx.rel_level) if measure.get("gain") == "binary" else None
 
 
 GAIN_REL = Param("rel", int)
@@ -620,16 +629,27 @@ _family(
         relevance=c.relevance,
         gains=_gains(x),
         exponential=x.get("gain") == "exp",
+        ties=x.get("ties", "ordered"),
+        binary_level=_binary_level(x, c),
         rel_level=x.get("rel"),
     ),
     "optional",
     GAINS,
-    Param("gain", str, "linear", ("linear", "exp")),
+    Param("gain", str, "linear", ("linear", "exp", "binary")),
     GAIN_REL,
-    summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;... or gain=exp",
-    reads=_gained_from_rel,
+    TIES,
+    summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;..., gain=exp|binary",
+    reads=lambda x, c: (
+        float(_binary_level(x, c) or 0) if x.get("gain") == "binary" else _gained_from_rel(x, c)
+    ),
     formula=lambda x, f: family.ndcg.ndcg_formula(
-        f, _k(x), _gains(x), exponential=x.get("gain") == "exp", rel_level=x.get("rel")
+        f,
+        _k(x),
+        _gains(x),
+        exponential=x.get("gain") == "exp",
+        ties=x.get("ties", "ordered"),
+        binary_level=_binary_level(x, f.ctx),
+        rel_level=x.get("rel"),
     ),
 )
 _family(
@@ -1042,6 +1062,7 @@ _family(
     Param("gain", str, "linear", ("linear", "exp", "signed")),
     GAIN_REL,
     Param("log_base", float, 2.0),
+    TIES,
     summary="unnormalised DCG (ranx dcg@k, dcg_burges@k; scikit-learn dcg_score, log_base)",
     reads=_gained_from_rel,
     formula=lambda x, f: family.ndcg.dcg_formula(f, _k(x), **_dcg_options(x)),
@@ -1249,7 +1270,40 @@ def _read_params(text: str | None, whole: str) -> dict[str, Any]:
     return params
 
 
-def _build(family: MeasureFamily, cutoff: Any, params: Mapping[str, Any], text: str) -> Measure:
+def convention_params(
+    family: MeasureFamily, conventions: Conventions, given: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The parameters ``conventions`` give a measure of ``family`` that does not set them
+    (``given``): its :attr:`~polars_rankeval.conventions.Conventions.measure_params`, and
+    ``ties=average`` where the conventions average ties and the family can. A measure
+    that gives its own ``gains`` map keeps it (a tool's ``gain`` does not apply).
+
+    Examples
+    --------
+    >>> from polars_rankeval.conventions import get_conventions
+    >>> convention_params(REGISTRY["nDCG"], get_conventions("sklearn"))
+    {'ties': 'average'}
+    >>> convention_params(REGISTRY["AP"], get_conventions())
+    {}
+    """
+    params = dict(conventions.measure_params.get(family.name, {}))
+    if conventions.ties == "average" and any(p.name == "ties" for p in family.params):
+        params.setdefault("ties", "average")
+    given = given or {}
+    if "gains" in given:
+        params.pop("gain", None)
+    return params | dict(given)
+
+
+def _build(
+    family: MeasureFamily,
+    cutoff: Any,
+    params: Mapping[str, Any],
+    text: str,
+    conventions: Conventions | None = None,
+) -> Measure:
+    if conventions is not None:
+        params = convention_params(family, conventions, params)
     if cutoff is not None:
         if family.cutoff == "none":
             msg = f"Measure {family.name} takes no cutoff; got {text!r}."
@@ -1286,40 +1340,46 @@ def _trec_values(text: str) -> list[str]:
     return values
 
 
-def _expand_trec(name: str, params: str, text: str) -> list[Measure]:
+def _expand_trec(
+    name: str, params: str, text: str, conventions: Conventions | None = None
+) -> list[Measure]:
     """A trec_eval ``-m name.params`` form -> the measures it stands for."""
     family_name, how = TREC_DOTTED[name]
     family = REGISTRY[family_name]
     if not params.strip():
-        return [_build(family, None, {}, text)] if family.cutoff != "required" else []
+        return [_build(family, None, {}, text, conventions)] if family.cutoff != "required" else []
     if how == "cutoffs":
         kind = family.cutoff_kind
         # trec_eval reads integer cutoffs with atol: 23.4 -> 23
         values = [kind(float(v)) if kind is float else int(float(v)) for v in _trec_values(params)]
-        return [_build(family, v, {}, text) for v in values]
+        return [_build(family, v, {}, text, conventions) for v in values]
     if how.startswith("param:"):
         key = how.partition(":")[2]
-        return [_build(family, None, {key: float(v)}, text) for v in _trec_values(params)]
+        return [
+            _build(family, None, {key: float(v)}, text, conventions) for v in _trec_values(params)
+        ]
     if how == "levels":
-        return [_build(family, None, {"levels": Levels.of(params)}, text)]
+        return [_build(family, None, {"levels": Levels.of(params)}, text, conventions)]
     if how == "gains":
-        return [_build(family, None, {"gains": GainMap.of(params)}, text)]
+        return [_build(family, None, {"gains": GainMap.of(params)}, text, conventions)]
     coefficients = [float(v) for v in _trec_values(params)]
     if len(coefficients) != 4:
         msg = f"utility takes 4 coefficients (a,b,c,d). Got {params!r} in {text!r}."
         raise ValueError(msg)
-    return [_build(family, None, dict(zip("abcd", coefficients, strict=True)), text)]
+    return [_build(family, None, dict(zip("abcd", coefficients, strict=True)), text, conventions)]
 
 
-def _ranx_forms(text: str) -> list[Measure] | None:
+def _ranx_forms(text: str, conventions: Conventions | None = None) -> list[Measure] | None:
     """ranx's ``name-lN`` (relevance level N) and ``rbp.NN`` forms, or None."""
     level = _RANX_LEVEL.match(text)
     if level:
-        return [_with_rel(x, int(level["level"]), text) for x in _parse_all(level["body"])]
+        return [
+            _with_rel(x, int(level["level"]), text) for x in _parse_all(level["body"], conventions)
+        ]
     rbp = _RANX_RBP.match(text)
     if rbp:
         p = float(f"0.{rbp['digits']}")
-        return [_build(REGISTRY["RBP"], None, {"gain": "linear", "p": p}, text)]
+        return [_build(REGISTRY["RBP"], None, {"gain": "linear", "p": p}, text, conventions)]
     return None
 
 
@@ -1335,8 +1395,10 @@ def _with_rel(measure: Measure, level: int, text: str) -> Measure:
     return _build(measure.family, measure.cutoff, {**params, "rel": level}, text)
 
 
-def _parse_all(text: str) -> list[Measure]:
-    ranx = _ranx_forms(text)
+def _parse_all(text: str, conventions: Conventions | None = None) -> list[Measure]:
+    """The measures a name stands for; ``conventions`` give the parameters a measure
+    does not set (see :func:`convention_params`)."""
+    ranx = _ranx_forms(text, conventions)
     if ranx is not None:
         return ranx
     match = _CANONICAL.match(text)
@@ -1347,18 +1409,18 @@ def _parse_all(text: str) -> list[Measure]:
             for key, value in _read_params(match["params"], text).items():
                 params[key] = value
             cutoff = _literal(match["cutoff"]) if match["cutoff"] is not None else None
-            return [_build(family, cutoff, params, text)]
+            return [_build(family, cutoff, params, text, conventions)]
     trec = _TREC_CUTOFF.match(text)
     if trec and trec["name"] in TREC_CUTOFF_ALIASES:
         family_name, param = TREC_CUTOFF_ALIASES[trec["name"]]
         family = REGISTRY[family_name]
         value = _literal(trec["cutoff"])
         if param is not None:
-            return [_build(family, None, {param: value}, text)]
-        return [_build(family, value, {}, text)]
+            return [_build(family, None, {param: value}, text, conventions)]
+        return [_build(family, value, {}, text, conventions)]
     dotted = _TREC_DOTTED.match(text)
     if dotted and dotted["name"] in TREC_DOTTED:
-        return _expand_trec(dotted["name"], dotted["params"], text)
+        return _expand_trec(dotted["name"], dotted["params"], text, conventions)
     raise _unknown(text)
 
 
@@ -1414,10 +1476,13 @@ def _parse_expanded(text: str, conventions: str | Conventions | None = None) -> 
     family names with default cutoffs (``P``, ``recall``, ``success``, ...) are
     expanded by :func:`polars_rankeval.trec_names.expand`.
     """
+    conv = get_conventions(conventions)
     if _RANX_LEVEL.match(text) or _RANX_RBP.match(text):  # ranx's forms, not trec_eval's
-        return _parse_all(text)
-    names = trec_names.expand(text, get_conventions(conventions).nicknames)
-    return _parse_all(text) if names is None else [x for n in names for x in _parse_all(n)]
+        return _parse_all(text, conv)
+    names = trec_names.expand(text, conv.nicknames)
+    if names is None:
+        return _parse_all(text, conv)
+    return [x for n in names for x in _parse_all(n, conv)]
 
 
 def parse_measures(

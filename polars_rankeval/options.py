@@ -106,10 +106,10 @@ def run_options(
     rank: str = "rank",
     system: str | None = "system",
     by: str | Sequence[str] | None = None,
-    rel_level: int = 1,
+    rel_level: int | None = None,
     order: Order = "score",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
     duplicates: Duplicates = "error",
     conventions: str | Conventions | None = None,
 ) -> Options:
@@ -119,11 +119,14 @@ def run_options(
     be in the run. A list of columns for ``query`` or ``doc`` is a compound id:
     the engine reads one id joined from them (:func:`polars_rankeval.inputs.joined_id`),
     which :func:`polars_rankeval.inputs.with_joined_ids` adds to the frames.
+    ``missing`` and ``rel_level`` not given: the conventions' choices.
     """
+    conv = get_conventions(conventions)
+    missing = conv.absent_queries if missing is None else missing
+    rel_level = conv.rel_level if rel_level is None else rel_level
     check_choice("order", order, Order)
     check_choice("missing", missing, Missing)
     check_choice("duplicates", duplicates, Duplicates)
-    conv = get_conventions(conventions)
     check_int("rel_level", rel_level, minimum=0)
     check_int("depth", depth, minimum=0, allow_none=True)
     taken = [*run_schema.names(), *qrels_schema.names()]

@@ -154,7 +154,9 @@ def evaluate(
         Keyword options of :func:`polars_rankeval.evaluate` (``query``, ``doc``,
         ``score``, ``relevance``, ``system``, ``rank``, ``rel_level``, ``order``,
         ``depth``, ``missing``, ``duplicates``, ``per_query``, ``validate``,
-        ``conventions``), except ``order="presorted"``: a shuffle does not keep
+        ``conventions``), except ``order="presorted"`` and conventions that order
+        equal scores by input order (``"ranx"``, ``"spark"``; ``"sklearn"`` and
+        ``"torchmetrics"`` but for tie-averaged measures): a shuffle does not keep
         row order.
 
     Returns
@@ -199,6 +201,16 @@ def evaluate(
         msg = (
             "order='presorted' cannot be used on Spark: the shuffle that groups each "
             "query's rows does not keep their order. Rank by order='score' or order='rank'."
+        )
+        raise ValueError(msg)
+    conventions = job.options.conventions
+    averaged = all(m.get("ties") == "average" for m in job.parsed)
+    if conventions.order_ties == "input" and job.options.order != "presorted" and not averaged:
+        msg = (
+            f"conventions {conventions.name!r} order equal scores by input order, which the "
+            "shuffle that groups each query's rows does not keep: score with "
+            "polars_rankeval.evaluate, or break ties by doc id "
+            "(dataclasses.replace(conventions, ties='doc_desc'))."
         )
         raise ValueError(msg)
     n = num_buckets if num_buckets is not None else _default_buckets(run_sdf)

@@ -338,3 +338,25 @@ def test_rank_order_with_extra_columns(client, tmp_path):
         got = prd.evaluate(run_glob, qrels, MEASURES, client=client, order="rank")
     assert_same(got, expected)
     assert not got.equals(evaluate_quietly(run, qrels, MEASURES))  # rank order mattered
+
+
+@pytest.mark.parametrize("conventions", ["ranx", "sklearn", "ir_measures", "spark"])
+def test_presets_equal_in_process(client, tmp_path, conventions):
+    """Buckets keep each query's rows in input order (the files' order, then their rows'):
+    input-order ties hold on Dask."""
+    run, qrels = random_corpus(12, n_queries=30, systems=2)
+    measures = ["AP", "map@5", "ndcg@5", "RR", "R@10"]
+    files = write_parts(run, tmp_path / "run", 3)
+    in_order = pl.read_parquet(files)
+    expected = evaluate_quietly(in_order, qrels, measures, conventions=conventions)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        got = prd.evaluate(
+            files,
+            qrels,
+            measures,
+            client=client,
+            npartitions=4,
+            conventions=conventions,
+        )
+    assert_same(got, expected)

@@ -65,6 +65,7 @@ SAMPLES = [
     "nDCG",
     "nDCG@3",
     "nDCG(gain=exp)@3",
+    "nDCG(gain=binary)@3",
     "nDCG(gains=0:1;2:5)",
     "nDCG(gains=1:-2;3:4)@5",
     "nDCGRel",

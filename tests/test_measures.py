@@ -111,7 +111,7 @@ def test_trec_parameter_forms_expand() -> None:
         ("Bperf", "Did you mean: .*Bpref"),
         (
             "nDCG(gain=cubic)",
-            "Parameter gain of nDCG must be one of 'linear', 'exp'. Got 'cubic'",
+            "Parameter gain of nDCG must be one of 'linear', 'exp', 'binary'. Got 'cubic'",
         ),
         ("P(rel=0)@5", "rel must be >= 1"),
         ("AP(foo=1)", "no parameter 'foo'"),

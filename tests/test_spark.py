@@ -182,6 +182,8 @@ def test_bad_inputs_fail_before_any_job(spark):
     run_sdf, qrels_sdf = to_spark(spark, run), to_spark(spark, qrels)
     with pytest.raises(ValueError, match="presorted"):
         prs.evaluate(run_sdf, qrels_sdf, ["AP"], order="presorted")
+    with pytest.raises(ValueError, match="'ranx' order equal scores by input order"):
+        prs.evaluate(run_sdf, qrels_sdf, ["AP"], conventions="ranx")
     with pytest.raises(ValueError, match="missing column 'docno'"):
         prs.evaluate(run_sdf, qrels_sdf, ["AP"], doc="docno")
     with pytest.raises(TypeError, match="Unknown option"):
@@ -196,3 +198,50 @@ def test_clear_import_error_without_pyspark(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyspark", None)
     with pytest.raises(ImportError, match=r"pip install polars-rankeval\[spark\]"):
         prs.evaluate(None, None, ["AP"])
+
+
+def test_spark_preset_matches_ranking_metrics(spark):
+    """conventions="spark" against pyspark.mllib.evaluation.RankingMetrics, query by query:
+    each query's ranked docs (score descending, ties in input order) and its relevant docs.
+    Spark's nDCG from Python is binary (the relevance values are dropped on the way)."""
+    from pyspark.mllib.evaluation import RankingMetrics
+
+    run, qrels = random_corpus(5, n_queries=12, max_docs=20)
+    measures = ["P@5", "map", "map@5", "ndcg@5", "recall@10"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        ours = pr.evaluate(run, qrels, measures, conventions="spark")
+    relevant = qrels.filter(pl.col("relevance") >= 1)
+    compared = 0
+    for row in ours.iter_rows(named=True):
+        q = row["query"]
+        ranked = run.filter(pl.col("query") == q).with_row_index("row")
+        ranked = ranked.sort(["score", "row"], descending=[True, False])["doc"].to_list()
+        labels = relevant.filter(pl.col("query") == q)["doc"].to_list()
+        if not labels:  # Spark cannot infer the type of an empty list from Python
+            assert all(v == 0 for k, v in row.items() if k != "query")
+            continue
+        spark_metrics = RankingMetrics(spark.sparkContext.parallelize([(ranked, labels)], 1))
+        want = [
+            spark_metrics.precisionAt(5),
+            spark_metrics.meanAveragePrecision,
+            spark_metrics.meanAveragePrecisionAt(5),
+            spark_metrics.ndcgAt(5),
+            spark_metrics.recallAt(10),
+        ]
+        got = [row[c] for c in ["P@5", "AP(norm=min)", "AP(norm=min)@5",
+                                "nDCG(gain=binary)@5", "R@10"]]  # fmt: skip
+        assert got == pytest.approx(want, abs=1e-9, rel=0), q
+        compared += 1
+    assert compared >= 5
+
+
+def test_presets_on_spark(spark):
+    """Tie-averaged and doc-id tie rules do not depend on row order: Spark gives the
+    in-process values (sklearn's retrieved-only judgments, ir_measures' absent zeros)."""
+    run, qrels = random_corpus(8, n_queries=20)
+    run_sdf, qrels_sdf = to_spark(spark, run), to_spark(spark, qrels)
+    for conventions, measures in [("sklearn", ["ndcg@5", "dcg@3"]), ("ir_measures", ["AP", "P@5"])]:
+        expected = evaluate_quietly(run, qrels, measures, conventions=conventions)
+        got = prs.evaluate(run_sdf, qrels_sdf, measures, conventions=conventions)
+        assert_same(collect(got, ["query"]), expected)

@@ -49,6 +49,8 @@ from polars_rankeval.engine.shape import (
     NRET,
     RANK,
     RANKING,
+    TIE_FIRST,
+    TIE_LAST,
     Judged,
 )
 from polars_rankeval.metrics.gain import grade_gain
@@ -304,6 +306,23 @@ class Features:
             return pl.lit(True)
         return pl.col(RANK) <= int(k)
 
+    def tie_span(self) -> tuple[pl.Expr, pl.Expr]:
+        """Row-level: the first and last rank (Float64) of the row's tie group, the rows of
+        its ranking with its exact score (the rank itself where the rank stage gave no
+        groups: a pre-judged table, ``order="presorted"``)."""
+
+        def bound(column: str) -> RowFunction:
+            def read(built: Built) -> pl.Series:
+                source = column if column in built.rows.columns else RANK
+                return built.rows[source].cast(pl.Float64)
+
+            return read
+
+        return (
+            self.row_function(f"tie|{TIE_FIRST}", bound(TIE_FIRST)),
+            self.row_function(f"tie|{TIE_LAST}", bound(TIE_LAST)),
+        )
+
     def row(self, expr: pl.Expr) -> pl.Expr:
         """A row-level column computed once (for expressions read several times)."""
         name = self._name("r", str(expr))
@@ -495,11 +514,16 @@ class Features:
         gains: Mapping[int, float] | None = None,
         *,
         exponential: bool = False,
+        binary_level: int | None = None,
         lowest: float = 0,
     ) -> Ideal:
         """The ideal ranking of each query for a gain function (see
-        :func:`polars_rankeval.metrics.gain.grade_gain`)."""
-        gain = grade_gain(pl.col(GRADE), gains, exponential=exponential, lowest=lowest)
+        :func:`polars_rankeval.metrics.gain.grade_gain`; ``binary_level``: gain 1 for
+        the grades from that level up, 0 below)."""
+        if binary_level is not None:
+            gain = (pl.col(GRADE) >= binary_level).cast(pl.Float64)
+        else:
+            gain = grade_gain(pl.col(GRADE), gains, exponential=exponential, lowest=lowest)
         ideal = self._ideals.setdefault(str(gain), Ideal(str(gain), gain))
         self._start_name(ideal)  # named now: evaluate() leaves the features unchanged
         return ideal

@@ -15,12 +15,16 @@ from functools import lru_cache
 
 import polars as pl
 
+from polars_rankeval._typing import Empty
 from polars_rankeval.engine.features import Features
 from polars_rankeval.engine.select import judged_from_run
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
 from polars_rankeval.measures import Context, Measure, check_fractional_grades, lowest_grade
 from polars_rankeval.options import Options
 from polars_rankeval.validation import check_qrels_values, check_run_values
+
+NO_RELEVANT = "__rk_no_relevant"
+"""Per ranking: no relevant judgment (conventions' ``empty_queries`` other than zero)."""
 
 
 @dataclass(frozen=True)
@@ -97,9 +101,11 @@ def judged_piece(
     check_duplicates: bool = True,
     systems: pl.Series | None = None,
     lowest_grade: float = -math.inf,
+    tie_spans: bool = False,
 ) -> Judged:
     """Scope, rank and select: a piece's run and qrels as the judged shape, with the
-    judgments of grade ``lowest_grade`` or more.
+    judgments of grade ``lowest_grade`` or more (and each row's tie group with
+    ``tie_spans``).
 
     The columns read are taken in one chunk each: a frame read from Parquet, or
     gathered batch by batch from a lazy run, has many, and the engine's joins and
@@ -122,25 +128,74 @@ def judged_piece(
         single_precision=options.single_precision,
         systems=systems,
         lowest_grade=lowest_grade,
+        tie_spans=tie_spans,
     )
 
 
-def aggregate(shape: Judged, measures: Sequence[Measure], context: Context) -> pl.DataFrame:
-    """Every measure of every scored ranking: ``keys`` and one Float64 column per measure."""
-    features, values = formulas(tuple(measures), context)
+def read_grades(measures: Sequence[Measure], options: Options) -> float:
+    """The lowest grade the measures read, or the relevance level where the conventions
+    tell the queries without a relevant document apart."""
+    lowest = lowest_grade(measures, options.context)
+    if options.conventions.empty_queries == "zero":
+        return lowest
+    return min(lowest, options.rel_level)
+
+
+def averages_ties(measures: Sequence[Measure]) -> bool:
+    """Whether a measure averages over tie groups (``ties=average``): the rank stage then
+    gives each row its tie group."""
+    return any(m.get("ties") == "average" for m in measures)
+
+
+def aggregate(
+    shape: Judged, measures: Sequence[Measure], context: Context, empty: Empty = "zero"
+) -> pl.DataFrame:
+    """Every measure of every scored ranking: ``keys`` and one Float64 column per measure.
+
+    ``empty`` says what a ranking without a relevant judgment (at the context's
+    level) gets: its values (``"zero"``), 1 on every measure but the counts
+    (``"one"``), no row (``"skip"``), or an error naming it (``"error"``).
+    """
+    features, values = formulas(tuple(measures), context, empty != "zero")
     per_ranking = features.evaluate(shape, values)
-    return shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
+    scored = shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
+    if empty == "zero":
+        return scored
+    return empty_rankings(scored, [str(m) for m in measures if m.family.aggregate != "sum"], empty)
+
+
+def empty_rankings(scored: pl.DataFrame, averaged: Sequence[str], empty: Empty) -> pl.DataFrame:
+    """Apply ``empty`` to the rankings whose :data:`NO_RELEVANT` flag is set (and drop it)."""
+    flag = pl.col(NO_RELEVANT)
+    if empty == "error" and scored[NO_RELEVANT].any():
+        where = scored.filter(flag).drop(NO_RELEVANT).drop(averaged).row(0, named=True)
+        msg = (
+            f"A query has no relevant document ({where}) and empty_queries='error': "
+            f"choose 'zero', 'one' or 'skip' in the conventions to score it."
+        )
+        raise ValueError(msg)
+    if empty == "skip":
+        scored = scored.filter(~flag)
+    elif empty == "one":
+        scored = scored.with_columns(
+            pl.when(flag).then(1.0).otherwise(pl.col(name)).alias(name) for name in averaged
+        )
+    return scored.drop(NO_RELEVANT)
 
 
 @lru_cache(maxsize=64)
 def formulas(
-    measures: tuple[Measure, ...], context: Context
+    measures: tuple[Measure, ...], context: Context, flag_empty: bool = False
 ) -> tuple[Features, dict[str, pl.Expr]]:
     """The measures' formulas and the features they read, built once per measure set
     (a bucketed run, or a job over many files, scores many pieces with the same set;
-    :meth:`Features.evaluate` leaves them unchanged)."""
+    :meth:`Features.evaluate` leaves them unchanged). ``flag_empty`` adds the
+    :data:`NO_RELEVANT` flag of each ranking."""
     features = Features(context)
-    return features, {str(m): m.formula(features) for m in measures}
+    values = {str(m): m.formula(features) for m in measures}
+    if flag_empty:
+        values[NO_RELEVANT] = features.nrel(context.rel_level) == 0
+    return features, values
 
 
 def score_piece(
@@ -158,7 +213,7 @@ def score_piece(
     grades with a fraction are read by the measures that take them, from grade 0 up
     (:func:`check_fractional_grades`).
     """
-    lowest = lowest_grade(measures, options.context)
+    lowest = read_grades(measures, options)
     if check_fractional_grades(qrels, options.relevance, [options.query, options.doc], measures):
         lowest = min(lowest, 0.0)
     shape = judged_piece(
@@ -168,8 +223,9 @@ def score_piece(
         check_duplicates=check_duplicates,
         systems=systems,
         lowest_grade=lowest,
+        tie_spans=averages_ties(measures),
     )
     run_rankings = shape.rankings[HAS_RUN]
     no_qrels = shape.keys.filter(run_rankings & shape.rankings[FACT].is_null())
-    scores = aggregate(shape, measures, options.context)
+    scores = aggregate(shape, measures, options.context, options.conventions.empty_queries)
     return Piece(scores, no_qrels, run.height, qrels.height)

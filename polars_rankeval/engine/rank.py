@@ -247,7 +247,8 @@ class TieBreak:
     """Exact order within a group of rows whose packed keys are equal.
 
     By ordering value (descending for scores, ascending for ranks), then doc
-    id descending compared as strings byte by byte, as trec_eval does.
+    id descending compared as strings byte by byte, as trec_eval does
+    (``by_doc=False``: then by row number, the run's input order).
     """
 
     values: np.ndarray
@@ -255,6 +256,8 @@ class TieBreak:
     descending: bool
     doc: pl.Series
     """The run's doc id column."""
+    by_doc: bool = True
+    """Equal values ordered by doc id descending (trec_eval), else in row order."""
 
     def places(
         self, packed: np.ndarray, mask: np.uint64, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray
@@ -270,18 +273,21 @@ class TieBreak:
         positions = np.repeat(starts - offsets, sizes) + np.arange(sizes.sum())
         members = (packed[positions] & mask).astype(np.int64)
         by_member = np.argsort(members)
-        ordered = (
-            pl.DataFrame(
-                {
-                    "group": np.repeat(np.arange(len(starts)), sizes)[by_member],
-                    "row": members[by_member],
-                    "value": self.values[members[by_member]],
-                }
-            )
-            .with_columns(doc=gather_sorted(self.doc, members[by_member]).cast(pl.String))
-            .sort(["group", "value", "doc"], descending=[False, self.descending, True])["row"]
-            .to_numpy()
+        tied = pl.DataFrame(
+            {
+                "group": np.repeat(np.arange(len(starts)), sizes)[by_member],
+                "row": members[by_member],
+                "value": self.values[members[by_member]],
+            }
         )
+        if self.by_doc:
+            tied = tied.with_columns(
+                doc=gather_sorted(self.doc, members[by_member]).cast(pl.String)
+            )
+        last = "doc" if self.by_doc else "row"
+        ordered = tied.sort(
+            ["group", "value", last], descending=[False, self.descending, self.by_doc]
+        )["row"].to_numpy()
         place = np.arange(len(ordered)) - np.repeat(offsets, sizes)
         by_row = np.argsort(ordered)
         return place[by_row][np.searchsorted(ordered[by_row], rows)]
@@ -331,6 +337,22 @@ class RankOrder:
             places = self.tie_break.places(packed, self._mask, lo, hi, rows[tied])
             ranks[tied] = lo - groups.starts[groups.ids[rows[tied]]] + 1 + places
         return ranks
+
+    def tie_spans(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """First and last rank (int64) of the tie group of each of ``rows``: the rows of
+        its ranking with its exact ordering value (the row alone for
+        ``order="presorted"``)."""
+        if self.tie_break is None:
+            ranks = self.ranks(rows)
+            return ranks, ranks
+        frame = pl.DataFrame({"ranking": self.groups.ids, "value": self.tie_break.values})
+        value, by = pl.col("value"), "ranking"
+        desc = self.tie_break.descending
+        spans = frame.select(
+            first=value.rank("min", descending=desc).over(by).cast(pl.Int64),
+            last=value.rank("max", descending=desc).over(by).cast(pl.Int64),
+        )
+        return spans["first"].to_numpy()[rows], spans["last"].to_numpy()[rows]
 
     def sorted_rows(self) -> np.ndarray:
         """Row numbers by sorted position (int64): rankings in id order, each by key."""

@@ -40,6 +40,8 @@ from polars_rankeval.engine.shape import (
     RANKING,
     ROW_SCHEMA,
     SCORED,
+    TIE_FIRST,
+    TIE_LAST,
     Judged,
 )
 from polars_rankeval.options import Options
@@ -115,8 +117,14 @@ def judged_from_run(
     single_precision: bool = False,
     systems: pl.Series | None = None,
     lowest_grade: float = -math.inf,
+    tie_spans: bool = False,
 ) -> Judged:
     """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels.
+
+    ``tie_spans`` adds each row's tie group (``TIE_FIRST, TIE_LAST``) for the measures
+    that average over ties. Under the conventions' ``judgments="retrieved"`` each
+    ranking is scored against its own retrieved judged rows (scikit-learn,
+    torchmetrics), not its query's qrels.
 
     ``systems``, the systems of the whole run when this is one piece of it,
     decides which systems get empty rankings under ``missing="zero"``.
@@ -138,11 +146,14 @@ def judged_from_run(
     ranks = matched.order.ranks(matched.run_rows)
     of = matched.groups.ids[matched.run_rows].astype(np.int64)
     judgments = matched.judgments
+    spans = matched.order.tie_spans(matched.run_rows) if tie_spans else None
     if depth is not None:
         kept = ranks <= depth
         of, ranks, judgments = of[kept], ranks[kept], judgments[kept]
+        if spans is not None:
+            spans = (spans[0][kept], np.minimum(spans[1][kept], depth))
     grades = grade_column(qrels[columns.relevance]).gather(judgments)
-    rows = _sorted_rows(of, ranks, grades)
+    rows = _sorted_rows(of, ranks, grades, spans)
     in_scope, judgment_rows = ranking_scope(matched, qrels, columns, missing, systems)
     if lowest_grade != -math.inf:
         judgment_rows = judgment_rows.filter(pl.col(GRADE) >= lowest_grade)
@@ -152,7 +163,20 @@ def judged_from_run(
     rankings = in_scope.flags.with_columns(
         pl.Series(NRET, np.concatenate([nret, np.zeros(n_extra, np.int64)]), dtype=pl.Int64)
     )
+    if columns.conventions.judgments == "retrieved":
+        rankings, judgment_rows = retrieved_judgments(rankings, rows)
     return Judged(in_scope.keys, rankings, rows, judgment_rows)
+
+
+def retrieved_judgments(
+    rankings: pl.DataFrame, rows: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Each ranking's judgments as its own judged retrieved rows (``judgments="retrieved"``):
+    the rankings with ``FACT`` = their ranking id (null where the query has no qrels
+    row), and the judgments ``FACT, GRADE``."""
+    own = pl.when(pl.col(FACT).is_not_null()).then(pl.col(RANKING)).cast(pl.UInt32).alias(FACT)
+    judgments = rows.select(pl.col(RANKING).cast(pl.UInt32).alias(FACT), GRADE)
+    return rankings.with_columns(own), judgments
 
 
 def ranking_scope(
@@ -183,12 +207,14 @@ def ranking_scope(
 def rank_order_of(
     run: pl.DataFrame, columns: Options, groups: Groups, order: Order, single_precision: bool
 ) -> RankOrder:
-    """Every row's place: by value (score or rank) then doc id, or the row order as given."""
+    """Every row's place: by value (score or rank) then doc id (or row order, as the
+    conventions' tie rule says), or the row order as given."""
     if order == "presorted" or columns.value is None:
         return rank_order(groups, np.zeros(run.height, np.uint64), None)
     by_rank = order == "rank"
     values = order_values(run[columns.value], by_rank=by_rank, single_precision=single_precision)
-    tie_break = TieBreak(values, descending=not by_rank, doc=run[columns.doc])
+    by_doc = columns.conventions.order_ties == "doc_desc"
+    tie_break = TieBreak(values, descending=not by_rank, doc=run[columns.doc], by_doc=by_doc)
     return rank_order(groups, order_key(values, descending=not by_rank), tie_break)
 
 
@@ -225,17 +251,30 @@ def grade_column(grades: pl.Series) -> pl.Series:
     return grades.cast(pl.Int64)
 
 
-def _sorted_rows(ranking: np.ndarray, rank: np.ndarray, grade: pl.Series) -> pl.DataFrame:
-    """``RANKING, RANK, GRADE`` sorted by ranking then rank."""
+def _sorted_rows(
+    ranking: np.ndarray,
+    rank: np.ndarray,
+    grade: pl.Series,
+    spans: tuple[np.ndarray, np.ndarray] | None = None,
+) -> pl.DataFrame:
+    """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` from ``spans``) sorted by
+    ranking then rank."""
     key = (ranking.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64)
     order = np.argsort(key, kind="stable")
-    return pl.DataFrame(
+    rows = pl.DataFrame(
         {
             RANKING: pl.Series(ranking[order], dtype=pl.UInt32),
             RANK: pl.Series(rank[order], dtype=pl.UInt32),
             GRADE: grade.gather(order),
         },
         schema={**ROW_SCHEMA, GRADE: grade.dtype},
+    )
+    if spans is None:
+        return rows
+    first, last = spans
+    return rows.with_columns(
+        pl.Series(TIE_FIRST, first[order], dtype=pl.UInt32),
+        pl.Series(TIE_LAST, last[order], dtype=pl.UInt32),
     )
 
 
@@ -302,8 +341,12 @@ def judged_from_table(
     n_rel: str | None,
     check: bool = True,
     lowest_grade: float = -math.inf,
+    retrieved_only: bool = False,
 ) -> Judged:
     """The judged shape of a pre-judged table (logs): ranks given, no qrels.
+
+    ``retrieved_only`` (the conventions' ``judgments="retrieved"``) keeps only the
+    shown rows as judgments; which rankings are scored is decided on every row.
 
     Each ranking's judgments are its own rows with a grade (shown or not) of
     ``lowest_grade`` or more; its retrieved documents are its rows with a
@@ -332,6 +375,8 @@ def judged_from_table(
     graded_any = grades.is_not_null()
     has_judgment = np.bincount(ids[graded_any.to_numpy()], minlength=groups.n) > 0
     read = graded_any & (grades >= lowest_grade)
+    if retrieved_only:
+        read = read & ranks.is_not_null()
     picked = shown[read.gather(shown).to_numpy()]
     rows = pl.DataFrame(
         {

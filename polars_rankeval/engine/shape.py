@@ -44,6 +44,12 @@ HAS_RUN = "__rk_has_run"
 N_REL = "__rk_n_rel"
 """A given |R| per ranking (evaluate_judged's ``n_rel``), overriding the count of judgments."""
 
+TIE_FIRST = "__rk_tie_first"
+"""First rank of a row's tie group (UInt32): the rows of its ranking with its exact score.
+Only in ``rows`` when a measure averages over ties (``nDCG(ties=average)``)."""
+TIE_LAST = "__rk_tie_last"
+"""Last rank of a row's tie group (UInt32), with :data:`TIE_FIRST`."""
+
 IDEAL_POS = "__rk_ideal_pos"
 """Position (1, 2, ...) in a query's ideal ranking (Float64)."""
 IDEAL_GAIN = "__rk_ideal_gain"
@@ -62,7 +68,8 @@ class Judged:
     rankings: pl.DataFrame
     """``RANKING, FACT, NRET, SCORED, HAS_RUN`` (and ``N_REL`` when given), one row per ranking."""
     rows: pl.DataFrame
-    """``RANKING, RANK, GRADE``: judged retrieved rows, sorted by ranking then rank."""
+    """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` when asked for): judged
+    retrieved rows, sorted by ranking then rank."""
     judgments: pl.DataFrame
     """``FACT, GRADE``: the judged documents of every query (in any order)."""
 

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
-from polars_rankeval.metrics._common import check_cutoff, col, in_top, row_position, safe_div
+from polars_rankeval.metrics._common import (
+    c_log2,
+    check_cutoff,
+    col,
+    in_top,
+    row_position,
+    safe_div,
+)
 from polars_rankeval.metrics.gain import discount, grade_gain, ideal_gains
+from polars_rankeval.validation import check_choice
 
 if TYPE_CHECKING:
-    from polars_rankeval.engine.features import Features
+    from polars_rankeval.engine.features import Built, Features
 
 
 def dcg(k: int | None = None, *, rank: IntoExpr = "rank", gain: IntoExpr = "relevance") -> pl.Expr:
@@ -47,6 +56,8 @@ def ndcg(
     relevance: IntoExpr = "relevance",
     gains: Mapping[int, float] | None = None,
     exponential: bool = False,
+    ties: Literal["ordered", "average"] = "ordered",
+    binary_level: int | None = None,
     rel_level: int | None = None,
 ) -> pl.Expr:
     r"""Normalised DCG (trec_eval ``ndcg``; with k, ``ndcg_cut_k``).
@@ -63,7 +74,20 @@ def ndcg(
     listed keep their own value; gains may be 0 or negative) and
     ``exponential=True`` uses :math:`g_i = 2^{grade} - 1` (Burges et al.), the
     convention of most learning-to-rank libraries (``nDCG(gain=exp)@k``); the
-    ideal ranking uses the same gains.
+    ideal ranking uses the same gains. ``binary_level=l`` gives gain 1 to the
+    grades >= l and 0 to the others (``nDCG(gain=binary)@k`` at the relevance level:
+    PySpark's ``RankingMetrics.ndcgAt``, which sees only the relevant documents).
+
+    ``ties="average"`` (``nDCG(ties=average)@k``, scikit-learn's ``ndcg_score`` with
+    ``ignore_ties=False``, torchmetrics' ``RetrievalNormalizedDCG``) gives each
+    document of a group of equal scores the mean discount of the group's positions:
+
+    .. math:: DCG@k = \sum_{T} \bar g_T \sum_{i \in T, i \le k} \frac{1}{\log_2(i + 1)}
+
+    where T runs over the tie groups (the positions i they span) and
+    :math:`\bar g_T` is the mean gain of T's documents. :func:`polars_rankeval.evaluate`
+    finds the groups from the run's scores; a judged table's ranks hold no ties, so
+    here each rank is a group of one and the value is the ordered one.
 
     ``rel_level`` gives grades below it no gain, in the ranking and in the
     ideal ranking alike: ranx's ``ndcg@k-l2`` (``nDCG(rel=2)@k``; ranx
@@ -74,7 +98,10 @@ def ndcg(
     ----------
     Järvelin and Kekäläinen, "Cumulated gain-based evaluation of IR techniques",
     ACM TOIS 20(4), 2002. Burges et al., "Learning to rank using gradient
-    descent", ICML 2005 (exponential gain).
+    descent", ICML 2005 (exponential gain). McSherry and Najork, "Computing
+    information retrieval performance measures efficiently in the presence of tied
+    scores", ECIR 2008 (ties averaged; scikit-learn ``sklearn/metrics/_ranking.py``
+    ``_tie_averaged_dcg``).
 
     Examples
     --------
@@ -86,6 +113,11 @@ def ndcg(
     True
     """
     check_cutoff(k, "nDCG")
+    check_choice("ties", ties, ("ordered", "average"))
+    if binary_level is not None:
+        g = (col(relevance) >= binary_level).fill_null(False).cast(pl.Float64)
+        top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
+        return safe_div(top, ideal_dcg(k, gain=g))
     lowest = gain_floor(rel_level)
     if gains is None and not exponential and rel_level is None:
         return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
@@ -134,6 +166,7 @@ def discounted_cumulative_gain(
     rel_level: int | None = None,
     signed: bool = False,
     log_base: float = 2.0,
+    ties: Literal["ordered", "average"] = "ordered",
 ) -> pl.Expr:
     r"""Discounted cumulative gain at k, unnormalised (``DCG@k``).
 
@@ -151,7 +184,9 @@ def discounted_cumulative_gain(
     ``DCG(rel=2)@k``), scikit-learn ``dcg_score(y_true, y_score, k=k,
     log_base=b, ignore_ties=True)`` (``sklearn/metrics/_ranking.py``; its
     negative ``y_true`` values are negative gains: ``DCG(gain=signed)@k``,
-    every document judged).
+    every document judged). ``ties="average"`` (``DCG(ties=average)@k``,
+    ``dcg_score(..., ignore_ties=False)``): the gains of equal scores averaged
+    over their positions, as in :func:`ndcg`; a judged table's ranks hold no ties.
 
     References
     ----------
@@ -170,6 +205,7 @@ def discounted_cumulative_gain(
     True
     """
     check_cutoff(k, "DCG")
+    check_choice("ties", ties, ("ordered", "average"))
     factor = check_log_base(log_base)
     lowest = gain_floor(rel_level, signed=signed)
     g = grade_gain(relevance, gains, exponential=exponential, lowest=lowest)
@@ -184,13 +220,23 @@ def ndcg_formula(
     gains: Mapping[int, float] | None = None,
     *,
     exponential: bool = False,
+    ties: Literal["ordered", "average"] = "ordered",
+    binary_level: int | None = None,
     rel_level: int | None = None,
 ) -> pl.Expr:
-    """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k."""
+    """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k
+    (``ties="average"``: the DCG of :func:`tie_averaged_dcg_formula`; ``binary_level``:
+    gain 1 from that grade up)."""
     lowest = gain_floor(rel_level)
-    gain = grade_gain(f.grade, gains, exponential=exponential, lowest=lowest)
-    dcg_k = f.sum_to_rank(gain / discount(f.rank), k)
-    ideal = f.ideal(gains, exponential=exponential, lowest=lowest)
+    if binary_level is not None:
+        gain = (f.grade >= binary_level).cast(pl.Float64)
+    else:
+        gain = grade_gain(f.grade, gains, exponential=exponential, lowest=lowest)
+    if ties == "average":
+        dcg_k = tie_averaged_dcg_formula(f, k, gain)
+    else:
+        dcg_k = f.sum_to_rank(gain / discount(f.rank), k)
+    ideal = f.ideal(gains, exponential=exponential, binary_level=binary_level, lowest=lowest)
     ideal_dcg = f.ideal_sum_to(ideal, f.ideal_gain / discount(f.ideal_position), k)
     return safe_div(dcg_k, ideal_dcg)
 
@@ -204,9 +250,60 @@ def dcg_formula(
     rel_level: int | None = None,
     signed: bool = False,
     log_base: float = 2.0,
+    ties: Literal["ordered", "average"] = "ordered",
 ) -> pl.Expr:
-    """DCG@k over the engine's features (see :func:`discounted_cumulative_gain`)."""
+    """DCG@k over the engine's features (see :func:`discounted_cumulative_gain`;
+    ``ties="average"``: :func:`tie_averaged_dcg_formula`)."""
     factor = check_log_base(log_base)
     lowest = gain_floor(rel_level, signed=signed)
-    terms = grade_gain(f.grade, gains, exponential=exponential, lowest=lowest) / discount(f.rank)
+    gain = grade_gain(f.grade, gains, exponential=exponential, lowest=lowest)
+    if ties == "average":
+        total = tie_averaged_dcg_formula(f, k, gain)
+        return (total if factor == 1.0 else total * factor).cast(pl.Float64)
+    terms = gain / discount(f.rank)
     return f.sum_to_rank(terms if factor == 1.0 else terms * factor, k).cast(pl.Float64)
+
+
+def cumulative_discounts(last: int) -> np.ndarray:
+    """``D[n]``, the sum of the discounts ``1 / log2(i + 1)`` of positions 1 .. n, for
+    n = 0 .. ``last``.
+
+    Examples
+    --------
+    >>> cumulative_discounts(3).round(4).tolist()
+    [0.0, 1.0, 1.6309, 2.1309]
+    """
+    positions = np.arange(1, last + 1, dtype=np.float64)
+    return np.concatenate([[0.0], np.cumsum(1.0 / c_log2(positions + 1.0))])
+
+
+def tie_averaged_dcg_formula(f: Features, k: int | None, gain: pl.Expr) -> pl.Expr:
+    r"""DCG@k with the gains of each tie group averaged over its positions (engine form).
+
+    A row of a tie group spanning ranks a .. b adds its gain times the mean
+    discount of those positions, the positions beyond k discounted by 0:
+
+    .. math:: g \, \frac{D[\min(b, k)] - D[a - 1]}{b - a + 1}
+
+    (0 when a > k), :math:`D` from :func:`cumulative_discounts`: summed over a
+    group, the group's mean gain times its discounts (scikit-learn's
+    ``_tie_averaged_dcg``).
+    """
+    gain_name = f.row(gain).meta.output_name()
+    first, last = (x.meta.output_name() for x in f.tie_span())
+
+    def averaged(built: Built) -> pl.Series:
+        rows = built.rows
+        lo = rows[first].to_numpy().astype(np.int64)
+        hi = rows[last].to_numpy().astype(np.int64)
+        if not len(lo):
+            return pl.Series([], dtype=pl.Float64)
+        top = hi if k is None else np.minimum(hi, k)
+        table = cumulative_discounts(int(hi.max()))
+        gain = rows[gain_name].to_numpy()
+        summed = np.where(lo <= top, table[top] - table[np.minimum(lo, top) - 1], 0.0)
+        alone = gain / c_log2(lo.astype(np.float64) + 1.0)  # a group of one, as trec_eval
+        value = np.where(lo == hi, alone, gain * summed / (hi - lo + 1))
+        return pl.Series(np.where(lo <= top, value, 0.0), dtype=pl.Float64)
+
+    return f.sum(f.row_function(f"tie_dcg|{gain_name}|{first}|{last}|{k}", averaged))

@@ -59,7 +59,7 @@ def precision(
         Minimum grade that counts as relevant.
     adaptive_k
         Divide by min(k, documents retrieved) instead of k, so that a short
-        ranking of relevant documents scores 1 (``P(adaptive_k=true)@k``;
+        ranking of relevant documents scores 1 (``P(adaptive_k=True)@k``;
         torchmetrics ``RetrievalPrecision(top_k=k, adaptive_k=True)``,
         ``torchmetrics/functional/retrieval/precision.py``). 0 when nothing
         was retrieved.
