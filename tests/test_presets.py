@@ -156,7 +156,8 @@ def test_sklearn_ideal_is_over_the_retrieved_documents() -> None:
 
 
 # --------------------------------------------------------------------------- torchmetrics
-# torch is not a test dependency: expected values from torchmetrics' own documentation
+# torch is heavy (about 1 GB): it is its own extra, installed by CI. Expected values from
+# torchmetrics' own documentation
 # examples (Lightning-AI/torchmetrics src/torchmetrics/retrieval/average_precision.py
 # RetrievalMAP: tensor(0.7917), ndcg.py RetrievalNormalizedDCG: tensor(0.8467); the others
 # are the same example worked out from their definitions), written out.
@@ -202,9 +203,9 @@ def test_torchmetrics_documented_values() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_torchmetrics_functional_per_query(seed: int) -> None:
-    """Against torchmetrics' functional retrieval metrics, query by query, where torch is
-    installed (never in CI: run it in a separate environment with torch and torchmetrics;
-    torch 2.13.0+cpu and torchmetrics 1.9.0 gave 0 mismatches). Scores above 0 (its AP, P,
+    """Against torchmetrics' functional retrieval metrics, query by query (the ``torch``
+    extra; CI installs torch 2.13.0+cpu and torchmetrics; skipped without them). Scores
+    above 0 (its AP, P,
     R and RR drop relevant documents scored <= 0); equal scores only for nDCG (torch.topk
     orders them in no documented order)."""
     torch = pytest.importorskip("torch")
@@ -267,6 +268,7 @@ def test_empty_queries_error_names_the_query() -> None:
 # --------------------------------------------------------------------------- every way in
 
 
+@pytest.mark.filterwarnings("ignore::polars_rankeval.UnscoredQueriesWarning")
 @pytest.mark.parametrize("name", sorted(CONVENTIONS))
 def test_every_way_in_gives_the_same_values(name: str) -> None:
     run, qrels = random_corpus(7, n_queries=25, systems=2)
