@@ -200,6 +200,8 @@ def test_clear_import_error_without_pyspark(monkeypatch):
         prs.evaluate(None, None, ["AP"])
 
 
+# pyspark.mllib's RankingMetrics builds an SQLContext itself (deprecated since Spark 3.0).
+@pytest.mark.filterwarnings("ignore:Deprecated in 3.0.0:FutureWarning")
 def test_spark_preset_matches_ranking_metrics(spark):
     """conventions="spark" against pyspark.mllib.evaluation.RankingMetrics, query by query:
     each query's ranked docs (score descending, ties in input order) and its relevant docs.
