@@ -106,14 +106,10 @@ def judged_piece(
     """Scope, rank and select: a piece's run and qrels as the judged shape, with the
     judgments of grade ``lowest_grade`` or more (and each row's tie group with
     ``tie_spans``).
-
-    The columns read are taken in one chunk each: a frame read from Parquet, or
-    gathered batch by batch from a lazy run, has many, and the engine's joins and
-    groupings are up to a third slower on them than the copy costs.
     """
     run, qrels = align_ids(
-        run.select(options.run_columns).rechunk(),
-        qrels.select(options.qrels_columns).rechunk(),
+        run.select(options.run_columns),
+        qrels.select(options.qrels_columns),
         [options.query, options.doc],
     )
     return judged_from_run(
