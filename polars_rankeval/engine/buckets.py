@@ -479,17 +479,28 @@ def _score_lazy(
             order = _Contiguity(options.keys, budget // 4)
         streamed: _Streamed | None = None  # the qrels, once a piece is scored as it comes
         pieces: list[Piece] = []
+        checking = False  # from the first time the rows held pass the budget
         for batch in _batches(run, options.run_columns):
             if validate:
                 check_run_rows(batch, options, offset=run_in.rows)
             seen.add(batch)
-            if order is not None and not order.add(batch):
+            run_in.add(batch, hold=order is not None)
+            progress.reading(run_in.rows)
+            if order is None:
+                continue
+            if not checking and run_in.held_bytes > budget:
+                checking = True
+                contiguous = all(order.add(held) for held in run_in.held)
+            else:
+                contiguous = not checking or order.add(batch)
+            if not contiguous:
                 if pieces:
                     raise _RankingCameBackError
                 order = None
-            run_in.add(batch, hold=order is not None)
-            progress.reading(run_in.rows)
-            if order is not None and run_in.held_bytes > budget:
+                if run_in.held_bytes > budget:
+                    run_in.spill_all()
+                continue
+            if checking and run_in.held_bytes > budget:
                 complete = run_in.take_complete(options.keys)
                 if complete is not None:
                     streamed = streamed or _Streamed(qrels_in.frame(qrels_schema), options.query)
