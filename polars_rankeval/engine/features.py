@@ -154,29 +154,6 @@ def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
     return out
 
 
-def running_sums(values: np.ndarray, built: Built, width: int) -> np.ndarray | None:
-    """Per ranking, the sum of its first j rows' ``values`` at ``[ranking, j]`` for j up
-    to ``width``, each added to the one before (as trec_eval adds them); None when the
-    table would be much larger than the rows (a few very long rankings among short ones).
-
-    Examples
-    --------
-    >>> rows = pl.DataFrame({RANKING: [0, 0, 1]}, schema={RANKING: pl.UInt32})
-    >>> built = Built(rows, pl.DataFrame({RANKING: [0, 1, 2]}), {})
-    >>> running_sums(np.array([0.5, 0.25, 2.0]), built, 2)
-    array([[0.  , 0.5 , 0.75],
-           [0.  , 2.  , 2.  ],
-           [0.  , 0.  , 0.  ]])
-    """
-    n = len(built.row_count)
-    if n * (width + 1) > 4 * len(values) + (1 << 16):
-        return None
-    table = np.zeros((n, width + 1))
-    kept = built.position < width
-    table[built.ranking[kept], built.position[kept] + 1] = values[kept]
-    return np.cumsum(table, axis=1, out=table)
-
-
 def running_total(values: np.ndarray) -> np.ndarray | None:
     """``[0, v0, v0 + v1, ...]`` when any order of addition gives the same sums: whole
     numbers (hit flags, counts) whose absolute values add up to less than 2^53. None
@@ -200,13 +177,16 @@ def accumulate_within(
     *,
     reverse: bool = False,
     position: np.ndarray | None = None,
+    depth: int | None = None,
 ) -> np.ndarray | None:
     """``ufunc.accumulate`` of ``values`` within each ranking, one element after the
     other in row order (from the last row when ``reverse``): ``np.add`` gives the
     running sums, added as trec_eval adds them. The rows are sorted by ``ranking``
     (``counts`` rows each; ``position``: each row's place within its ranking, when
-    known). None when the rankings are too uneven for the table it uses (a few very
-    long rankings among short ones).
+    known). With ``depth`` (not with ``reverse``), only each ranking's first
+    ``depth`` rows are accumulated; the values of the others are left unspecified.
+    None when the rankings are too uneven for the table it uses (a few very long
+    rankings among short ones).
 
     Examples
     --------
@@ -218,6 +198,8 @@ def accumulate_within(
     array([3., 1., 5., 5., 4.])
     """
     width = int(counts.max()) if len(counts) else 0
+    if depth is not None:
+        width = min(width, depth)
     if len(counts) * width > 4 * len(values) + (1 << 16):
         return None
     if position is None:
@@ -225,10 +207,13 @@ def accumulate_within(
     column = position
     if reverse:
         column = counts[ranking] - 1 - column
+    kept = column < width
     table = np.zeros((len(counts), width))
-    table[ranking, column] = values
+    table[ranking[kept], column[kept]] = values[kept]
     ufunc.accumulate(table, axis=1, out=table)
-    return table[ranking, column]
+    out = np.full(len(values), np.nan)
+    out[kept] = table[ranking[kept], column[kept]]
+    return out
 
 
 def _weighted_counts(
@@ -605,8 +590,8 @@ class Features:
         One binary search per ranking finds how many of its rows are within each
         cutoff. A term of whole numbers (hit flags) is then read off one running
         total, exact in any order; another term's running sums within each ranking
-        are computed once, as deep as its cutoffs reach (:func:`running_sums`), and
-        each cutoff is a lookup.
+        are computed once, as deep as its cutoffs reach (:func:`accumulate_within`),
+        and each cutoff is a lookup.
         """
         n = built.per_ranking.height
         rankings = np.arange(n, dtype=np.uint64) << np.uint64(32)
@@ -627,7 +612,9 @@ class Features:
             if total is not None:
                 totals[source] = ("total", total)
             else:
-                totals[source] = ("table", running_sums(values, built, width))
+                running = accumulate_within(values, built.ranking, built.row_count, np.add,
+                                            position=built.position, depth=width)  # fmt: skip
+                totals[source] = ("running", running)
         out = []
         for name, (source, cut) in self._sums_to_rank.items():
             kind, table = totals[source]
@@ -637,8 +624,9 @@ class Features:
                 sums = segment_sums(padded, start, start + within)
             elif kind == "total":
                 sums = table[start + within] - table[start]
-            else:
-                sums = table[np.arange(n), within]
+            else:  # the running sum at each ranking's last row within k
+                last = np.clip(start + within - 1, 0, max(len(table) - 1, 0))
+                sums = np.where(within > 0, table[last] if len(table) else 0.0, 0.0)
             out.append(pl.Series(name, sums, dtype=pl.Float64))
         return out
 
