@@ -9,6 +9,7 @@ the row of the whole input.
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 
@@ -259,3 +260,15 @@ def test_contiguity_is_judged_on_every_ranking_key():
     assert not order.add(pl.DataFrame({"system": ["a"], "query": ["1"]}))  # comes back
     within = buckets._Contiguity(["query"], limit=1 << 20)
     assert not within.add(pl.DataFrame({"query": ["1", "2", "1"]}))
+
+
+def test_parquet_read_ahead_is_restored_once_the_run_is_read(corpus, monkeypatch):
+    """One row group ahead while reading (less memory); the user's own setting is kept."""
+    _, qrels, path = corpus
+    name = "POLARS_ROW_GROUP_PREFETCH_SIZE"
+    monkeypatch.delenv(name, raising=False)
+    spilled(path, qrels)
+    assert name not in os.environ
+    monkeypatch.setenv(name, "3")
+    spilled(path, qrels)
+    assert os.environ[name] == "3"

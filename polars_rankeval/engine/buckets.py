@@ -614,16 +614,19 @@ def _read_ahead(batches: Iterable[pl.DataFrame], row_groups: int) -> Iterator[pl
     The default reads many row groups ahead, which is most of the reader's
     memory (20M rows: 0.48 GiB, against 0.28 GiB one row group ahead, no
     slower on a local disk). The variable is read when the batches start.
+
+    It is removed again only once every batch has been read: Polars' threads
+    read the environment while the query runs, and changing it under them is not
+    thread-safe (removing it when a check stopped the reading halfway crashed the
+    process). After such an early stop the variable stays set.
     """
     name = "POLARS_ROW_GROUP_PREFETCH_SIZE"
     if name in os.environ:
         yield from batches
         return
     os.environ[name] = str(row_groups)
-    try:
-        yield from batches
-    finally:
-        os.environ.pop(name, None)
+    yield from batches
+    os.environ.pop(name, None)  # the query has finished: no thread reads it now
 
 
 class _Progress:
