@@ -39,6 +39,7 @@ from polars_rankeval.engine.rank import Groups, gather_rows
 from polars_rankeval.engine.select import (
     JUDGMENT,
     match_and_rank,
+    qrels_side,
     rank_order_of,
     ranking_scope,
 )
@@ -343,10 +344,12 @@ def judged_table(
         qrels.select(options.qrels_columns),
         [options.query, options.doc],
     )
+    side = qrels_side(qrels, options, check=check_duplicates)
     matched = match_and_rank(
         run,
         qrels,
         options,
+        lambda: side,
         order=options.order,
         duplicates=options.duplicates,
         check=check_duplicates,
@@ -369,7 +372,8 @@ def judged_table(
     found = pl.DataFrame(
         {RANKING: retrieved[RANKING], JUDGMENT: pl.Series(grade_row[kept], dtype=pl.Int64)}
     ).filter(pl.col(JUDGMENT) >= 0)
-    decided, judgments = ranking_scope(matched, qrels, options, options.missing, None)
+    decided = ranking_scope(matched, options, options.missing, None)
+    judgments = side.judgments
     wanted = decided.flags.filter(pl.col(HAS_RUN) | pl.col(SCORED)).select(RANKING, FACT)
     unretrieved = (
         wanted.join(judgments.select(FACT, JUDGMENT), on=FACT)

@@ -14,8 +14,10 @@ stage can order them.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
+from functools import partial
 
 import numpy as np
 import polars as pl
@@ -282,8 +284,11 @@ def test_measures_of_relevant_documents_select_fewer_rows():
     run, qrels = random_corpus(12, n_queries=10)
     options = run_options(run.schema, qrels.schema)
     every, graded = (
-        select.judged_from_run(run, qrels, options, order="score", depth=None, missing="drop",
-                               duplicates="error", check=True, lowest_grade=grade)
+        select.judged_from_run(
+            run, qrels, options,
+            partial(select.qrels_side, qrels, options, check=True, lowest_grade=grade),
+            order="score", depth=None, missing="drop", duplicates="error", check=True,
+        )
         for grade in (-math.inf, 2)
     )  # fmt: skip
     assert every.rows[GRADE].min() < 2 <= graded.rows[GRADE].min()
@@ -390,9 +395,13 @@ def test_unsigned_and_float_rank_columns():
 def test_a_hash_collision_cannot_match_different_documents():
     """Every run row hashes alike here: only the id check tells the true matches."""
     run = pl.DataFrame({"query": ["q", "q", "r"], "doc": ["a", "b", "a"]})
-    qrels = pl.DataFrame({"query": ["q", "r", "r"], "doc": ["b", "a", "c"]})
+    qrels = pl.DataFrame({"query": ["q", "r", "r"], "doc": ["b", "a", "c"], "relevance": [1] * 3})
     same_hash = pl.Series([7, 7, 7], dtype=pl.UInt64)
-    rows, judgments = select._matches(run, qrels, same_hash, same_hash, ["query", "doc"])
+    options = run_options(run.schema, qrels.schema, order="presorted")
+    side = dataclasses.replace(select.qrels_side(qrels, options, check=True), hashes=same_hash)
+    assert side.facts["query"].to_list() == ["q", "r"]  # query ids 0 and 1
+    row_query = np.array([0, 0, 1])
+    rows, judgments = select._matches(run["doc"], qrels["doc"], same_hash, side, row_query)
     assert sorted(zip(rows.tolist(), judgments.tolist(), strict=True)) == [(1, 0), (2, 1)]
 
 

@@ -114,6 +114,21 @@ class Built:
 RowFunction = Callable[[Built], pl.Series]
 
 
+@dataclass(frozen=True)
+class QueryFacts:
+    """What the features read from the judgments alone: per query, its ideal rankings and
+    the sums over its judgments. No run is needed, so the pipeline computes them while
+    the run is ranked (:func:`polars_rankeval.engine.pipeline.score_piece`)."""
+
+    ideals: dict[str, pl.DataFrame]
+    """Per gain function: ``FACT, IDEAL_GAIN, IDEAL_POS`` and the ideal columns asked for."""
+    per_fact: dict[str, np.ndarray]
+    """Per feature: its value for each query id 0 .. ``n_facts`` - 1."""
+    n_facts: int
+    aggregated: pl.DataFrame | None
+    """``FACT`` and each :meth:`Features.judgments` aggregation (None when none is asked)."""
+
+
 def segment_sums(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """``padded[start[i]:end[i]].sum()`` for every i, in one pass (0 for an empty range).
 
@@ -202,17 +217,25 @@ def accumulate_within(
         width = min(width, depth)
     if len(counts) * width > 4 * len(values) + (1 << 16):
         return None
+    if width == 0:
+        return np.full(len(values), np.nan)
     if position is None:
         position = np.arange(len(values)) - (np.cumsum(counts) - counts)[ranking]
     column = position
     if reverse:
         column = counts[ranking] - 1 - column
+    cell = ranking * width + column  # the row's cell in the flat (ranking x place) table
+    table = np.zeros(len(counts) * width)
+    grid = table.reshape(len(counts), width)  # a view: accumulated in place
+    if width >= int(counts.max()):
+        table[cell] = values
+        ufunc.accumulate(grid, axis=1, out=grid)
+        return table[cell]
     kept = column < width
-    table = np.zeros((len(counts), width))
-    table[ranking[kept], column[kept]] = values[kept]
-    ufunc.accumulate(table, axis=1, out=table)
+    table[cell[kept]] = values[kept]
+    ufunc.accumulate(grid, axis=1, out=grid)
     out = np.full(len(values), np.nan)
-    out[kept] = table[ranking[kept], column[kept]]
+    out[kept] = table[cell[kept]]
     return out
 
 
@@ -572,11 +595,17 @@ class Features:
 
     # ------------------------------------------------------------------ evaluation
 
-    def evaluate(self, shape: Judged, values: dict[str, pl.Expr]) -> pl.DataFrame:
-        """Every value expression, one row per ranking of ``shape``, in ranking order."""
-        ideals = self._ideal_tables(shape.judgments)
-        per_ranking = self._with_facts(shape, ideals).with_columns(**self._ranking_cols)
-        built = Built(shape.rows, per_ranking, ideals)
+    def evaluate(
+        self, shape: Judged, values: dict[str, pl.Expr], facts: QueryFacts | None = None
+    ) -> pl.DataFrame:
+        """Every value expression, one row per ranking of ``shape``, in ranking order.
+
+        ``facts``: :meth:`query_facts` of ``shape.judgments``, when already computed.
+        """
+        if facts is None:
+            facts = self.query_facts(shape.judgments)
+        per_ranking = self._with_facts(shape, facts).with_columns(**self._ranking_cols)
+        built = Built(shape.rows, per_ranking, facts.ideals)
         built.rows = self._row_features(built)
         built.per_ranking = self._reduce_rows(built)
         for name, fn in self._late.items():
@@ -662,16 +691,13 @@ class Features:
             tables[key] = table
         return tables
 
-    def _with_facts(self, shape: Judged, ideals: dict[str, pl.DataFrame]) -> pl.DataFrame:
-        """The rankings with every per-query fact (0 for a query without any).
+    def query_facts(self, judgments: pl.DataFrame) -> QueryFacts:
+        """Every per-query feature of the judgments ``FACT, GRADE`` (see :class:`QueryFacts`).
 
         Sums over a query's judgments or ideal positions are weighted counts
         by query id (``numpy.bincount``): one pass, no group-by.
         """
-        rankings = shape.rankings
-        if N_REL not in rankings.columns:
-            rankings = rankings.with_columns(pl.lit(None, pl.Float64).alias(N_REL))
-        judgments = shape.judgments
+        ideals = self._ideal_tables(judgments)
         last = judgments[FACT].max()
         n_facts = last + 1 if isinstance(last, int) else 0
         per_fact = _weighted_counts(judgments, self._judgment_sums, n_facts)
@@ -686,6 +712,18 @@ class Features:
                     values = np.append(table.select(term.cast(pl.Float64)).to_series(), 0.0)
                     ends = starts + np.minimum(counts, int(k))
                     per_fact[n] = segment_sums(values, starts, ends)
+        aggregated = None
+        if self._judgment_aggs:
+            aggs = [e.alias(n) for n, e in self._judgment_aggs.items()]
+            aggregated = judgments.group_by(FACT).agg(aggs)
+        return QueryFacts(ideals, per_fact, n_facts, aggregated)
+
+    def _with_facts(self, shape: Judged, query_facts: QueryFacts) -> pl.DataFrame:
+        """The rankings with every per-query fact (0 for a query without any)."""
+        rankings = shape.rankings
+        if N_REL not in rankings.columns:
+            rankings = rankings.with_columns(pl.lit(None, pl.Float64).alias(N_REL))
+        per_fact, n_facts = query_facts.per_fact, query_facts.n_facts
         facts = rankings[FACT]
         at = facts.fill_null(0).to_numpy()
         known = facts.is_not_null().to_numpy() & (at < n_facts)
@@ -700,9 +738,8 @@ class Features:
             rankings = rankings.hstack(
                 [pl.Series(name, np.full(height, value)) for name, value in self._constants.items()]
             )
-        if self._judgment_aggs:
-            aggs = [e.alias(n) for n, e in self._judgment_aggs.items()]
-            other = judgments.group_by(FACT).agg(aggs)
+        if query_facts.aggregated is not None:
+            other = query_facts.aggregated
             rankings = rankings.join(other, on=FACT, how="left", maintain_order="left")
             rankings = rankings.with_columns(pl.col(list(self._judgment_aggs)).fill_null(0))
         return rankings

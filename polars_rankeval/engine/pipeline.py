@@ -9,15 +9,16 @@ must hold, for each of its queries, all of that query's run and qrels rows.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import polars as pl
 
 from polars_rankeval._typing import Empty
-from polars_rankeval.engine.features import Features
-from polars_rankeval.engine.select import judged_from_run
+from polars_rankeval.engine.features import Features, QueryFacts
+from polars_rankeval.engine.select import QrelsSide, judged_from_run, qrels_side
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
 from polars_rankeval.measures import Context, Measure, check_fractional_grades, lowest_grade
 from polars_rankeval.options import Options
@@ -93,6 +94,18 @@ def align_ids(
     return run, qrels
 
 
+def piece_columns(
+    run: pl.DataFrame, qrels: pl.DataFrame, options: Options
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The columns the engine reads, ids aligned (:func:`align_ids`), and the ranking
+    keys in one chunk (:func:`keys_in_one_chunk`)."""
+    return align_ids(
+        keys_in_one_chunk(run.select(options.run_columns), options.keys),
+        keys_in_one_chunk(qrels.select(options.qrels_columns), [options.query]),
+        [options.query, options.doc],
+    )
+
+
 def judged_piece(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
@@ -102,22 +115,25 @@ def judged_piece(
     systems: pl.Series | None = None,
     lowest_grade: float = -math.inf,
     tie_spans: bool = False,
+    side: Callable[[], QrelsSide] | None = None,
 ) -> Judged:
     """Scope, rank and select: a piece's run and qrels as the judged shape, with the
     judgments of grade ``lowest_grade`` or more (and each row's tie group with
     ``tie_spans``).
 
-    The ranking keys are taken in one chunk (:func:`keys_in_one_chunk`).
+    ``side`` gives the qrels' part (:func:`~polars_rankeval.engine.select.qrels_side`
+    of :func:`piece_columns`' qrels) when the caller computes it; else it is
+    computed here, once the run is ranked.
     """
-    run, qrels = align_ids(
-        keys_in_one_chunk(run.select(options.run_columns), options.keys),
-        keys_in_one_chunk(qrels.select(options.qrels_columns), [options.query]),
-        [options.query, options.doc],
-    )
+    run, qrels = piece_columns(run, qrels, options)
+    if side is None:
+        side = partial(qrels_side, qrels, options, check=check_duplicates,
+                       lowest_grade=lowest_grade)  # fmt: skip
     return judged_from_run(
         run,
         qrels,
         options,
+        side,
         order=options.order,
         depth=options.depth,
         missing=options.missing,
@@ -125,7 +141,6 @@ def judged_piece(
         check=check_duplicates,
         single_precision=options.single_precision,
         systems=systems,
-        lowest_grade=lowest_grade,
         tie_spans=tie_spans,
     )
 
@@ -163,16 +178,22 @@ def averages_ties(measures: Sequence[Measure]) -> bool:
 
 
 def aggregate(
-    shape: Judged, measures: Sequence[Measure], context: Context, empty: Empty = "zero"
+    shape: Judged,
+    measures: Sequence[Measure],
+    context: Context,
+    empty: Empty = "zero",
+    facts: QueryFacts | None = None,
 ) -> pl.DataFrame:
     """Every measure of every scored ranking: ``keys`` and one Float64 column per measure.
 
     ``empty`` says what a ranking without a relevant judgment (at the context's
     level) gets: its values (``"zero"``), 1 on every measure but the counts
     (``"one"``), no row (``"skip"``), or an error naming it (``"error"``).
+    ``facts``: the per-query features of ``shape.judgments``, when already computed
+    (:meth:`~polars_rankeval.engine.features.Features.query_facts`).
     """
     features, values = formulas(tuple(measures), context, empty != "zero")
-    per_ranking = features.evaluate(shape, values)
+    per_ranking = features.evaluate(shape, values, facts)
     scored = shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
     if empty == "zero":
         return scored
@@ -227,20 +248,37 @@ def score_piece(
     Only the judged rows the measures read are selected (:func:`lowest_grade`);
     grades with a fraction are read by the measures that take them, from grade 0 up
     (:func:`check_fractional_grades`).
+
+    The qrels' part (their hashes, query ids, judgments and per-query features:
+    :func:`~polars_rankeval.engine.select.qrels_side`,
+    :meth:`~polars_rankeval.engine.features.Features.query_facts`) needs no run,
+    and is computed on a second thread while the run is ranked: Polars and numpy
+    release the GIL, and ranking leaves a core idle part of the time. Errors are
+    raised in the same order as one after the other (the run's duplicates first).
     """
     lowest = read_grades(measures, options)
     if check_fractional_grades(qrels, options.relevance, [options.query, options.doc], measures):
         lowest = min(lowest, 0.0)
-    shape = judged_piece(
-        run,
-        qrels,
-        options,
-        check_duplicates=check_duplicates,
-        systems=systems,
-        lowest_grade=lowest,
-        tie_spans=averages_ties(measures),
-    )
+    empty = options.conventions.empty_queries
+    features, _ = formulas(tuple(measures), options.context, empty != "zero")
+    run, qrels = piece_columns(run, qrels, options)
+    with ThreadPoolExecutor(max_workers=1) as qrels_thread:
+        side = qrels_thread.submit(qrels_side, qrels, options, check=check_duplicates,
+                                   lowest_grade=lowest)  # fmt: skip
+        facts = None
+        if options.conventions.judgments != "retrieved":  # else the judgments come from the run
+            facts = qrels_thread.submit(lambda: features.query_facts(side.result().judgments))
+        shape = judged_piece(
+            run,
+            qrels,
+            options,
+            check_duplicates=check_duplicates,
+            systems=systems,
+            tie_spans=averages_ties(measures),
+            side=side.result,
+        )
+        query_facts = facts.result() if facts is not None else None
     run_rankings = shape.rankings[HAS_RUN]
     no_qrels = shape.keys.filter(run_rankings & shape.rankings[FACT].is_null())
-    scores = aggregate(shape, measures, options.context, options.conventions.empty_queries)
+    scores = aggregate(shape, measures, options.context, empty, query_facts)
     return Piece(scores, no_qrels, run.height, qrels.height)

@@ -10,7 +10,8 @@ ranked (:mod:`polars_rankeval.engine.rank`). The same hashes prove the run's
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +51,23 @@ from polars_rankeval.validation import fresh_name, key_hash
 _MIX = np.uint64(0x9E37_79B9_7F4A_7C15)  # odd: ranking ids spread over the hash space
 _ROW = "__rk_row"
 JUDGMENT = "__rk_judgment"
-"""The qrels row of a judgment (UInt32), in the judgments of :func:`ranking_scope`."""
+"""The qrels row of a judgment (UInt32), in the judgments of :class:`QrelsSide`."""
+
+
+@dataclass(frozen=True)
+class QrelsSide:
+    """What a piece's qrels give without its run (see :func:`qrels_side`)."""
+
+    hashes: pl.Series
+    """The :func:`~polars_rankeval.validation.key_hash` of each qrels row's (query, doc)."""
+    wanted: pl.Series | None
+    """The qrels rows of grade ``lowest_grade`` or more (None: every row)."""
+    facts: pl.DataFrame
+    """``[query parts], query, FACT``: one row per qrels query."""
+    judgments: pl.DataFrame
+    """``FACT, GRADE, JUDGMENT`` of the qrels rows of grade ``lowest_grade`` or more."""
+    query_ids: np.ndarray
+    """The ``FACT`` of every qrels row (int64)."""
 
 
 @dataclass(frozen=True)
@@ -65,49 +82,80 @@ class Matched:
     """Run rows that have a qrels row (increasing)."""
     judgments: np.ndarray
     """The qrels row of each of ``run_rows``."""
+    side: QrelsSide
+    """The qrels' part."""
+
+
+def qrels_side(
+    qrels: pl.DataFrame, columns: Options, *, check: bool, lowest_grade: float = -math.inf
+) -> QrelsSide:
+    """The qrels' part of a piece: hashes for the join, one id per query, the judgments.
+
+    ``check`` refuses duplicate (query, doc) rows, on the hashes the join needs
+    anyway. Which queries exist is decided on every qrels row; the judgments keep
+    the grades ``lowest_grade`` and up (the grades the measures read).
+    """
+    query, doc = columns.query, columns.doc
+    hashes = qrels.select(key_hash([query, doc])).to_series().rechunk()
+    if check:
+        validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=hashes)
+    facts, judgments = _facts(qrels, columns)
+    query_ids = judgments[FACT].to_numpy().astype(np.int64)
+    wanted = None
+    if lowest_grade != -math.inf:
+        wanted = qrels[columns.relevance] >= lowest_grade
+        judgments = judgments.filter(pl.col(GRADE) >= lowest_grade)
+    return QrelsSide(hashes, wanted, facts, judgments, query_ids)
 
 
 def match_and_rank(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
     columns: Options,
+    side: Callable[[], QrelsSide],
     *,
     order: Order,
     duplicates: str,
     check: bool,
     single_precision: bool = False,
-    lowest_grade: float = -math.inf,
 ) -> Matched:
-    """Rank every row of a run and find those that have a qrels row of grade
-    ``lowest_grade`` or more.
+    """Rank every row of a run and find those that have one of the wanted qrels rows.
 
-    ``check`` looks for duplicate (ranking, doc) rows in the run and (query,
-    doc) rows in qrels (all of them), on the hashes the join needs anyway.
+    ``check`` looks for duplicate (ranking, doc) rows in the run, on the hashes
+    the join needs anyway; they are hashed and checked on a second thread while
+    the rows are sorted. ``side`` gives the :func:`qrels_side`; it is asked for
+    only once the run is ranked, so the caller may compute it meanwhile.
     """
     query, doc = columns.query, columns.doc
-    run_hash = run.select(key_hash([query, doc])).to_series().rechunk()
+    look = check or duplicates == "keep_best"
     groups = Groups.of(run, columns.keys)
-    if (check or duplicates == "keep_best") and _duplicated(run_hash, groups):
+    with ThreadPoolExecutor(max_workers=1) as hashing:
+        hashed = hashing.submit(_hashes, run, [query, doc], groups if look else None)
+        ranked = rank_order_of(run, columns, groups, order, single_precision)
+        run_hash, duplicated = hashed.result()
+    if duplicated:
         if duplicates != "keep_best":
             validation.check_duplicates(run.lazy(), [*columns.keys, doc], "run")
         else:
             run = _keep_best(run, columns, order)
-            run_hash = run.select(key_hash([query, doc])).to_series().rechunk()
             groups = Groups.of(run, columns.keys)
-    qrels_hash = qrels.select(key_hash([query, doc])).to_series().rechunk()
-    if check:
-        validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=qrels_hash)
-    wanted = None if lowest_grade == -math.inf else qrels[columns.relevance] >= lowest_grade
-    run_rows, judgments = _matches(run, qrels, run_hash, qrels_hash, [query, doc], wanted)
-    del run_hash
-    ranked = rank_order_of(run, columns, groups, order, single_precision)
-    return Matched(run, groups, ranked, run_rows, judgments)
+            run_hash, _ = _hashes(run, [query, doc], None)
+            ranked = rank_order_of(run, columns, groups, order, single_precision)
+    judged = side()
+    heads = gather_rows(run.select(query), ranked.first_rows())
+    facts = heads.join(judged.facts, on=query, how="left", maintain_order="left")[FACT]
+    ranking_query = facts.fill_null(-1).to_numpy().astype(np.int64)  # -1: no qrels
+    run_rows, judgments = _matches(
+        run[doc], qrels[doc], run_hash, judged, ranking_query[groups.ids]
+    )
+    return Matched(run, groups, ranked, run_rows, judgments, judged)
 
 
 def judged_from_run(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
     columns: Options,
+    side: Callable[[], QrelsSide],
     *,
     order: Order,
     depth: int | None,
@@ -116,10 +164,10 @@ def judged_from_run(
     check: bool,
     single_precision: bool = False,
     systems: pl.Series | None = None,
-    lowest_grade: float = -math.inf,
     tie_spans: bool = False,
 ) -> Judged:
-    """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels.
+    """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels
+    (``side``: their :func:`qrels_side`, asked for once the run is ranked).
 
     ``tie_spans`` adds each row's tie group (``TIE_FIRST, TIE_LAST``) for the measures
     that average over ties. Under the conventions' ``judgments="retrieved"`` each
@@ -128,20 +176,19 @@ def judged_from_run(
 
     ``systems``, the systems of the whole run when this is one piece of it,
     decides which systems get empty rankings under ``missing="zero"``.
-    Only judgments of grade ``lowest_grade`` or more are kept, retrieved or not
-    (the grades the measures read: see
-    :meth:`polars_rankeval.measures.Measure.lowest_grade`); the queries scored
-    are decided on every qrels row.
+    Only the side's judgments are kept, retrieved or not (the grades the
+    measures read: see :meth:`polars_rankeval.measures.Measure.lowest_grade`);
+    the queries scored are decided on every qrels row.
     """
     matched = match_and_rank(
         run,
         qrels,
         columns,
+        side,
         order=order,
         duplicates=duplicates,
         check=check,
         single_precision=single_precision,
-        lowest_grade=lowest_grade,
     )
     ranks = matched.order.ranks(matched.run_rows)
     of = matched.groups.ids[matched.run_rows].astype(np.int64)
@@ -154,9 +201,8 @@ def judged_from_run(
             spans = (spans[0][kept], np.minimum(spans[1][kept], depth))
     grades = grade_column(qrels[columns.relevance]).gather(judgments)
     rows = _sorted_rows(of, ranks, grades, spans)
-    in_scope, judgment_rows = ranking_scope(matched, qrels, columns, missing, systems)
-    if lowest_grade != -math.inf:
-        judgment_rows = judgment_rows.filter(pl.col(GRADE) >= lowest_grade)
+    in_scope = ranking_scope(matched, columns, missing, systems)
+    judgment_rows = matched.side.judgments
     counts = matched.groups.counts
     nret = counts if depth is None else np.minimum(counts, depth)
     n_extra = in_scope.keys.height - len(nret)
@@ -181,19 +227,17 @@ def retrieved_judgments(
 
 def ranking_scope(
     matched: Matched,
-    qrels: pl.DataFrame,
     columns: Options,
     missing: Missing,
     systems: pl.Series | None,
     *,
     absent: bool | None = None,
-) -> tuple[Scope, pl.DataFrame]:
-    """The rankings to score (see :mod:`polars_rankeval.engine.scope`) and the judgments."""
+) -> Scope:
+    """The rankings to score (see :mod:`polars_rankeval.engine.scope`)."""
     keys = gather_rows(matched.run.select(columns.keys), matched.order.first_rows())
-    facts, judgments = _facts(qrels, columns)
-    decided = scope(
+    return scope(
         keys,
-        facts,
+        matched.side.facts,
         query=columns.query,
         system=columns.system,
         missing=missing,
@@ -201,7 +245,6 @@ def ranking_scope(
         systems=systems,
         absent=absent,
     )
-    return decided, judgments
 
 
 def rank_order_of(
@@ -260,7 +303,7 @@ def _sorted_rows(
     """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` from ``spans``) sorted by
     ranking then rank."""
     key = (ranking.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64)
-    order = np.argsort(key, kind="stable")
+    order = pl.Series(key).arg_sort().to_numpy()  # distinct keys: Polars' parallel sort
     rows = pl.DataFrame(
         {
             RANKING: pl.Series(ranking[order], dtype=pl.UInt32),
@@ -279,29 +322,36 @@ def _sorted_rows(
 
 
 def _matches(
-    run: pl.DataFrame,
-    qrels: pl.DataFrame,
+    run_doc: pl.Series,
+    qrels_doc: pl.Series,
     run_hash: pl.Series,
-    qrels_hash: pl.Series,
-    ids: list[str],
-    wanted: pl.Series | None = None,
+    side: QrelsSide,
+    row_query: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(run row, qrels row) of every retrieved document that has a qrels row
-    (one of the ``wanted`` qrels rows, when given).
+    """(run row, qrels row) of every retrieved document that has one of the side's wanted
+    qrels rows.
 
-    A join on the hashes of the ``ids`` (query, doc); each pair is then
-    checked on the ids themselves, so a hash collision cannot match two
-    different documents.
+    A join on the hashes of (query, doc); each pair is then checked on the ids
+    themselves, so a hash collision cannot match two different documents: the
+    doc ids are compared, and the queries by their ids (``row_query``: the
+    ``FACT`` of each run row's query, -1 for a query without qrels).
     """
     left = run_hash.alias("h").to_frame().with_row_index(_ROW).lazy()
-    indexed = qrels_hash.alias("h").to_frame().with_row_index(JUDGMENT)
-    right = indexed if wanted is None else indexed.filter(wanted)
+    indexed = side.hashes.alias("h").to_frame().with_row_index(JUDGMENT)
+    right = indexed if side.wanted is None else indexed.filter(side.wanted)
     pairs = left.join(right.lazy(), on="h").sort(_ROW).collect()  # the lazy join is the faster one
     rows, judgments = pairs[_ROW].to_numpy().astype(np.int64), pairs[JUDGMENT]
-    same = pl.Series(np.ones(len(rows), bool))
-    for name in ids:
-        same &= gather_sorted(run[name], rows) == qrels[name].gather(judgments)
-    return rows[same.to_numpy()], judgments.filter(same).to_numpy().astype(np.int64)
+    at = judgments.to_numpy().astype(np.int64)
+    same = row_query[rows] == side.query_ids[at]
+    same &= (gather_sorted(run_doc, rows) == qrels_doc.gather(judgments)).to_numpy()
+    return rows[same], at[same]
+
+
+def _hashes(run: pl.DataFrame, ids: list[str], groups: Groups | None) -> tuple[pl.Series, bool]:
+    """The :func:`~polars_rankeval.validation.key_hash` of each row's ``ids`` and, given
+    the ``groups``, whether a (ranking, doc) may appear twice (:func:`_duplicated`)."""
+    hashes = run.select(key_hash(ids)).to_series().rechunk()
+    return hashes, groups is not None and _duplicated(hashes, groups)
 
 
 def _duplicated(pair_hash: pl.Series, groups: Groups) -> bool:
