@@ -48,7 +48,6 @@ from polars_rankeval.engine.shape import (
 from polars_rankeval.options import Options
 from polars_rankeval.validation import fresh_name, key_hash
 
-_MIX = np.uint64(0x9E37_79B9_7F4A_7C15)  # odd: ranking ids spread over the hash space
 _ROW = "__rk_row"
 JUDGMENT = "__rk_judgment"
 """The qrels row of a judgment (UInt32), in the judgments of :class:`QrelsSide`."""
@@ -128,9 +127,9 @@ def match_and_rank(
     """
     query, doc = columns.query, columns.doc
     look = check or duplicates == "keep_best"
-    groups = Groups.of(run, columns.keys)
     with ThreadPoolExecutor(max_workers=1) as hashing:
-        hashed = hashing.submit(_hashes, run, [query, doc], groups if look else None)
+        hashed = hashing.submit(_hashes, run, [query, doc], columns.keys, look)
+        groups = Groups.of(run, columns.keys)
         ranked = rank_order_of(run, columns, groups, order, single_precision)
         run_hash, duplicated = hashed.result()
     if duplicated:
@@ -139,7 +138,7 @@ def match_and_rank(
         else:
             run = _keep_best(run, columns, order)
             groups = Groups.of(run, columns.keys)
-            run_hash, _ = _hashes(run, [query, doc], None)
+            run_hash, _ = _hashes(run, [query, doc], columns.keys, False)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
     judged = side()
     heads = gather_rows(run.select(query), ranked.first_rows())
@@ -347,23 +346,22 @@ def _matches(
     return rows[same], at[same]
 
 
-def _hashes(run: pl.DataFrame, ids: list[str], groups: Groups | None) -> tuple[pl.Series, bool]:
-    """The :func:`~polars_rankeval.validation.key_hash` of each row's ``ids`` and, given
-    the ``groups``, whether a (ranking, doc) may appear twice (:func:`_duplicated`)."""
-    hashes = run.select(key_hash(ids)).to_series().rechunk()
-    return hashes, groups is not None and _duplicated(hashes, groups)
+def _hashes(
+    run: pl.DataFrame, ids: list[str], keys: Sequence[str], check: bool
+) -> tuple[pl.Series, bool]:
+    """The :func:`~polars_rankeval.validation.key_hash` of each row's ``ids`` (query,
+    doc) and, with ``check``, whether a (ranking, doc) may appear twice.
 
-
-def _duplicated(pair_hash: pl.Series, groups: Groups) -> bool:
-    """Whether some (ranking, doc) may appear twice: distinct hashes prove it does not.
-
-    The (query, doc) hashes, mixed with the ranking ids, are counted (a
-    parallel hash count, cheaper than sorting them). Equal hashes (a
-    duplicate, or a collision) return True, for the exact check to decide
-    and name the rows.
+    The (``keys``, doc) hashes are counted (a parallel hash count, cheaper than
+    sorting them); for a one-system run they are the (query, doc) hashes.
+    Equal hashes (a duplicate, or a collision) return True, for the exact check
+    to decide and name the rows.
     """
-    mixed = pl.Series(pair_hash.to_numpy() + groups.ids.astype(np.uint64) * _MIX)
-    return mixed.n_unique() != mixed.len()
+    hashes = run.select(key_hash(ids)).to_series().rechunk()
+    if not check:
+        return hashes, False
+    pairs = hashes if list(keys) == ids[:1] else run.select(key_hash([*keys, ids[1]])).to_series()
+    return hashes, pairs.n_unique() != pairs.len()
 
 
 def _keep_best(run: pl.DataFrame, columns: Options, order: Order) -> pl.DataFrame:
