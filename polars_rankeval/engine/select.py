@@ -120,34 +120,35 @@ def match_and_rank(
 ) -> Matched:
     """Rank every row of a run and find those that have one of the wanted qrels rows.
 
-    ``check`` looks for duplicate (ranking, doc) rows in the run, on the hashes
-    the join needs anyway; they are hashed and checked on a second thread while
-    the rows are sorted. ``side`` gives the :func:`qrels_side`; it is asked for
-    only once the run is ranked, so the caller may compute it meanwhile.
+    Two threads: this one groups the rows into rankings and sorts them; the
+    second hashes (query, doc), checks (with ``check``) that no (ranking, doc)
+    appears twice, then asks ``side`` for the :func:`qrels_side` (which the
+    caller may be computing meanwhile) and joins the hashes. A run that may
+    hold duplicates is checked exactly, and joined, once it is ranked: an
+    error names the run's duplicates before anything of the qrels.
     """
-    query, doc = columns.query, columns.doc
+    doc = columns.doc
     look = check or duplicates == "keep_best"
-    with ThreadPoolExecutor(max_workers=1) as hashing:
-        hashed = hashing.submit(_hashes, run, [query, doc], columns.keys, look)
+    with ThreadPoolExecutor(max_workers=1) as second:
+        paired = second.submit(_pairs, run, qrels, columns, side, look)
         groups = Groups.of(run, columns.keys)
         ranked = rank_order_of(run, columns, groups, order, single_precision)
-        run_hash, duplicated = hashed.result()
-    if duplicated:
+        found = paired.result()
+    if found is None:  # equal (keys, doc) hashes: a duplicate, or a collision
         if duplicates != "keep_best":
             validation.check_duplicates(run.lazy(), [*columns.keys, doc], "run")
         else:
             run = _keep_best(run, columns, order)
             groups = Groups.of(run, columns.keys)
-            run_hash, _ = _hashes(run, [query, doc], columns.keys, False)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
-    judged = side()
-    heads = gather_rows(run.select(query), ranked.first_rows())
-    facts = heads.join(judged.facts, on=query, how="left", maintain_order="left")[FACT]
-    ranking_query = facts.fill_null(-1).to_numpy().astype(np.int64)  # -1: no qrels
-    run_rows, judgments = _matches(
-        run[doc], qrels[doc], run_hash, judged, ranking_query[groups.ids]
-    )
-    return Matched(run, groups, ranked, run_rows, judgments, judged)
+        found = _pairs(run, qrels, columns, side, False)
+    assert found is not None
+    judged, rows, judgments = found
+    heads = gather_rows(run.select(columns.query), ranked.first_rows())
+    facts = heads.join(judged.facts, on=columns.query, how="left", maintain_order="left")
+    ranking_query = facts[FACT].fill_null(-1).to_numpy().astype(np.int64)  # -1: no qrels
+    same = _same_query(rows, judgments, ranking_query[groups.ids], judged)
+    return Matched(run, groups, ranked, rows[same], judgments[same], judged)
 
 
 def judged_from_run(
@@ -320,30 +321,50 @@ def _sorted_rows(
     )
 
 
-def _matches(
-    run_doc: pl.Series,
-    qrels_doc: pl.Series,
-    run_hash: pl.Series,
-    side: QrelsSide,
-    row_query: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(run row, qrels row) of every retrieved document that has one of the side's wanted
-    qrels rows.
+def _pairs(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    columns: Options,
+    side: Callable[[], QrelsSide],
+    check: bool,
+) -> tuple[QrelsSide, np.ndarray, np.ndarray] | None:
+    """The qrels side and the (run row, qrels row) pairs of equal (query, doc) hash and
+    equal doc id (:func:`_doc_pairs`); None when, with ``check``, a (ranking, doc) may
+    appear twice in the run (then the qrels side is not asked for)."""
+    ids = [columns.query, columns.doc]
+    hashes, duplicated = _hashes(run, ids, columns.keys, check)
+    if duplicated:
+        return None
+    judged = side()
+    return judged, *_doc_pairs(run[columns.doc], qrels[columns.doc], hashes, judged)
 
-    A join on the hashes of (query, doc); each pair is then checked on the ids
-    themselves, so a hash collision cannot match two different documents: the
-    doc ids are compared, and the queries by their ids (``row_query``: the
-    ``FACT`` of each run row's query, -1 for a query without qrels).
+
+def _doc_pairs(
+    run_doc: pl.Series, qrels_doc: pl.Series, run_hash: pl.Series, side: QrelsSide
+) -> tuple[np.ndarray, np.ndarray]:
+    """(run row, qrels row) of every run row whose (query, doc) hash is that of one of the
+    side's wanted qrels rows, and whose doc id is that row's; run rows increasing.
+
+    A join on the hashes; the doc ids are then compared, and the queries by
+    :func:`_same_query`, so that a hash collision cannot match two different
+    documents.
     """
     left = run_hash.alias("h").to_frame().with_row_index(_ROW).lazy()
     indexed = side.hashes.alias("h").to_frame().with_row_index(JUDGMENT)
     right = indexed if side.wanted is None else indexed.filter(side.wanted)
     pairs = left.join(right.lazy(), on="h").sort(_ROW).collect()  # the lazy join is the faster one
     rows, judgments = pairs[_ROW].to_numpy().astype(np.int64), pairs[JUDGMENT]
-    at = judgments.to_numpy().astype(np.int64)
-    same = row_query[rows] == side.query_ids[at]
-    same &= (gather_sorted(run_doc, rows) == qrels_doc.gather(judgments)).to_numpy()
-    return rows[same], at[same]
+    same = (gather_sorted(run_doc, rows) == qrels_doc.gather(judgments)).to_numpy()
+    return rows[same], judgments.to_numpy().astype(np.int64)[same]
+
+
+def _same_query(
+    rows: np.ndarray, judgments: np.ndarray, row_query: np.ndarray, side: QrelsSide
+) -> np.ndarray:
+    """Whether each pair's run row and qrels row have the same query: ``row_query``, the
+    ``FACT`` of each run row's query (-1 for a query without qrels), against the
+    side's query id of the qrels row."""
+    return row_query[rows] == side.query_ids[judgments]
 
 
 def _hashes(
