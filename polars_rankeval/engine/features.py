@@ -695,7 +695,9 @@ class Features:
         """Every per-query feature of the judgments ``FACT, GRADE`` (see :class:`QueryFacts`).
 
         Sums over a query's judgments or ideal positions are weighted counts
-        by query id (``numpy.bincount``): one pass, no group-by.
+        by query id (``numpy.bincount``): one pass, no group-by. Sums over a
+        query's first k ideal positions are read off the running sums of the
+        term (added one position after the other), computed once for every k.
         """
         ideals = self._ideal_tables(judgments)
         last = judgments[FACT].max()
@@ -704,14 +706,24 @@ class Features:
         for key, table in ideals.items():
             sums = {n: e for n, (k, e) in self._ideal_sums.items() if k == key}
             per_fact |= _weighted_counts(table, sums, n_facts)
-            counts = np.bincount(table[FACT].to_numpy(), minlength=n_facts)
+            fact = table[FACT].to_numpy().astype(np.intp)
+            counts = np.bincount(fact, minlength=n_facts).astype(np.int64)
             starts = np.cumsum(counts) - counts
             per_fact[self._start_name(self._ideals[key])] = starts
+            terms: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
             for n, (of, term, k) in self._ideal_sums_to.items():
-                if of == key:
-                    values = np.append(table.select(term.cast(pl.Float64)).to_series(), 0.0)
-                    ends = starts + np.minimum(counts, int(k))
-                    per_fact[n] = segment_sums(values, starts, ends)
+                if of != key:
+                    continue
+                if str(term) not in terms:
+                    values = table.select(term.cast(pl.Float64)).to_series().to_numpy()
+                    terms[str(term)] = (values, accumulate_within(values, fact, counts, np.add))
+                values, running = terms[str(term)]
+                within = np.minimum(counts, int(k))
+                if running is None:  # the queries too uneven for a table
+                    per_fact[n] = segment_sums(np.append(values, 0.0), starts, starts + within)
+                else:  # the running sum at the k-th position (0 for a query without any)
+                    last_in = np.where(within > 0, starts + within - 1, len(running))
+                    per_fact[n] = np.append(running, 0.0)[last_in]
         aggregated = None
         if self._judgment_aggs:
             aggs = [e.alias(n) for n, e in self._judgment_aggs.items()]
