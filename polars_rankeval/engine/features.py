@@ -460,7 +460,7 @@ class Features:
             found = c <= counts
             at = np.where(found, first + c - 1, 0)
             picked = suffix_max[at] if len(suffix_max) else np.zeros(len(at))
-            return pl.Series(np.where(found, picked, np.nan), dtype=pl.Float64).fill_nan(None)
+            return pl.Series(np.where(found, picked, np.nan), dtype=pl.Float64, nan_to_null=True)
 
         return self.late(f"{key}|{cut}", lookup)
 
@@ -793,5 +793,5 @@ class Features:
         ]
         for n in self._maxes:
             top = segment_reduce(terms[n].to_numpy(), built, "max")
-            reduced.append(pl.Series(n, np.where(np.isneginf(top), np.nan, top)).fill_nan(None))
+            reduced.append(pl.Series(n, np.where(np.isneginf(top), np.nan, top), nan_to_null=True))
         return built.per_ranking.hstack(reduced)
