@@ -352,10 +352,15 @@ def _doc_pairs(
     left = run_hash.alias("h").to_frame().with_row_index(_ROW).lazy()
     indexed = side.hashes.alias("h").to_frame().with_row_index(JUDGMENT)
     right = indexed if side.wanted is None else indexed.filter(side.wanted)
-    pairs = left.join(right.lazy(), on="h").sort(_ROW).collect()  # the lazy join is the faster one
-    rows, judgments = pairs[_ROW].to_numpy().astype(np.int64), pairs[JUDGMENT]
+    pairs = left.join(right.lazy(), on="h").collect()  # the lazy join is the faster one
+    # in run row order: one sort of the pairs packed into integers (row numbers < 2^32)
+    packed = pairs[_ROW].to_numpy().astype(np.uint64) << np.uint64(32)
+    packed |= pairs[JUDGMENT].to_numpy().astype(np.uint64)
+    packed = pl.Series(packed).sort().to_numpy()
+    rows = (packed >> np.uint64(32)).astype(np.int64)
+    judgments = (packed & np.uint64(0xFFFF_FFFF)).astype(np.int64)
     same = (gather_sorted(run_doc, rows) == qrels_doc.gather(judgments)).to_numpy()
-    return rows[same], judgments.to_numpy().astype(np.int64)[same]
+    return rows[same], judgments[same]
 
 
 def _same_query(
