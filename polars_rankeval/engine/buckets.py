@@ -336,13 +336,15 @@ class _Input:
         self.held_bytes = 0
 
     def frame(self, schema: pl.Schema) -> pl.DataFrame:
-        """The rows held (all of them: the table was not spilled), in one chunk: the
-        engine's joins and groupings are up to a third slower on the batches' chunks.
-        The batches are replaced by that chunk, so a second call copies nothing."""
+        """The rows held (all of them: the table was not spilled), the batches put
+        together as they are: not copied into one chunk (the engine copies the ranking
+        keys into one, :func:`~polars_rankeval.engine.pipeline.keys_in_one_chunk`;
+        copying every column cost more than it saved). Kept so: a second call does
+        nothing."""
         if not self.held:
             return pl.DataFrame(schema=schema)
-        if len(self.held) > 1 or any(s.n_chunks() > 1 for s in self.held[0].get_columns()):
-            self.held = [pl.concat(self.held, rechunk=True)]
+        if len(self.held) > 1:
+            self.held = [pl.concat(self.held, rechunk=False)]
         return self.held[0]
 
     def buckets(self, schema: pl.Schema) -> Bucketed:
@@ -472,7 +474,7 @@ def _score_lazy(
     with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
         qrels_in = _Input("qrels", options.query, budget, Path(folder))
         qrels_seen = _Seen(options)
-        for batch in _batches(qrels, options.qrels_columns):
+        for batch in _batches(qrels, options.qrels_columns, whole_below=budget):
             if validate:
                 check_qrels_rows(batch, options, offset=qrels_in.rows)
             if options.missing == "error":
@@ -544,10 +546,17 @@ class _Streamed:
         return score_piece(run, qrels, measures, options, check_duplicates=validate)
 
 
-def _batches(table: pl.DataFrame | pl.LazyFrame, columns: list[str]) -> Iterator[pl.DataFrame]:
-    """The table's ``columns`` in batches of at most :data:`BATCH_ROWS` rows."""
+def _batches(
+    table: pl.DataFrame | pl.LazyFrame, columns: list[str], *, whole_below: int = 0
+) -> Iterator[pl.DataFrame]:
+    """The table's ``columns`` in batches of at most :data:`BATCH_ROWS` rows; a DataFrame
+    of fewer than ``whole_below`` bytes in one batch (slices would be copied back
+    into one chunk for the engine)."""
     if isinstance(table, pl.DataFrame):  # already in memory: slices, no copy
         frame = table.select(columns)
+        if nbytes(frame) < whole_below:
+            yield frame
+            return
         for start in range(0, frame.height, BATCH_ROWS):
             yield frame.slice(start, BATCH_ROWS)
         return
