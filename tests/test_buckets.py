@@ -93,8 +93,8 @@ def test_qrels_past_the_budget_are_spilled_too(corpus, monkeypatch, tmp_path, ru
         original(self)
 
     monkeypatch.setattr(buckets._Input, "spill_all", record)
-    limit = 8 * (run.estimated_size() + 1 if run_rows else 16 * 1024)
-    assert qrels.estimated_size() > limit // 8  # the qrels do not fit the budget
+    limit = buckets.PIECE_SHARE * (run.estimated_size() + 1 if run_rows else 16 * 1024)
+    assert qrels.estimated_size() > limit // buckets.PIECE_SHARE  # the qrels do not fit
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
         got = pr.evaluate(
@@ -226,7 +226,7 @@ def test_contiguous_rankings_are_scored_as_they_are_read(sorted_corpus, monkeypa
     monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
     streamed = count_calls(monkeypatch, buckets._Streamed, "score")
     spills = count_calls(monkeypatch, buckets._Input, "spill_all")
-    limit = 8 * 40_000  # an eighth: the qrels (31 kB) fit, the run (91 kB) does not
+    limit = buckets.PIECE_SHARE * 40_000  # the qrels (31 kB) fit the share, the run (91 kB) not
     got = spilled(path, qrels, memory_limit=limit, **options)
     assert_frame_equal(got, in_memory(run, qrels, **options))
     if options.get("missing") == "zero":  # needs every system first: bucket by bucket
@@ -247,7 +247,7 @@ def test_a_ranking_that_comes_back_is_read_again_bucket_by_bucket(
     monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
     passes = count_calls(monkeypatch, buckets, "_score_lazy")
     streamed = count_calls(monkeypatch, buckets._Streamed, "score")
-    got = spilled(path, qrels, memory_limit=8 * 40_000)
+    got = spilled(path, qrels, memory_limit=buckets.PIECE_SHARE * 40_000)
     assert_frame_equal(got, in_memory(run, qrels))
     assert passes[0] == 2 and streamed[0] > 0  # scored as it came, then again
 

@@ -3,29 +3,31 @@
 A LazyFrame run and its qrels (lazy or not) are each read once, in batches, on
 Polars' streaming engine; each batch is checked as it arrives (null ids, NaN
 scores: the error names the row of the whole input). While a table's rows fit
-in an eighth of the memory limit they are kept.
+in a tenth of the memory limit (:data:`PIECE_SHARE`) they are kept.
 
 Past that, a run whose rankings each come in one stretch (a TREC run sorted by
 query, logs written ranking by ranking: :class:`_Contiguity` checks it batch by
 batch) is scored as it is read, when its qrels are held: each time the rows held
-pass the eighth, those of the rankings complete so far are scored with their
+pass the tenth, those of the rankings complete so far are scored with their
 queries' qrels rows, and the last ranking's rows wait for the next batch. Should
 a ranking come back after its rows were scored, the run is read a second time
 and taken bucket by bucket, as below. ``missing="zero"`` needs every system
 before any ranking is scored, and takes the buckets too.
 
-Otherwise, every row of a table past the eighth is written to one of
+Otherwise, every row of a table past the tenth is written to one of
 :data:`BUCKETS` files on disk chosen by a hash of its query id. When either
 table was spilled, both are taken bucket by bucket (the one held in memory is
 split the same way), and the buckets are scored one at a time: a bucket holds
 all the run and qrels rows of its queries, so its values are those of the
 whole run. A bucket still too large is split again the same way (with another
 hash seed) before it is scored. The inputs are read once; the spilled rows are
-written and read back once (again only for a bucket split twice).
+written and read back once (again only for a bucket split twice); a spill file is
+written on a second thread while the next batches are read.
 
 The engine's peak memory is a small multiple of its piece's size (the packed
-sort keys, hashes and positions: about 30 bytes a row over the frame itself),
-which is what the eighth leaves room for.
+sort keys, hashes and positions: about 30 bytes a row over the frame itself,
+with the qrels' part and the run's hashes worked on beside the sort), which is
+what the tenth leaves room for.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,8 +57,10 @@ DEFAULT_LIMIT = 1 << 30
 """The default ``memory_limit`` of a lazy evaluation: 1 GiB."""
 BUCKETS = 64
 """Buckets a spilled run is split into (and each oversized bucket again)."""
-PIECE_SHARE = 8
-"""A piece may take 1/PIECE_SHARE of the memory limit; the engine needs the rest."""
+PIECE_SHARE = 10
+"""A piece may take 1/PIECE_SHARE of the memory limit; the engine needs the rest (an
+eighth was too little once the qrels' part is computed beside the run's: the 20M
+shuffled scan peaked at 0.97-1.04 GiB)."""
 BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
 SPLITS = 2
@@ -159,6 +164,11 @@ class Spill:
     list of its :class:`Slice` of every file. Few, large files: creating and
     deleting a file costs more than writing megabytes. The files are deleted
     with the folder, by its owner.
+
+    A flush that :meth:`add` starts is written on a second thread while the
+    next rows are read and buffered (one write at a time: at most two buffers
+    are held); :meth:`flush` writes the rest and waits, after which ``slices``
+    is complete.
     """
 
     folder: Path
@@ -173,25 +183,51 @@ class Spill:
     _buffer: list[pl.DataFrame] = field(default_factory=list)
     _buffered: int = 0
     _files: int = 0
+    _writing: Future[None] | None = None
 
     def __post_init__(self) -> None:
         self.slices = [[] for _ in range(self.n_buckets)]
 
     def add(self, frame: pl.DataFrame) -> None:
-        """Buffer ``frame``'s rows (written out when enough are buffered)."""
+        """Buffer ``frame``'s rows (written out, behind, when enough are buffered)."""
         self.schema = frame.schema
         self._buffer.append(frame)
         self._buffered += nbytes(frame)
         if self._buffered >= self.flush_bytes:
-            self.flush()
+            self.settle()
+            writer = ThreadPoolExecutor(max_workers=1)
+            self._writing = writer.submit(self._write, self._take())
+            writer.shutdown(wait=False)  # its thread ends with the write
 
     def flush(self) -> None:
-        """Write the buffered rows to one file, bucket after bucket."""
-        if not self._buffer:
-            return
+        """Write every buffered row (bucket after bucket, to one file) and wait for the
+        write under way."""
+        self.settle()
+        if self._buffer:
+            self._write(self._take())
+
+    def settle(self) -> None:
+        """Wait for the write under way, and raise its error if it failed."""
+        if self._writing is not None:
+            writing, self._writing = self._writing, None
+            writing.result()
+
+    def stop(self) -> None:
+        """Wait for the write under way, whatever its outcome (before the folder goes,
+        when the reading stopped on an error)."""
+        if self._writing is not None:
+            wait([self._writing])
+            self._writing = None
+
+    def _take(self) -> pl.DataFrame:
+        """The buffered rows, taken out of the buffer."""
         frame = pl.concat(self._buffer, rechunk=False)
         self._buffer.clear()
         self._buffered = 0
+        return frame
+
+    def _write(self, frame: pl.DataFrame) -> None:
+        """Write ``frame`` to a new file, bucket after bucket, and record the slices."""
         parts = split_by_bucket(frame, self.query, self.n_buckets, self.seed)
         del frame
         path = self.folder / f"s{self.seed:x}-{self._files:05d}.arrow"
@@ -324,6 +360,16 @@ class _Input:
         tail = frame.tail(n_tail).rechunk()
         self.held, self.held_bytes = [tail], nbytes(tail)
         return frame.head(frame.height - n_tail).rechunk()
+
+    def settle(self) -> None:
+        """Wait for the spill's write under way (:meth:`Spill.settle`)."""
+        if self.spill is not None:
+            self.spill.settle()
+
+    def stop(self) -> None:
+        """Wait for the spill's write under way, whatever its outcome (:meth:`Spill.stop`)."""
+        if self.spill is not None:
+            self.spill.stop()
 
     def spill_all(self) -> None:
         """Route every row to bucket files from now on, the held ones first."""
@@ -473,55 +519,63 @@ def _score_lazy(
     progress = _Progress()
     with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
         qrels_in = _Input("qrels", options.query, budget, Path(folder))
-        qrels_seen = _Seen(options)
-        for batch in _batches(qrels, options.qrels_columns, whole_below=budget):
-            if validate:
-                check_qrels_rows(batch, options, offset=qrels_in.rows)
-            if options.missing == "error":
-                qrels_seen.queries.append(batch[options.query].cast(pl.String).unique())
-            qrels_in.add(batch)
         run_in = _Input("run", options.query, budget, Path(folder))
-        seen = _Seen(options)
-        order = None
-        if stream and options.missing != "zero" and qrels_in.spill is None:
-            order = _Contiguity(options.keys, budget // 4)
-        streamed: _Streamed | None = None  # the qrels, once a piece is scored as it comes
-        pieces: list[Piece] = []
-        checking = False  # from the first time the rows held pass the budget
-        for batch in _batches(run, options.run_columns):
-            if validate:
-                check_run_rows(batch, options, offset=run_in.rows)
-            seen.add(batch)
-            run_in.add(batch, hold=order is not None)
-            progress.reading(run_in.rows)
-            if order is None:
-                continue
-            if not checking and run_in.held_bytes > budget:
-                checking = True
-                contiguous = all(order.add(held) for held in run_in.held)
+        try:
+            qrels_seen = _Seen(options)
+            qrels_batches = _batches(qrels, options.qrels_columns, whole_below=budget,
+                                     quiet=qrels_in.settle)  # fmt: skip
+            for batch in qrels_batches:
+                if validate:
+                    check_qrels_rows(batch, options, offset=qrels_in.rows)
+                if options.missing == "error":
+                    qrels_seen.queries.append(batch[options.query].cast(pl.String).unique())
+                qrels_in.add(batch)
+            seen = _Seen(options)
+            order = None
+            if stream and options.missing != "zero" and qrels_in.spill is None:
+                order = _Contiguity(options.keys, budget // 4)
+            streamed: _Streamed | None = None  # the qrels, once a piece is scored as it comes
+            pieces: list[Piece] = []
+            checking = False  # from the first time the rows held pass the budget
+            for batch in _batches(run, options.run_columns, quiet=run_in.settle):
+                if validate:
+                    check_run_rows(batch, options, offset=run_in.rows)
+                seen.add(batch)
+                run_in.add(batch, hold=order is not None)
+                progress.reading(run_in.rows)
+                if order is None:
+                    continue
+                if not checking and run_in.held_bytes > budget:
+                    checking = True
+                    contiguous = all(order.add(held) for held in run_in.held)
+                else:
+                    contiguous = not checking or order.add(batch)
+                if not contiguous:
+                    if pieces:
+                        raise _RankingCameBackError
+                    order = None
+                    if run_in.held_bytes > budget:
+                        run_in.spill_all()
+                    continue
+                if checking and run_in.held_bytes > budget:
+                    complete = run_in.take_complete(options.keys)
+                    if complete is not None:
+                        streamed = streamed or _Streamed(
+                            qrels_in.frame(qrels_schema), options.query
+                        )
+                        pieces.append(streamed.score(complete, measures, options, validate))
+            if options.missing == "error":
+                raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
+            systems = seen.all_systems()
+            scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
+            if run_in.spill is None and qrels_in.spill is None:
+                pieces.append(scorer.score(run_in.frame(run_schema), qrels_in.frame(qrels_schema)))
             else:
-                contiguous = not checking or order.add(batch)
-            if not contiguous:
-                if pieces:
-                    raise _RankingCameBackError
-                order = None
-                if run_in.held_bytes > budget:
-                    run_in.spill_all()
-                continue
-            if checking and run_in.held_bytes > budget:
-                complete = run_in.take_complete(options.keys)
-                if complete is not None:
-                    streamed = streamed or _Streamed(qrels_in.frame(qrels_schema), options.query)
-                    pieces.append(streamed.score(complete, measures, options, validate))
-        if options.missing == "error":
-            raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
-        systems = seen.all_systems()
-        scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
-        if run_in.spill is None and qrels_in.spill is None:
-            pieces.append(scorer.score(run_in.frame(run_schema), qrels_in.frame(qrels_schema)))
-        else:
-            run_b, qrels_b = run_in.buckets(run_schema), qrels_in.buckets(qrels_schema)
-            pieces.extend(scorer.score_buckets(run_b, qrels_b, SPLITS))
+                run_b, qrels_b = run_in.buckets(run_schema), qrels_in.buckets(qrels_schema)
+                pieces.extend(scorer.score_buckets(run_b, qrels_b, SPLITS))
+        finally:  # no spill write may outlive the folder
+            qrels_in.stop()
+            run_in.stop()
     progress.done()
     warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
     return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
@@ -547,11 +601,15 @@ class _Streamed:
 
 
 def _batches(
-    table: pl.DataFrame | pl.LazyFrame, columns: list[str], *, whole_below: int = 0
+    table: pl.DataFrame | pl.LazyFrame,
+    columns: list[str],
+    *,
+    whole_below: int = 0,
+    quiet: Callable[[], None] | None = None,
 ) -> Iterator[pl.DataFrame]:
     """The table's ``columns`` in batches of at most :data:`BATCH_ROWS` rows; a DataFrame
     of fewer than ``whole_below`` bytes in one batch (slices would be copied back
-    into one chunk for the engine)."""
+    into one chunk for the engine). ``quiet``: see :func:`_read_ahead`."""
     if isinstance(table, pl.DataFrame):  # already in memory: slices, no copy
         frame = table.select(columns)
         if nbytes(frame) < whole_below:
@@ -560,7 +618,7 @@ def _batches(
         for start in range(0, frame.height, BATCH_ROWS):
             yield frame.slice(start, BATCH_ROWS)
         return
-    yield from _read_ahead(table.select(columns).collect_batches(chunk_size=BATCH_ROWS), 1)
+    yield from _read_ahead(table.select(columns).collect_batches(chunk_size=BATCH_ROWS), 1, quiet)
 
 
 @dataclass(frozen=True)
@@ -622,7 +680,9 @@ class _Scorer:
         yield from self.score_buckets(inner_run, inner_qrels, splits - 1)
 
 
-def _read_ahead(batches: Iterable[pl.DataFrame], row_groups: int) -> Iterator[pl.DataFrame]:
+def _read_ahead(
+    batches: Iterable[pl.DataFrame], row_groups: int, quiet: Callable[[], None] | None = None
+) -> Iterator[pl.DataFrame]:
     """``batches``, read with Polars' Parquet read-ahead (``POLARS_ROW_GROUP_PREFETCH_SIZE``)
     set to ``row_groups`` unless the user has set it.
 
@@ -633,7 +693,9 @@ def _read_ahead(batches: Iterable[pl.DataFrame], row_groups: int) -> Iterator[pl
     It is removed again only once every batch has been read: Polars' threads
     read the environment while the query runs, and changing it under them is not
     thread-safe (removing it when a check stopped the reading halfway crashed the
-    process). After such an early stop the variable stays set.
+    process). After such an early stop the variable stays set. ``quiet`` is
+    called first: it waits for the caller's own threads that run Polars (a spill
+    written behind).
     """
     name = "POLARS_ROW_GROUP_PREFETCH_SIZE"
     if name in os.environ:
@@ -641,6 +703,8 @@ def _read_ahead(batches: Iterable[pl.DataFrame], row_groups: int) -> Iterator[pl
         return
     os.environ[name] = str(row_groups)
     yield from batches
+    if quiet is not None:
+        quiet()
     os.environ.pop(name, None)  # the query has finished: no thread reads it now
 
 
