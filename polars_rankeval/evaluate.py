@@ -203,7 +203,7 @@ def evaluate(
     memory_limit
         LazyFrame runs only: the most memory (bytes, or a string such as
         ``"2GiB"``) that the evaluation should take. Default ``"1GiB"``. When
-        the run's or the qrels' rows take more than a tenth of it, both are
+        the run's or the qrels' rows take more than an eighth of it, both are
         scored bucket by bucket (see above); more memory means larger pieces.
 
     Returns

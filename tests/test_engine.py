@@ -551,3 +551,26 @@ def test_scoring_leaves_the_cached_formulas_unchanged():
     after = {k: dict(v) for k, v in vars(features).items() if isinstance(v, dict)}
     assert after.keys() == before.keys()
     assert all(after[k].keys() == before[k].keys() for k in before)
+
+
+@pytest.mark.parametrize("systems", [1, 2])
+def test_a_piece_scores_the_same_with_and_without_its_second_threads(systems):
+    run, qrels = random_corpus(8, n_queries=30, systems=systems)
+    options = run_options(run.schema, qrels.schema)
+    measures = [parse(m) for m in SAMPLES]
+    together, alone = (
+        pipeline.score_piece(run, qrels, measures, options, concurrent=c) for c in (True, False)
+    )
+    assert_frame_equal(together.scores, alone.scores)
+    assert_frame_equal(together.no_qrels, alone.no_qrels)
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_the_runs_duplicates_are_named_before_the_qrels(concurrent):
+    run, qrels = random_corpus(9, n_queries=5)
+    options = run_options(run.schema, qrels.schema)
+    both = (pl.concat([run, run.head(1)]), pl.concat([qrels, qrels.head(1)]))
+    with pytest.raises(ValueError, match="^run has duplicate rows"):
+        pipeline.score_piece(*both, [parse("AP")], options, concurrent=concurrent)
+    with pytest.raises(ValueError, match="^qrels has duplicate rows"):
+        pipeline.score_piece(run, both[1], [parse("AP")], options, concurrent=concurrent)

@@ -3,18 +3,18 @@
 A LazyFrame run and its qrels (lazy or not) are each read once, in batches, on
 Polars' streaming engine; each batch is checked as it arrives (null ids, NaN
 scores: the error names the row of the whole input). While a table's rows fit
-in a tenth of the memory limit (:data:`PIECE_SHARE`) they are kept.
+in an eighth of the memory limit (:data:`PIECE_SHARE`) they are kept.
 
 Past that, a run whose rankings each come in one stretch (a TREC run sorted by
 query, logs written ranking by ranking: :class:`_Contiguity` checks it batch by
 batch) is scored as it is read, when its qrels are held: each time the rows held
-pass the tenth, those of the rankings complete so far are scored with their
+pass the eighth, those of the rankings complete so far are scored with their
 queries' qrels rows, and the last ranking's rows wait for the next batch. Should
 a ranking come back after its rows were scored, the run is read a second time
 and taken bucket by bucket, as below. ``missing="zero"`` needs every system
 before any ranking is scored, and takes the buckets too.
 
-Otherwise, every row of a table past the tenth is written to one of
+Otherwise, every row of a table past the eighth is written to one of
 :data:`BUCKETS` files on disk chosen by a hash of its query id. When either
 table was spilled, both are taken bucket by bucket (the one held in memory is
 split the same way), and the buckets are scored one at a time: a bucket holds
@@ -25,9 +25,11 @@ written and read back once (again only for a bucket split twice); a spill file i
 written on a second thread while the next batches are read.
 
 The engine's peak memory is a small multiple of its piece's size (the packed
-sort keys, hashes and positions: about 30 bytes a row over the frame itself,
-with the qrels' part and the run's hashes worked on beside the sort), which is
-what the tenth leaves room for.
+sort keys, hashes and positions: about 30 bytes a row over the frame itself),
+which is what the eighth leaves room for. A bucket is scored one step after the
+other: the engine's second threads (the qrels' part and the run's hashes worked
+on beside the sort) would raise that multiple; the whole input held within the
+budget takes them.
 """
 
 from __future__ import annotations
@@ -57,10 +59,8 @@ DEFAULT_LIMIT = 1 << 30
 """The default ``memory_limit`` of a lazy evaluation: 1 GiB."""
 BUCKETS = 64
 """Buckets a spilled run is split into (and each oversized bucket again)."""
-PIECE_SHARE = 10
-"""A piece may take 1/PIECE_SHARE of the memory limit; the engine needs the rest (an
-eighth was too little once the qrels' part is computed beside the run's: the 20M
-shuffled scan peaked at 0.97-1.04 GiB)."""
+PIECE_SHARE = 8
+"""A piece may take 1/PIECE_SHARE of the memory limit; the engine needs the rest."""
 BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
 SPLITS = 2
@@ -165,10 +165,10 @@ class Spill:
     deleting a file costs more than writing megabytes. The files are deleted
     with the folder, by its owner.
 
-    A flush that :meth:`add` starts is written on a second thread while the
-    next rows are read and buffered (one write at a time: at most two buffers
-    are held); :meth:`flush` writes the rest and waits, after which ``slices``
-    is complete.
+    With ``write_behind``, a flush that :meth:`add` starts is written on a
+    second thread while the next rows are read and buffered (one write at a
+    time: at most two buffers are held); :meth:`flush` writes the rest and
+    waits, after which ``slices`` is complete.
     """
 
     folder: Path
@@ -177,6 +177,7 @@ class Spill:
     flush_bytes: int
     """Buffered bytes that make the buffered rows be written out."""
     seed: int = BUCKET_SEED
+    write_behind: bool = False
     slices: list[list[Slice]] = field(default_factory=list)
     schema: pl.Schema | None = None
     """The spilled rows' schema (for an empty bucket's empty frame)."""
@@ -193,7 +194,9 @@ class Spill:
         self.schema = frame.schema
         self._buffer.append(frame)
         self._buffered += nbytes(frame)
-        if self._buffered >= self.flush_bytes:
+        if self._buffered >= self.flush_bytes and not self.write_behind:
+            self.flush()
+        elif self._buffered >= self.flush_bytes:
             self.settle()
             writer = ThreadPoolExecutor(max_workers=1)
             self._writing = writer.submit(self._write, self._take())
@@ -376,7 +379,8 @@ class _Input:
         if self.spill is None:
             folder = self.folder / self.name
             folder.mkdir()
-            self.spill = Spill(folder, self.query, BUCKETS, max(1, self.budget // 8))
+            self.spill = Spill(folder, self.query, BUCKETS, max(1, self.budget // 8),
+                               write_behind=True)  # fmt: skip
         while self.held:  # one batch at a time, so that rows are never held twice
             self.spill.add(self.held.pop(0))
         self.held_bytes = 0
@@ -569,7 +573,8 @@ def _score_lazy(
             systems = seen.all_systems()
             scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
             if run_in.spill is None and qrels_in.spill is None:
-                pieces.append(scorer.score(run_in.frame(run_schema), qrels_in.frame(qrels_schema)))
+                held = run_in.frame(run_schema), qrels_in.frame(qrels_schema)
+                pieces.append(scorer.score(*held, whole=True))
             else:
                 run_b, qrels_b = run_in.buckets(run_schema), qrels_in.buckets(qrels_schema)
                 pieces.extend(scorer.score_buckets(run_b, qrels_b, SPLITS))
@@ -597,7 +602,8 @@ class _Streamed:
         if queries.dtype != self.qrels.schema[self.query]:
             queries, ids = queries.cast(pl.String), ids.cast(pl.String)
         qrels = self.qrels.filter(ids.is_in(queries.implode()))
-        return score_piece(run, qrels, measures, options, check_duplicates=validate)
+        return score_piece(run, qrels, measures, options, check_duplicates=validate,
+                           concurrent=False)  # fmt: skip
 
 
 def _batches(
@@ -634,10 +640,14 @@ class _Scorer:
     folder: Path
     """Where a bucket split again writes its buckets."""
 
-    def score(self, run: pl.DataFrame, qrels: pl.DataFrame) -> Piece:
-        """One in-memory piece (all the rows of its queries)."""
+    def score(self, run: pl.DataFrame, qrels: pl.DataFrame, *, whole: bool = False) -> Piece:
+        """One in-memory piece (all the rows of its queries); ``whole``: every row of the
+        run and qrels, held within the budget, scored with the engine's second threads
+        (:func:`~polars_rankeval.engine.pipeline.score_piece`). A bucket is scored one
+        step after the other, which keeps the peak lower."""
         return score_piece(run, qrels, self.measures, self.options,
-                           check_duplicates=self.validate, systems=self.systems)  # fmt: skip
+                           check_duplicates=self.validate, systems=self.systems,
+                           concurrent=whole)  # fmt: skip
 
     def score_buckets(self, run: Bucketed, qrels: Bucketed, splits: int) -> Iterator[Piece]:
         """Every bucket (run and qrels share the buckets: same count, same seed), several

@@ -276,9 +276,10 @@ def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
         if absent.len():
             none = _string_keys(run.select(o.keys).clear(), o.query)
             return Scored(None, none, absent, run.height, qrels.height)
-    piece = score_piece(
-        run, qrels, job.parsed, o, check_duplicates=job.validate, systems=job.systems
-    )
+    piece = score_piece(  # one step after the other: the engine runs a task per core
+        run, qrels, job.parsed, o, check_duplicates=job.validate, systems=job.systems,
+        concurrent=False,
+    )  # fmt: skip
     no_qrels = _string_keys(piece.no_qrels, o.query)
     return Scored(piece.scores, no_qrels, absent, piece.run_rows, piece.qrels_rows)
 

@@ -116,6 +116,7 @@ def judged_piece(
     lowest_grade: float = -math.inf,
     tie_spans: bool = False,
     side: Callable[[], QrelsSide] | None = None,
+    concurrent: bool = True,
 ) -> Judged:
     """Scope, rank and select: a piece's run and qrels as the judged shape, with the
     judgments of grade ``lowest_grade`` or more (and each row's tie group with
@@ -123,7 +124,8 @@ def judged_piece(
 
     ``side`` gives the qrels' part (:func:`~polars_rankeval.engine.select.qrels_side`
     of :func:`piece_columns`' qrels) when the caller computes it; else it is
-    computed here, once the run is ranked.
+    computed here, once the run is ranked. ``concurrent``: see
+    :func:`~polars_rankeval.engine.select.match_and_rank`.
     """
     run, qrels = piece_columns(run, qrels, options)
     if side is None:
@@ -142,6 +144,7 @@ def judged_piece(
         single_precision=options.single_precision,
         systems=systems,
         tie_spans=tie_spans,
+        concurrent=concurrent,
     )
 
 
@@ -242,6 +245,7 @@ def score_piece(
     *,
     check_duplicates: bool = True,
     systems: pl.Series | None = None,
+    concurrent: bool = True,
 ) -> Piece:
     """Score one piece (see the module docstring): values and the unscored rankings.
 
@@ -255,6 +259,8 @@ def score_piece(
     and is computed on a second thread while the run is ranked: Polars and numpy
     release the GIL, and ranking leaves a core idle part of the time. Errors are
     raised in the same order as one after the other (the run's duplicates first).
+    Without ``concurrent`` everything is done one step after the other, which
+    keeps the peak lower: the memory-bounded pieces of a lazy run are scored so.
     """
     lowest = read_grades(measures, options)
     if check_fractional_grades(qrels, options.relevance, [options.query, options.doc], measures):
@@ -262,22 +268,31 @@ def score_piece(
     empty = options.conventions.empty_queries
     features, _ = formulas(tuple(measures), options.context, empty != "zero")
     run, qrels = piece_columns(run, qrels, options)
-    with ThreadPoolExecutor(max_workers=1) as qrels_thread:
-        side = qrels_thread.submit(qrels_side, qrels, options, check=check_duplicates,
-                                   lowest_grade=lowest)  # fmt: skip
-        facts = None
-        if options.conventions.judgments != "retrieved":  # else the judgments come from the run
-            facts = qrels_thread.submit(lambda: features.query_facts(side.result().judgments))
-        shape = judged_piece(
-            run,
-            qrels,
-            options,
-            check_duplicates=check_duplicates,
-            systems=systems,
-            tie_spans=averages_ties(measures),
-            side=side.result,
-        )
-        query_facts = facts.result() if facts is not None else None
+    own_judgments = options.conventions.judgments == "retrieved"  # taken from the run
+    shaping = partial(
+        judged_piece,
+        run,
+        qrels,
+        options,
+        check_duplicates=check_duplicates,
+        systems=systems,
+        tie_spans=averages_ties(measures),
+        concurrent=concurrent,
+    )
+    query_facts = None
+    if not concurrent:
+        shape = shaping(lowest_grade=lowest)
+        if not own_judgments:
+            query_facts = features.query_facts(shape.judgments)
+    else:
+        with ThreadPoolExecutor(max_workers=1) as qrels_thread:
+            side = qrels_thread.submit(qrels_side, qrels, options, check=check_duplicates,
+                                       lowest_grade=lowest)  # fmt: skip
+            facts = None
+            if not own_judgments:
+                facts = qrels_thread.submit(lambda: features.query_facts(side.result().judgments))
+            shape = shaping(side=side.result)
+            query_facts = facts.result() if facts is not None else None
     run_rankings = shape.rankings[HAS_RUN]
     no_qrels = shape.keys.filter(run_rankings & shape.rankings[FACT].is_null())
     scores = aggregate(shape, measures, options.context, empty, query_facts)

@@ -117,23 +117,30 @@ def match_and_rank(
     duplicates: str,
     check: bool,
     single_precision: bool = False,
+    concurrent: bool = True,
 ) -> Matched:
     """Rank every row of a run and find those that have one of the wanted qrels rows.
 
-    Two threads: this one groups the rows into rankings and sorts them; the
-    second hashes (query, doc), checks (with ``check``) that no (ranking, doc)
-    appears twice, then asks ``side`` for the :func:`qrels_side` (which the
-    caller may be computing meanwhile) and joins the hashes. A run that may
-    hold duplicates is checked exactly, and joined, once it is ranked: an
-    error names the run's duplicates before anything of the qrels.
+    Two threads (one without ``concurrent``): this one groups the rows into
+    rankings and sorts them; the second hashes (query, doc), checks (with
+    ``check``) that no (ranking, doc) appears twice, then asks ``side`` for the
+    :func:`qrels_side` (which the caller may be computing meanwhile) and joins
+    the hashes. A run that may hold duplicates is checked exactly, and joined,
+    once it is ranked: an error names the run's duplicates before anything of
+    the qrels.
     """
     doc = columns.doc
     look = check or duplicates == "keep_best"
-    with ThreadPoolExecutor(max_workers=1) as second:
-        paired = second.submit(_pairs, run, qrels, columns, side, look)
+    if concurrent:
+        with ThreadPoolExecutor(max_workers=1) as second:
+            paired = second.submit(_pairs, run, qrels, columns, side, look)
+            groups = Groups.of(run, columns.keys)
+            ranked = rank_order_of(run, columns, groups, order, single_precision)
+            found = paired.result()
+    else:
+        found = _pairs(run, qrels, columns, side, look)
         groups = Groups.of(run, columns.keys)
         ranked = rank_order_of(run, columns, groups, order, single_precision)
-        found = paired.result()
     if found is None:  # equal (keys, doc) hashes: a duplicate, or a collision
         if duplicates != "keep_best":
             validation.check_duplicates(run.lazy(), [*columns.keys, doc], "run")
@@ -165,9 +172,11 @@ def judged_from_run(
     single_precision: bool = False,
     systems: pl.Series | None = None,
     tie_spans: bool = False,
+    concurrent: bool = True,
 ) -> Judged:
     """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels
-    (``side``: their :func:`qrels_side`, asked for once the run is ranked).
+    (``side``: their :func:`qrels_side`, asked for once the run is ranked;
+    ``concurrent``: see :func:`match_and_rank`).
 
     ``tie_spans`` adds each row's tie group (``TIE_FIRST, TIE_LAST``) for the measures
     that average over ties. Under the conventions' ``judgments="retrieved"`` each
@@ -189,6 +198,7 @@ def judged_from_run(
         duplicates=duplicates,
         check=check,
         single_precision=single_precision,
+        concurrent=concurrent,
     )
     ranks = matched.order.ranks(matched.run_rows)
     of = matched.groups.ids[matched.run_rows].astype(np.int64)
