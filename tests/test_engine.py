@@ -570,7 +570,7 @@ def test_the_runs_duplicates_are_named_before_the_qrels(concurrent):
     run, qrels = random_corpus(9, n_queries=5)
     options = run_options(run.schema, qrels.schema)
     both = (pl.concat([run, run.head(1)]), pl.concat([qrels, qrels.head(1)]))
-    with pytest.raises(ValueError, match="^run has duplicate rows"):
+    with pytest.raises(ValueError, match=r"^run has duplicate rows"):
         pipeline.score_piece(*both, [parse("AP")], options, concurrent=concurrent)
-    with pytest.raises(ValueError, match="^qrels has duplicate rows"):
+    with pytest.raises(ValueError, match=r"^qrels has duplicate rows"):
         pipeline.score_piece(run, both[1], [parse("AP")], options, concurrent=concurrent)
