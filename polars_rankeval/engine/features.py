@@ -25,8 +25,9 @@ no per-query Python and no cumulative sum or filter inside a ``group_by``
    ideal rankings (one sort of the positive gains); joined to the rankings;
 2. per-ranking columns, broadcast to the rows in one gather;
 3. row columns (``with_columns``; cumulative sums within a ranking);
-4. per-ranking sums and maxima (``numpy`` segment reductions over the rows,
-   sorted by ranking), sums down to a rank (one binary search per cutoff);
+4. per-ranking sums (one sparse product for every term) and maxima (``numpy``
+   segment reductions over the rows, sorted by ranking), sums down to a rank (one
+   binary search per cutoff);
 5. one ``select`` of every measure's value over the per-ranking frame.
 """
 
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
+from scipy import sparse
 
 from polars_rankeval.engine.shape import (
     FACT,
@@ -155,15 +157,36 @@ def segment_sums(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     ).astype(np.float64)
 
 
-def segment_reduce(values: np.ndarray, built: Built, how: str) -> np.ndarray:
-    """Per ranking: the sum (``how="sum"``, 0 when no row; added in rank order, see
-    :func:`segment_sums`) or maximum (``"max"``, -inf when none) of ``values``, one per
-    row, sorted by ranking."""
-    n = built.per_ranking.height
-    if how == "sum":
-        return np.bincount(built.ranking, weights=values, minlength=n).astype(np.float64)
+def sums_within(terms: np.ndarray, built: Built) -> np.ndarray:
+    """Per ranking (rows) and term (columns): the sum of each column of ``terms`` (one row
+    per judged row, sorted by ranking) over the ranking's rows, 0 when it has none.
+
+    One sparse product, ``(ranking x row ones) @ terms``: each ranking's rows are added
+    one after the other, in rank order, from 0 (as :func:`segment_sums` and trec_eval
+    add them), every term at once.
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({"__rk_ranking": pl.Series([0, 0, 2], dtype=pl.UInt32)})
+    >>> built = Built(rows, pl.DataFrame({"r": [0, 1, 2]}), {})
+    >>> sums_within(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), built)
+    array([[4., 6.],
+           [0., 0.],
+           [5., 6.]])
+    """
+    n_rows = len(built.ranking)
+    bounds = np.append(built.first_row, n_rows)
+    ones = sparse.csr_matrix(
+        (np.ones(n_rows), np.arange(n_rows), bounds), shape=(len(built.row_count), n_rows)
+    )
+    return np.asarray(ones @ np.ascontiguousarray(terms, dtype=np.float64))
+
+
+def segment_max(values: np.ndarray, built: Built) -> np.ndarray:
+    """Per ranking: the maximum of ``values`` (one per row, sorted by ranking), -inf when
+    it has no row."""
     present = built.row_count > 0
-    out = np.full(n, -np.inf)
+    out = np.full(len(built.row_count), -np.inf)
     if present.any():
         out[present] = np.maximum.reduceat(values, built.first_row[present])
     return out
@@ -788,10 +811,11 @@ class Features:
             *(e.cast(pl.Float64).fill_null(0.0).alias(n) for n, e in self._sums.items()),
             *(e.cast(pl.Float64).fill_null(-np.inf).alias(n) for n, e in self._maxes.items()),
         )
-        reduced = [
-            pl.Series(n, segment_reduce(terms[n].to_numpy(), built, "sum")) for n in self._sums
-        ]
+        reduced = []
+        if self._sums:
+            summed = sums_within(terms.select(list(self._sums)).to_numpy(), built)
+            reduced = [pl.Series(n, summed[:, i]) for i, n in enumerate(self._sums)]
         for n in self._maxes:
-            top = segment_reduce(terms[n].to_numpy(), built, "max")
+            top = segment_max(terms[n].to_numpy(), built)
             reduced.append(pl.Series(n, np.where(np.isneginf(top), np.nan, top), nan_to_null=True))
         return built.per_ranking.hstack(reduced)
