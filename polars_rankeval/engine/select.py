@@ -83,6 +83,8 @@ class Matched:
     """The qrels row of each of ``run_rows``."""
     side: QrelsSide
     """The qrels' part."""
+    keys: pl.DataFrame
+    """The key columns of each ranking (row i: ranking i)."""
 
 
 def qrels_side(
@@ -151,11 +153,13 @@ def match_and_rank(
         found = _pairs(run, qrels, columns, side, False)
     assert found is not None
     judged, rows, judgments = found
-    heads = gather_rows(run.select(columns.query), ranked.first_rows())
-    facts = heads.join(judged.facts, on=columns.query, how="left", maintain_order="left")
+    keys = gather_rows(run.select(columns.keys), ranked.first_rows())
+    facts = keys.select(columns.query).join(
+        judged.facts, on=columns.query, how="left", maintain_order="left"
+    )
     ranking_query = facts[FACT].fill_null(-1).to_numpy().astype(np.int64)  # -1: no qrels
     same = _same_query(rows, judgments, ranking_query[groups.ids], judged)
-    return Matched(run, groups, ranked, rows[same], judgments[same], judged)
+    return Matched(run, groups, ranked, rows[same], judgments[same], judged, keys)
 
 
 def judged_from_run(
@@ -244,9 +248,8 @@ def ranking_scope(
     absent: bool | None = None,
 ) -> Scope:
     """The rankings to score (see :mod:`polars_rankeval.engine.scope`)."""
-    keys = gather_rows(matched.run.select(columns.keys), matched.order.first_rows())
     return scope(
-        keys,
+        matched.keys,
         matched.side.facts,
         query=columns.query,
         system=columns.system,
