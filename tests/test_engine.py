@@ -547,7 +547,9 @@ def test_scoring_leaves_the_cached_formulas_unchanged():
     options = run_options(run.schema, qrels.schema)
     features, values = pipeline.formulas(tuple(parse(m) for m in SAMPLES), options.context)
     before = {k: dict(v) for k, v in vars(features).items() if isinstance(v, dict)}
-    features.evaluate(pipeline.judged_piece(run, qrels, options), values)
+    features.evaluate(
+        pipeline.judged_piece(*pipeline.piece_columns(run, qrels, options), options), values
+    )
     after = {k: dict(v) for k, v in vars(features).items() if isinstance(v, dict)}
     assert after.keys() == before.keys()
     assert all(after[k].keys() == before[k].keys() for k in before)

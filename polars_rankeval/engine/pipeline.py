@@ -118,16 +118,14 @@ def judged_piece(
     side: Callable[[], QrelsSide] | None = None,
     concurrent: bool = True,
 ) -> Judged:
-    """Scope, rank and select: a piece's run and qrels as the judged shape, with the
-    judgments of grade ``lowest_grade`` or more (and each row's tie group with
-    ``tie_spans``).
+    """Scope, rank and select: a piece's run and qrels, as :func:`piece_columns` gives
+    them, as the judged shape, with the judgments of grade ``lowest_grade`` or more
+    (and each row's tie group with ``tie_spans``).
 
-    ``side`` gives the qrels' part (:func:`~polars_rankeval.engine.select.qrels_side`
-    of :func:`piece_columns`' qrels) when the caller computes it; else it is
-    computed here, once the run is ranked. ``concurrent``: see
-    :func:`~polars_rankeval.engine.select.match_and_rank`.
+    ``side`` gives the qrels' part (:func:`~polars_rankeval.engine.select.qrels_side`)
+    when the caller computes it; else it is computed here, once the run is ranked.
+    ``concurrent``: see :func:`~polars_rankeval.engine.select.match_and_rank`.
     """
-    run, qrels = piece_columns(run, qrels, options)
     if side is None:
         side = partial(qrels_side, qrels, options, check=check_duplicates,
                        lowest_grade=lowest_grade)  # fmt: skip
