@@ -75,6 +75,25 @@ def test_a_bucket_too_large_is_split_again(corpus, monkeypatch, tmp_path):
     assert_frame_equal(got, in_memory(run, qrels))
 
 
+def test_small_pieces_take_threads_and_large_ones_do_not(corpus, monkeypatch):
+    """Buckets grouped up to half the budget are scored with the engine's threads, a
+    bucket past half alone without them; the values are the in-memory ones either way."""
+    run, qrels, path = corpus
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 500)
+    monkeypatch.setattr(buckets, "BUCKETS", 8)
+    threads: list[bool] = []
+    original = buckets.score_piece
+
+    def record(*args, **kwargs):
+        threads.append(kwargs["concurrent"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(buckets, "score_piece", record)
+    got = spilled(path, qrels, memory_limit=64 * 1024)
+    assert set(threads) == {True, False}
+    assert_frame_equal(got, in_memory(run, qrels))
+
+
 @pytest.mark.parametrize("run_rows", [None, 400], ids=["both-spilled", "only-qrels-spilled"])
 def test_qrels_past_the_budget_are_spilled_too(corpus, monkeypatch, tmp_path, run_rows):
     run, qrels, path = corpus

@@ -21,15 +21,17 @@ split the same way), and the buckets are scored one at a time: a bucket holds
 all the run and qrels rows of its queries, so its values are those of the
 whole run. A bucket still too large is split again the same way (with another
 hash seed) before it is scored. The inputs are read once; the spilled rows are
-written and read back once (again only for a bucket split twice); a spill file is
-written on a second thread while the next batches are read.
+written and read back once (again only for a bucket split twice). A spill file is
+written on a second thread while the next batches are read and split by bucket,
+and a piece's slices of every file are read together.
 
 The engine's peak memory is a small multiple of its piece's size (the packed
 sort keys, hashes and positions: about 30 bytes a row over the frame itself),
-which is what the eighth leaves room for. A bucket is scored one step after the
-other: the engine's second threads (the qrels' part and the run's hashes worked
-on beside the sort) would raise that multiple; the whole input held within the
-budget takes them.
+which is what the eighth leaves room for. The engine's second threads (the
+qrels' part and the run's hashes worked on beside the sort) raise that
+multiple, so buckets are put together in pieces of up to half the eighth, each
+scored with the threads; a single bucket past half the eighth is scored one
+step after the other. The whole input held within the budget takes the threads.
 """
 
 from __future__ import annotations
@@ -144,14 +146,19 @@ class Slice:
     nbytes: int
     """Their size in memory (Polars' estimate)."""
 
+    def scan(self) -> pl.LazyFrame:
+        """The rows, lazily (only the file's record batches that hold them are read)."""
+        return pl.scan_ipc(self.path).slice(self.offset, self.length)
+
     def read(self) -> pl.DataFrame:
-        """The rows (only the file's record batches that hold them are read)."""
-        return pl.scan_ipc(self.path).slice(self.offset, self.length).collect()
+        """The rows."""
+        return self.scan().collect()
 
 
 def read_slices(slices: Sequence[Slice], schema: pl.Schema | None) -> pl.DataFrame:
-    """A bucket's rows from its slices, in the order they were spilled."""
-    frames = [s.read() for s in slices]
+    """A bucket's rows from its slices, in the order they were spilled: read together
+    (``collect_all``: each file read on its own costs about 2 ms before its first row)."""
+    frames = pl.collect_all([s.scan() for s in slices])
     return pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=schema)
 
 
@@ -165,10 +172,11 @@ class Spill:
     deleting a file costs more than writing megabytes. The files are deleted
     with the folder, by its owner.
 
-    With ``write_behind``, a flush that :meth:`add` starts is written on a
-    second thread while the next rows are read and buffered (one write at a
-    time: at most two buffers are held); :meth:`flush` writes the rest and
-    waits, after which ``slices`` is complete.
+    With ``write_behind``, a flush that :meth:`add` starts is split by bucket
+    on the caller's thread, then written on a second thread while the next rows
+    are read and buffered (one write at a time: at most two buffers are held;
+    splitting on the writer's thread too left the reading waiting for it);
+    :meth:`flush` writes the rest and waits, after which ``slices`` is complete.
     """
 
     folder: Path
@@ -197,9 +205,10 @@ class Spill:
         if self._buffered >= self.flush_bytes and not self.write_behind:
             self.flush()
         elif self._buffered >= self.flush_bytes:
+            parts = self._split(self._take())
             self.settle()
             writer = ThreadPoolExecutor(max_workers=1)
-            self._writing = writer.submit(self._write, self._take())
+            self._writing = writer.submit(self._write, parts)
             writer.shutdown(wait=False)  # its thread ends with the write
 
     def flush(self) -> None:
@@ -207,7 +216,7 @@ class Spill:
         write under way."""
         self.settle()
         if self._buffer:
-            self._write(self._take())
+            self._write(self._split(self._take()))
 
     def settle(self) -> None:
         """Wait for the write under way, and raise its error if it failed."""
@@ -229,10 +238,13 @@ class Spill:
         self._buffered = 0
         return frame
 
-    def _write(self, frame: pl.DataFrame) -> None:
-        """Write ``frame`` to a new file, bucket after bucket, and record the slices."""
-        parts = split_by_bucket(frame, self.query, self.n_buckets, self.seed)
-        del frame
+    def _split(self, frame: pl.DataFrame) -> dict[int, pl.DataFrame]:
+        """``frame``'s rows by bucket."""
+        return split_by_bucket(frame, self.query, self.n_buckets, self.seed)
+
+    def _write(self, parts: dict[int, pl.DataFrame]) -> None:
+        """Write the buckets' rows to a new file, bucket after bucket, and record the
+        slices."""
         path = self.folder / f"s{self.seed:x}-{self._files:05d}.arrow"
         self._files += 1
         order = sorted(parts)
@@ -574,7 +586,7 @@ def _score_lazy(
             scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
             if run_in.spill is None and qrels_in.spill is None:
                 held = run_in.frame(run_schema), qrels_in.frame(qrels_schema)
-                pieces.append(scorer.score(*held, whole=True))
+                pieces.append(scorer.score(*held, threads=True))
             else:
                 run_b, qrels_b = run_in.buckets(run_schema), qrels_in.buckets(qrels_schema)
                 pieces.extend(scorer.score_buckets(run_b, qrels_b, SPLITS))
@@ -640,19 +652,21 @@ class _Scorer:
     folder: Path
     """Where a bucket split again writes its buckets."""
 
-    def score(self, run: pl.DataFrame, qrels: pl.DataFrame, *, whole: bool = False) -> Piece:
-        """One in-memory piece (all the rows of its queries); ``whole``: every row of the
-        run and qrels, held within the budget, scored with the engine's second threads
-        (:func:`~polars_rankeval.engine.pipeline.score_piece`). A bucket is scored one
-        step after the other, which keeps the peak lower."""
+    def score(self, run: pl.DataFrame, qrels: pl.DataFrame, *, threads: bool) -> Piece:
+        """One in-memory piece (all the rows of its queries); with ``threads``, scored
+        with the engine's second threads
+        (:func:`~polars_rankeval.engine.pipeline.score_piece`), which take more memory
+        at the peak than one step after the other."""
         return score_piece(run, qrels, self.measures, self.options,
                            check_duplicates=self.validate, systems=self.systems,
-                           concurrent=whole)  # fmt: skip
+                           concurrent=threads)  # fmt: skip
 
     def score_buckets(self, run: Bucketed, qrels: Bucketed, splits: int) -> Iterator[Piece]:
         """Every bucket (run and qrels share the buckets: same count, same seed), several
-        small ones together in one piece up to the budget; one over the budget is split
-        again (at most ``splits`` more times: a single query's rows can never be split)."""
+        small ones together in one piece up to half the budget, scored with threads; one
+        between half the budget and the budget alone, one step after the other; one over
+        the budget is split again (at most ``splits`` more times: a single query's rows
+        can never be split)."""
         group: list[int] = []
         group_bytes = 0
         for b in range(run.n_buckets):
@@ -664,19 +678,20 @@ class _Scorer:
             if size > self.budget and splits > 0 and run.has(b):
                 yield from self._split(run, qrels, b, splits)
                 continue
-            if group and group_bytes + size > self.budget:
-                yield self._score_group(run, qrels, group)
+            if group and group_bytes + size > self.budget // 2:
+                yield self._score_group(run, qrels, group, group_bytes)
                 group, group_bytes = [], 0
             group.append(b)
             group_bytes += size
         if group:
-            yield self._score_group(run, qrels, group)
+            yield self._score_group(run, qrels, group, group_bytes)
 
-    def _score_group(self, run: Bucketed, qrels: Bucketed, group: list[int]) -> Piece:
-        """One piece of the buckets in ``group`` (whole queries: a valid piece), scored in
-        the chunks it was read in: a copy into one chunk (faster to score) would take a
-        tenth of the memory limit more at the peak."""
-        return self.score(run.read_many(group), qrels.read_many(group))
+    def _score_group(self, run: Bucketed, qrels: Bucketed, group: list[int], size: int) -> Piece:
+        """One piece of the buckets in ``group`` (whole queries: a valid piece) of
+        ``size`` bytes, scored in the chunks it was read in: a copy into one chunk
+        (faster to score) would take a tenth of the memory limit more at the peak."""
+        threads = size <= self.budget // 2
+        return self.score(run.read_many(group), qrels.read_many(group), threads=threads)
 
     def _split(self, run: Bucketed, qrels: Bucketed, b: int, splits: int) -> Iterator[Piece]:
         """Bucket ``b`` split again by another hash seed, and scored."""
