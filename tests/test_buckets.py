@@ -235,6 +235,17 @@ def count_calls(monkeypatch, owner, name: str) -> list[int]:
     return calls
 
 
+def test_the_run_and_the_qrels_held_share_one_budget(corpus, monkeypatch):
+    """Each table fits the budget alone, not both together: the run is spilled."""
+    run, qrels, path = corpus
+    run_bytes, qrels_bytes = run.estimated_size(), qrels.estimated_size()
+    budget = max(run_bytes, qrels_bytes) + min(run_bytes, qrels_bytes) // 2
+    spills = count_calls(monkeypatch, buckets._Input, "spill_all")
+    got = spilled(path, qrels, memory_limit=buckets.PIECE_SHARE * budget)
+    assert spills[0] == 1
+    assert_frame_equal(got, in_memory(run, qrels))
+
+
 @pytest.mark.parametrize(
     "options",
     [{}, {"depth": 5}, {"per_query": False}, {"conventions": "trec_eval-9"}, {"missing": "zero"}],

@@ -2,14 +2,18 @@
 
 A LazyFrame run and its qrels (lazy or not) are each read once, in batches, on
 Polars' streaming engine; each batch is checked as it arrives (null ids, NaN
-scores: the error names the row of the whole input). While a table's rows fit
-in an eighth of the memory limit (:data:`PIECE_SHARE`) they are kept.
+scores: the error names the row of the whole input). While the rows of both
+tables fit in an eighth of the memory limit (:data:`PIECE_SHARE`), the budget,
+they are kept: the qrels are read first, and the run has what they leave.
 
 Past that, a run whose rankings each come in one stretch (a TREC run sorted by
 query, logs written ranking by ranking: :class:`_Contiguity` checks it batch by
-batch) is scored as it is read, when its qrels are held: each time the rows held
-pass the eighth, those of the rankings complete so far are scored with their
-queries' qrels rows, and the last ranking's rows wait for the next batch. Should
+batch) is scored as it is read, when its qrels are held: the first time the run's
+rows held pass what the budget leaves them, and then each time they pass a
+quarter of the budget, those of the rankings complete so far are scored with
+their queries' qrels rows, and the last ranking's rows wait for the next batch.
+Pieces are kept small here because Polars' reader works ahead while a piece is
+scored (up to about 0.25 GiB of decoded batches waiting). Should
 a ranking come back after its rows were scored, the run is read a second time
 and taken bucket by bucket, as below. ``missing="zero"`` needs every system
 before any ranking is scored, and takes the buckets too.
@@ -29,9 +33,11 @@ The engine's peak memory is a small multiple of its piece's size (the packed
 sort keys, hashes and positions: about 30 bytes a row over the frame itself),
 which is what the eighth leaves room for. The engine's second threads (the
 qrels' part and the run's hashes worked on beside the sort) raise that
-multiple, so buckets are put together in pieces of up to half the eighth, each
-scored with the threads; a single bucket past half the eighth is scored one
-step after the other. The whole input held within the budget takes the threads.
+multiple, so a piece takes them only when small: buckets are put together in
+pieces of up to half the budget, each scored with the threads, and a single
+bucket past half the budget is scored one step after the other; the input held
+whole takes the threads within half the budget, and a piece scored as the run
+is read within a quarter.
 """
 
 from __future__ import annotations
@@ -303,10 +309,18 @@ class Spill:
 class Held:
     """Rows held in memory, handed out bucket by bucket as :class:`Spill` hands out its files."""
 
-    def __init__(self, frame: pl.DataFrame, query: str, n_buckets: int, seed: int) -> None:
-        self.schema = frame.schema
+    def __init__(
+        self, frames: list[pl.DataFrame], schema: pl.Schema, query: str, n_buckets: int, seed: int
+    ) -> None:
+        """Split ``frames`` by bucket, taking each out of the list once it is split: the
+        rows are held about once, not twice."""
+        self.schema = schema
         self.n_buckets, self.seed = n_buckets, seed
-        self._parts = split_by_bucket(frame, query, n_buckets, seed)
+        parts: dict[int, list[pl.DataFrame]] = {}
+        while frames:
+            for b, part in split_by_bucket(frames.pop(0), query, n_buckets, seed).items():
+                parts.setdefault(b, []).append(part)
+        self._parts = {b: pl.concat(p, rechunk=False) for b, p in parts.items()}
 
     def size(self, b: int) -> int:
         """Bytes of bucket ``b`` (0 when it has no row)."""
@@ -342,6 +356,8 @@ class _Input:
 
     def __init__(self, name: str, query: str, budget: int, folder: Path) -> None:
         self.name, self.query, self.budget, self.folder = name, query, budget, folder
+        self.flush_bytes = max(1, budget // 8)
+        """Bytes of spilled rows buffered per file written."""
         self.held: list[pl.DataFrame] = []
         self.held_bytes = 0
         self.spill: Spill | None = None
@@ -391,8 +407,7 @@ class _Input:
         if self.spill is None:
             folder = self.folder / self.name
             folder.mkdir()
-            self.spill = Spill(folder, self.query, BUCKETS, max(1, self.budget // 8),
-                               write_behind=True)  # fmt: skip
+            self.spill = Spill(folder, self.query, BUCKETS, self.flush_bytes, write_behind=True)
         while self.held:  # one batch at a time, so that rows are never held twice
             self.spill.add(self.held.pop(0))
         self.held_bytes = 0
@@ -410,14 +425,12 @@ class _Input:
         return self.held[0]
 
     def buckets(self, schema: pl.Schema) -> Bucketed:
-        """The rows by bucket: the spill's files, or the held rows split in memory
-        (split as they are: the split copies them anyway)."""
+        """The rows by bucket: the spill's files, or the held rows split in memory, batch
+        by batch (split as they are: the split copies them anyway)."""
         if self.spill is not None:
             self.spill.flush()
             return self.spill
-        rows = pl.concat(self.held, rechunk=False) if self.held else pl.DataFrame(schema=schema)
-        self.held.clear()
-        return Held(rows, self.query, BUCKETS, BUCKET_SEED)
+        return Held(self.held, schema, self.query, BUCKETS, BUCKET_SEED)
 
 
 class _RankingCameBackError(Exception):
@@ -546,6 +559,7 @@ def _score_lazy(
                 if options.missing == "error":
                     qrels_seen.queries.append(batch[options.query].cast(pl.String).unique())
                 qrels_in.add(batch)
+            run_in.budget = max(1, budget - qrels_in.held_bytes)  # held together: one budget
             seen = _Seen(options)
             order = None
             if stream and options.missing != "zero" and qrels_in.spill is None:
@@ -561,7 +575,7 @@ def _score_lazy(
                 progress.reading(run_in.rows)
                 if order is None:
                     continue
-                if not checking and run_in.held_bytes > budget:
+                if not checking and run_in.held_bytes > run_in.budget:
                     checking = True
                     contiguous = all(order.add(held) for held in run_in.held)
                 else:
@@ -570,14 +584,14 @@ def _score_lazy(
                     if pieces:
                         raise _RankingCameBackError
                     order = None
-                    if run_in.held_bytes > budget:
+                    if run_in.held_bytes > run_in.budget:
                         run_in.spill_all()
                     continue
-                if checking and run_in.held_bytes > budget:
+                if checking and run_in.held_bytes > min(run_in.budget, budget // 4):
                     complete = run_in.take_complete(options.keys)
                     if complete is not None:
                         streamed = streamed or _Streamed(
-                            qrels_in.frame(qrels_schema), options.query
+                            qrels_in.frame(qrels_schema), options.query, budget // 4
                         )
                         pieces.append(streamed.score(complete, measures, options, validate))
             if options.missing == "error":
@@ -586,7 +600,8 @@ def _score_lazy(
             scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
             if run_in.spill is None and qrels_in.spill is None:
                 held = run_in.frame(run_schema), qrels_in.frame(qrels_schema)
-                pieces.append(scorer.score(*held, threads=True))
+                threads = nbytes(held[0]) + nbytes(held[1]) <= budget // 2
+                pieces.append(scorer.score(*held, threads=threads))
             else:
                 run_b, qrels_b = run_in.buckets(run_schema), qrels_in.buckets(qrels_schema)
                 pieces.extend(scorer.score_buckets(run_b, qrels_b, SPLITS))
@@ -604,6 +619,8 @@ class _Streamed:
 
     qrels: pl.DataFrame
     query: str
+    threaded: int
+    """The largest piece (run and qrels rows, bytes) scored with the engine's threads."""
 
     def score(
         self, run: pl.DataFrame, measures: Sequence[Measure], options: Options, validate: bool
@@ -614,8 +631,9 @@ class _Streamed:
         if queries.dtype != self.qrels.schema[self.query]:
             queries, ids = queries.cast(pl.String), ids.cast(pl.String)
         qrels = self.qrels.filter(ids.is_in(queries.implode()))
+        threads = nbytes(run) + nbytes(qrels) <= self.threaded
         return score_piece(run, qrels, measures, options, check_duplicates=validate,
-                           concurrent=False)  # fmt: skip
+                           concurrent=threads)  # fmt: skip
 
 
 def _batches(
@@ -701,7 +719,8 @@ class _Scorer:
         for part in run.parts(b):
             inner_run.add(part)
         inner_run.flush()
-        inner_qrels = Held(qrels.read(b), self.options.query, BUCKETS, seed)
+        rows = [qrels.read(b)]
+        inner_qrels = Held(rows, rows[0].schema, self.options.query, BUCKETS, seed)
         yield from self.score_buckets(inner_run, inner_qrels, splits - 1)
 
 
