@@ -293,12 +293,24 @@ def test_contiguity_is_judged_on_every_ranking_key():
 
 
 def test_parquet_read_ahead_is_restored_once_the_run_is_read(corpus, monkeypatch):
-    """One row group ahead while reading (less memory); the user's own setting is kept."""
+    """Two row groups ahead while reading (less memory than Polars' default); the user's
+    own setting is kept."""
     _, qrels, path = corpus
     name = "POLARS_ROW_GROUP_PREFETCH_SIZE"
+    seen: list[str | None] = []
+    original = buckets.check_run_rows
+
+    def record(*args, **kwargs):
+        seen.append(os.environ.get(name))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(buckets, "check_run_rows", record)
     monkeypatch.delenv(name, raising=False)
     spilled(path, qrels)
+    assert set(seen) == {str(buckets.READ_AHEAD)}
     assert name not in os.environ
     monkeypatch.setenv(name, "3")
+    seen.clear()
     spilled(path, qrels)
+    assert set(seen) == {"3"}
     assert os.environ[name] == "3"
