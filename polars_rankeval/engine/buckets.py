@@ -68,7 +68,8 @@ DEFAULT_LIMIT = 1 << 30
 BUCKETS = 64
 """Buckets a spilled run is split into (and each oversized bucket again)."""
 PIECE_SHARE = 8
-"""A piece may take 1/PIECE_SHARE of the memory limit; the engine needs the rest."""
+"""The budget: the rows held in memory (run and qrels together) may take 1/PIECE_SHARE
+of the memory limit, and a piece at most that; the engine needs the rest."""
 BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
 READ_AHEAD = 2
@@ -715,8 +716,8 @@ class _Scorer:
 
     def _score_group(self, run: Bucketed, qrels: Bucketed, group: list[int], size: int) -> Piece:
         """One piece of the buckets in ``group`` (whole queries: a valid piece) of
-        ``size`` bytes, scored in the chunks it was read in: a copy into one chunk
-        (faster to score) would take a tenth of the memory limit more at the peak."""
+        ``size`` bytes, scored in the chunks it was read in (copying it into one chunk
+        was no faster, and took memory)."""
         threads = size <= self.budget // 2
         return self.score(run.read_many(group), qrels.read_many(group), threads=threads)
 
