@@ -33,7 +33,7 @@ no per-query Python and no cumulative sum or filter inside a ``group_by``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -157,29 +157,33 @@ def segment_sums(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     ).astype(np.float64)
 
 
-def sums_within(terms: np.ndarray, built: Built) -> np.ndarray:
-    """Per ranking (rows) and term (columns): the sum of each column of ``terms`` (one row
-    per judged row, sorted by ranking) over the ranking's rows, 0 when it has none.
+def sums_within(terms: Sequence[np.ndarray], built: Built) -> np.ndarray:
+    """Per ranking (rows) and term (columns): the sum of each of ``terms`` (one value per
+    judged row, sorted by ranking) over the ranking's rows, 0 when it has none.
 
-    One sparse product, ``(ranking x row ones) @ terms``: each ranking's rows are added
-    one after the other, in rank order, from 0 (as :func:`segment_sums` and trec_eval
-    add them), every term at once.
+    A sparse product per term, ``(ranking x row ones) @ term``: each ranking's rows are
+    added one after the other, in rank order, from 0 (as :func:`segment_sums` and
+    trec_eval add them). One product per term reads each term where it lies (a
+    column of the frame), where one product of a (row x term) table would first
+    copy the columns into rows: at 965k rows and 11 terms, 10 ms against 24 ms.
 
     Examples
     --------
     >>> rows = pl.DataFrame({"__rk_ranking": pl.Series([0, 0, 2], dtype=pl.UInt32)})
     >>> built = Built(rows, pl.DataFrame({"r": [0, 1, 2]}), {})
-    >>> sums_within(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), built)
+    >>> sums_within([np.array([1.0, 3.0, 5.0]), np.array([2.0, 4.0, 6.0])], built)
     array([[4., 6.],
            [0., 0.],
            [5., 6.]])
     """
-    n_rows = len(built.ranking)
+    n_rows, n_rankings = len(built.ranking), len(built.row_count)
+    if not terms:
+        return np.zeros((n_rankings, 0))
     bounds = np.append(built.first_row, n_rows)
     ones = sparse.csr_matrix(
-        (np.ones(n_rows), np.arange(n_rows), bounds), shape=(len(built.row_count), n_rows)
+        (np.ones(n_rows), np.arange(n_rows), bounds), shape=(n_rankings, n_rows)
     )
-    return np.asarray(ones @ np.ascontiguousarray(terms, dtype=np.float64))
+    return np.stack([ones @ np.asarray(t, dtype=np.float64) for t in terms], axis=1)
 
 
 def segment_max(values: np.ndarray, built: Built) -> np.ndarray:
@@ -813,7 +817,7 @@ class Features:
         )
         reduced = []
         if self._sums:
-            summed = sums_within(terms.select(list(self._sums)).to_numpy(), built)
+            summed = sums_within([terms[n].to_numpy() for n in self._sums], built)
             reduced = [pl.Series(n, summed[:, i]) for i, n in enumerate(self._sums)]
         for n in self._maxes:
             top = segment_max(terms[n].to_numpy(), built)
