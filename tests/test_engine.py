@@ -400,7 +400,7 @@ def test_a_hash_collision_cannot_match_different_documents():
     options = run_options(run.schema, qrels.schema, order="presorted")
     side = dataclasses.replace(select.qrels_side(qrels, options, check=True), hashes=same_hash)
     assert side.facts["query"].to_list() == ["q", "r"]  # query ids 0 and 1
-    rows, judgments = select._doc_pairs(run["doc"], qrels["doc"], same_hash, side)
+    rows, judgments = select._doc_pairs(run["doc"], same_hash, side)
     same = select._same_query(rows, judgments, np.array([0, 0, 1]), side)  # run rows' queries
     rows, judgments = rows[same], judgments[same]
     assert sorted(zip(rows.tolist(), judgments.tolist(), strict=True)) == [(1, 0), (2, 1)]

@@ -67,6 +67,10 @@ class QrelsSide:
     """``FACT, GRADE, JUDGMENT`` of the qrels rows of grade ``lowest_grade`` or more."""
     query_ids: np.ndarray
     """The ``FACT`` of every qrels row (int64)."""
+    docs: pl.Series
+    """The doc id of every qrels row, in one chunk: the matched pairs gather them in any
+    order, which from a column of many chunks (one per Parquet row group) took 24 ms
+    for 668k pairs, against 8 ms to copy the column and 6 ms to gather."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ def qrels_side(
     if lowest_grade != -math.inf:
         wanted = qrels[columns.relevance] >= lowest_grade
         judgments = judgments.filter(pl.col(GRADE) >= lowest_grade)
-    return QrelsSide(hashes, wanted, facts, judgments, query_ids)
+    return QrelsSide(hashes, wanted, facts, judgments, query_ids, qrels[doc].rechunk())
 
 
 def match_and_rank(
@@ -349,11 +353,11 @@ def _pairs(
     if duplicated:
         return None
     judged = side()
-    return judged, *_doc_pairs(run[columns.doc], qrels[columns.doc], hashes, judged)
+    return judged, *_doc_pairs(run[columns.doc], hashes, judged)
 
 
 def _doc_pairs(
-    run_doc: pl.Series, qrels_doc: pl.Series, run_hash: pl.Series, side: QrelsSide
+    run_doc: pl.Series, run_hash: pl.Series, side: QrelsSide
 ) -> tuple[np.ndarray, np.ndarray]:
     """(run row, qrels row) of every run row whose (query, doc) hash is that of one of the
     side's wanted qrels rows, and whose doc id is that row's; run rows increasing.
@@ -372,7 +376,7 @@ def _doc_pairs(
     packed = pl.Series(packed).sort().to_numpy()
     rows = (packed >> np.uint64(32)).astype(np.int64)
     judgments = (packed & np.uint64(0xFFFF_FFFF)).astype(np.int64)
-    same = (gather_sorted(run_doc, rows) == qrels_doc.gather(judgments)).to_numpy()
+    same = (gather_sorted(run_doc, rows) == side.docs.gather(judgments)).to_numpy()
     return rows[same], judgments[same]
 
 
