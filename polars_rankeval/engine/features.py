@@ -296,6 +296,7 @@ class Features:
         self._ideal_sums: dict[str, tuple[str, pl.Expr]] = {}
         self._ideal_sums_to: dict[str, tuple[str, pl.Expr, float]] = {}
         self._ideal_cols: dict[str, tuple[str, pl.Expr]] = {}
+        self._ideal_running: dict[str, tuple[str, pl.Expr]] = {}
         self._ranking_cols: dict[str, pl.Expr] = {}
         self._broadcasts: dict[str, str] = {}
         self._row_cols: dict[str, pl.Expr | RowFunction] = {}
@@ -591,6 +592,15 @@ class Features:
         self._ideal_cols.setdefault(name, (ideal.key, expr))
         return pl.col(name)
 
+    def ideal_running_sum(self, ideal: Ideal, term: pl.Expr) -> pl.Expr:
+        """A column of the ideal table: the sum of ``term`` (an expression of
+        :attr:`ideal_position` and :attr:`ideal_gain`) over the query's positions 1 ..
+        this one, added one position after the other (as ``cum_sum().over(FACT)``
+        adds them, without a window: 10 ms a column at 700k ideal positions)."""
+        name = self._name("q", f"{ideal.key}|running|{term}")
+        self._ideal_running.setdefault(name, (ideal.key, term))
+        return pl.col(name)
+
     def ideal_length(self, ideal: Ideal) -> pl.Expr:
         """Per ranking: the number of positive gains of its query (its ideal ranking's length)."""
         return self.ideal_sum(ideal, self.ideal_gain.is_not_null().cast(pl.Float64))
@@ -601,7 +611,7 @@ class Features:
         ``term`` is an expression of :attr:`ideal_position` and :attr:`ideal_gain`;
         ``position`` a row expression (usually the rank).
         """
-        cumulative = self.ideal_column(ideal, term.cum_sum().over(FACT)).meta.output_name()
+        cumulative = self.ideal_running_sum(ideal, term).meta.output_name()
         start = self.on_rows(pl.col(self._start_name(ideal))).meta.output_name()
         steps = self.row(pl.min_horizontal(position.cast(pl.Float64),
                                            self.on_rows(self.ideal_length(ideal))))  # fmt: skip
@@ -712,6 +722,16 @@ class Features:
                     pl.Series(IDEAL_POS, position, dtype=pl.Float64),
                 ]
             )
+            for name, (of, term) in self._ideal_running.items():
+                if of == key:
+                    values = table.select(term.cast(pl.Float64)).to_series().to_numpy()
+                    running = accumulate_within(values, facts.astype(np.intp), per_fact,
+                                                np.add, position=position - 1)  # fmt: skip
+                    table = table.with_columns(
+                        pl.Series(name, running, dtype=pl.Float64)
+                        if running is not None  # else the queries are too uneven for a table
+                        else term.cast(pl.Float64).cum_sum().over(FACT).alias(name)
+                    )
             for name, (of, expr) in self._ideal_cols.items():
                 if of == key:
                     table = table.with_columns(expr.alias(name))

@@ -290,9 +290,7 @@ def rndcg_formula(f: Features, rel_level: int, gains: Gains | None = None) -> pl
     _, dcg_here, ideal, final_ratio = _ratios(f, gains)
     following = f.ideal_gain.shift(-1).over(FACT).fill_null(0.0)
     change = f.ideal_column(ideal, f.ideal_gain != following)
-    ideal_dcg = f.ideal_column(
-        ideal, (f.ideal_gain / discount(f.ideal_position)).cum_sum().over(FACT)
-    )
+    ideal_dcg = f.ideal_running_sum(ideal, f.ideal_gain / discount(f.ideal_position))
     lookup = partial(
         _dcg_at_changes, ideal=ideal, change=change, ideal_dcg=ideal_dcg, dcg_here=dcg_here
     )
