@@ -293,7 +293,7 @@ def test_contiguity_is_judged_on_every_ranking_key():
 
 
 def test_parquet_read_ahead_is_restored_once_the_run_is_read(corpus, monkeypatch):
-    """Two row groups ahead while reading (less memory than Polars' default); the user's
+    """One row group ahead while reading (less memory than Polars' default); the user's
     own setting is kept."""
     _, qrels, path = corpus
     name = "POLARS_ROW_GROUP_PREFETCH_SIZE"

@@ -72,12 +72,12 @@ PIECE_SHARE = 8
 of the memory limit, and a piece at most that; the engine needs the rest."""
 BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
-READ_AHEAD = 2
+READ_AHEAD = 1
 """Parquet row groups read ahead (see :func:`_read_ahead`). Two read a 1M-row file of
-8 row groups in 20 ms, as fast as Polars' default, against 40 ms for one; the
-20M-row shuffled scan then peaks at 0.82-0.83 GiB, against 0.78-0.80 GiB, and the
-same rows sorted by query (scored as they are read) at 0.94-0.96 GiB, against
-0.86-0.88 GiB."""
+8 row groups in 20 ms, as fast as Polars' default, against 40 ms for one, but 20M rows
+sorted by query (scored as they are read) then peaked at 0.93-1.07 GiB under the
+default 1 GiB limit, against 0.87-0.92 GiB: the reader decodes ahead while a piece is
+scored."""
 SPLITS = 2
 """How many times a bucket over the budget may be split again."""
 BUCKET_SEED = 0x5EED_B0C4E7
@@ -206,6 +206,9 @@ class Spill:
     _buffered: int = 0
     _files: int = 0
     _writing: Future[None] | None = None
+    _writer: ThreadPoolExecutor | None = None
+    """The one thread that writes behind (one for every flush, not a thread each: each
+    new thread takes its own allocator arena, and the 20M-row scan peaked higher)."""
 
     def __post_init__(self) -> None:
         self.slices = [[] for _ in range(self.n_buckets)]
@@ -220,14 +223,15 @@ class Spill:
         elif self._buffered >= self.flush_bytes:
             parts = self._split(self._take())
             self.settle()
-            writer = ThreadPoolExecutor(max_workers=1)
-            self._writing = writer.submit(self._write, parts)
-            writer.shutdown(wait=False)  # its thread ends with the write
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(max_workers=1)
+            self._writing = self._writer.submit(self._write, parts)
 
     def flush(self) -> None:
         """Write every buffered row (bucket after bucket, to one file) and wait for the
         write under way."""
         self.settle()
+        self._end_writer()
         if self._buffer:
             self._write(self._split(self._take()))
 
@@ -243,6 +247,13 @@ class Spill:
         if self._writing is not None:
             wait([self._writing])
             self._writing = None
+        self._end_writer()
+
+    def _end_writer(self) -> None:
+        """Let the writing thread end (no write is under way)."""
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
 
     def _take(self) -> pl.DataFrame:
         """The buffered rows, taken out of the buffer."""
