@@ -374,10 +374,8 @@ class _Input:
 
     def __init__(self, name: str, query: str, budget: int, folder: Path) -> None:
         self.name, self.query, self.budget, self.folder = name, query, budget, folder
-        self.flush_bytes = max(1, budget // 16)
-        """Bytes of spilled rows buffered per file written (a sixteenth of the budget:
-        with an eighth, the 20M-row shuffled scan peaked at 0.88-1.03 GiB, against
-        0.82-0.83 GiB)."""
+        self.flush_bytes = max(1, budget // 8)
+        """Bytes of spilled rows buffered per file written."""
         self.held: list[pl.DataFrame] = []
         self.held_bytes = 0
         self.spill: Spill | None = None
