@@ -347,7 +347,6 @@ def judged_table(
     side = qrels_side(qrels, options, check=check_duplicates)
     matched = match_and_rank(
         run,
-        qrels,
         options,
         lambda: side,
         order=options.order,

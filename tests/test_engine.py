@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
-from polars_rankeval.engine import pipeline, select
+from polars_rankeval.engine import features, pipeline, select
 from polars_rankeval.engine import rank as engine_rank
 from polars_rankeval.engine.shape import GRADE
 from polars_rankeval.measures import REGISTRY, Context, parse
@@ -576,3 +576,14 @@ def test_the_runs_duplicates_are_named_before_the_qrels(concurrent):
         pipeline.score_piece(*both, [parse("AP")], options, concurrent=concurrent)
     with pytest.raises(ValueError, match=r"^qrels has duplicate rows"):
         pipeline.score_piece(run, both[1], [parse("AP")], options, concurrent=concurrent)
+
+
+def test_ideal_running_sums_equal_their_window_fallback(monkeypatch):
+    """Rndcg, nDCGRel and G read running sums over each query's ideal positions, added in
+    a (query x position) table; queries too uneven for the table have them added by a
+    window function instead, one position after the other too: the same values."""
+    run, qrels = random_corpus(5, n_queries=30, systems=2)
+    measures = ["Rndcg", "nDCGRel", "G", "nDCG", "Rndcg(gains=1:1;2:5)"]
+    want = pr.evaluate(run, qrels, measures)
+    monkeypatch.setattr(features, "accumulate_within", lambda *args, **kwargs: None)
+    assert_frame_equal(pr.evaluate(run, qrels, measures), want)

@@ -115,7 +115,6 @@ def qrels_side(
 
 def match_and_rank(
     run: pl.DataFrame,
-    qrels: pl.DataFrame,
     columns: Options,
     side: Callable[[], QrelsSide],
     *,
@@ -139,12 +138,12 @@ def match_and_rank(
     look = check or duplicates == "keep_best"
     if concurrent:
         with ThreadPoolExecutor(max_workers=1) as second:
-            paired = second.submit(_pairs, run, qrels, columns, side, look)
+            paired = second.submit(_pairs, run, columns, side, look)
             groups = Groups.of(run, columns.keys)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
             found = paired.result()
     else:
-        found = _pairs(run, qrels, columns, side, look)
+        found = _pairs(run, columns, side, look)
         groups = Groups.of(run, columns.keys)
         ranked = rank_order_of(run, columns, groups, order, single_precision)
     if found is None:  # equal (keys, doc) hashes: a duplicate, or a collision
@@ -154,7 +153,7 @@ def match_and_rank(
             run = _keep_best(run, columns, order)
             groups = Groups.of(run, columns.keys)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
-        found = _pairs(run, qrels, columns, side, False)
+        found = _pairs(run, columns, side, False)
     assert found is not None
     judged, rows, judgments = found
     keys = gather_rows(run.select(columns.keys), ranked.first_rows())
@@ -199,7 +198,6 @@ def judged_from_run(
     """
     matched = match_and_rank(
         run,
-        qrels,
         columns,
         side,
         order=order,
@@ -340,7 +338,6 @@ def _sorted_rows(
 
 def _pairs(
     run: pl.DataFrame,
-    qrels: pl.DataFrame,
     columns: Options,
     side: Callable[[], QrelsSide],
     check: bool,
