@@ -214,15 +214,12 @@ def _map(chunk: Chunk, table: pieces.Table, job: pieces.Job, n_buckets: int, fol
     system = job.options.system if table == "run" and job.needs_systems else None
     rows, systems = 0, []
     columns = pieces.columns(job, table)
-    try:
-        for batch in chunk.scan(columns).collect_batches(chunk_size=buckets.BATCH_ROWS):
-            pieces.check_rows(batch, job, table, offset=chunk.first_row + rows, where=chunk.where)
-            if system is not None:
-                systems.append(batch[system].unique())
-            spill.add(batch)
-            rows += batch.height
-    finally:  # no write behind outlives the task
-        spill.stop()
+    for batch in chunk.scan(columns).collect_batches(chunk_size=buckets.BATCH_ROWS):
+        pieces.check_rows(batch, job, table, offset=chunk.first_row + rows, where=chunk.where)
+        if system is not None:
+            systems.append(batch[system].unique())
+        spill.add(batch)
+        rows += batch.height
     spill.flush()
     seen = pl.concat(systems).unique() if systems else None
     return Mapped(spill.slices, rows, seen, pieces.hash_probe())
