@@ -579,11 +579,12 @@ def test_the_runs_duplicates_are_named_before_the_qrels(concurrent):
 
 
 def test_ideal_running_sums_equal_their_window_fallback(monkeypatch):
-    """Rndcg, nDCGRel and G read running sums over each query's ideal positions, added in
-    a (query x position) table; queries too uneven for the table have them added by a
-    window function instead, one position after the other too: the same values."""
+    """IDCG@k, Rndcg, nDCGRel and G read running sums over each query's ideal
+    positions, added in a (query x position) table; queries too uneven for the table
+    have them added by a window function instead, one position after the other too:
+    the same values."""
     run, qrels = random_corpus(5, n_queries=30, systems=2)
-    measures = ["Rndcg", "nDCGRel", "G", "nDCG", "Rndcg(gains=1:1;2:5)"]
+    measures = ["Rndcg", "nDCGRel", "G", "nDCG", "nDCG@5", "Rndcg(gains=1:1;2:5)"]
     want = pr.evaluate(run, qrels, measures)
     monkeypatch.setattr(features, "accumulate_within", lambda *args, **kwargs: None)
     assert_frame_equal(pr.evaluate(run, qrels, measures), want)

@@ -294,7 +294,7 @@ class Features:
         self._judgment_aggs: dict[str, pl.Expr] = {}
         self._ideals: dict[str, Ideal] = {}
         self._ideal_sums: dict[str, tuple[str, pl.Expr]] = {}
-        self._ideal_sums_to: dict[str, tuple[str, pl.Expr, float]] = {}
+        self._ideal_sums_to: dict[str, tuple[str, str, float]] = {}
         self._ideal_cols: dict[str, tuple[str, pl.Expr]] = {}
         self._ideal_running: dict[str, tuple[str, pl.Expr]] = {}
         self._ranking_cols: dict[str, pl.Expr] = {}
@@ -582,7 +582,8 @@ class Features:
         if k is None or k >= _U32_LIMIT:
             return self.ideal_sum(ideal, term)
         name = self._name("i", f"{ideal.key}|{term}|{k}")
-        self._ideal_sums_to.setdefault(name, (ideal.key, term, float(k)))
+        running = self.ideal_running_sum(ideal, term).meta.output_name()
+        self._ideal_sums_to.setdefault(name, (ideal.key, running, float(k)))
         return pl.col(name)
 
     def ideal_column(self, ideal: Ideal, expr: pl.Expr) -> pl.Expr:
@@ -743,8 +744,9 @@ class Features:
 
         Sums over a query's judgments or ideal positions are weighted counts
         by query id (``numpy.bincount``): one pass, no group-by. Sums over a
-        query's first k ideal positions are read off the running sums of the
-        term (added one position after the other), computed once for every k.
+        query's first k ideal positions are read off the ideal table's running sums
+        of the term (:meth:`ideal_running_sum`, shared with the measures that read
+        the running sums themselves), computed once for every k.
         """
         ideals = self._ideal_tables(judgments)
         last = judgments[FACT].max()
@@ -757,20 +759,14 @@ class Features:
             counts = np.bincount(fact, minlength=n_facts).astype(np.int64)
             starts = np.cumsum(counts) - counts
             per_fact[self._start_name(self._ideals[key])] = starts
-            terms: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-            for n, (of, term, k) in self._ideal_sums_to.items():
+            for n, (of, running_name, k) in self._ideal_sums_to.items():
                 if of != key:
                     continue
-                if str(term) not in terms:
-                    values = table.select(term.cast(pl.Float64)).to_series().to_numpy()
-                    terms[str(term)] = (values, accumulate_within(values, fact, counts, np.add))
-                values, running = terms[str(term)]
+                running = table[running_name].to_numpy()  # the ideal table's running sums
                 within = np.minimum(counts, int(k))
-                if running is None:  # the queries too uneven for a table
-                    per_fact[n] = segment_sums(np.append(values, 0.0), starts, starts + within)
-                else:  # the running sum at the k-th position (0 for a query without any)
-                    last_in = np.where(within > 0, starts + within - 1, len(running))
-                    per_fact[n] = np.append(running, 0.0)[last_in]
+                # the running sum at the k-th position (0 for a query without any)
+                last_in = np.where(within > 0, starts + within - 1, len(running))
+                per_fact[n] = np.append(running, 0.0)[last_in]
         aggregated = None
         if self._judgment_aggs:
             aggs = [e.alias(n) for n, e in self._judgment_aggs.items()]
