@@ -97,11 +97,16 @@ def align_ids(
 def piece_columns(
     run: pl.DataFrame, qrels: pl.DataFrame, options: Options
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The columns the engine reads, ids aligned (:func:`align_ids`), and the ranking
-    keys in one chunk (:func:`keys_in_one_chunk`)."""
+    """The columns the engine reads, ids aligned (:func:`align_ids`): the run's ranking
+    keys in one chunk (:func:`keys_in_one_chunk`), and the qrels in one chunk.
+
+    The qrels are hashed, grouped, filtered and gathered from: read in batches (a
+    LazyFrame, a bucket read back) at 1.9M rows in 4 chunks, they cost 30-60 ms
+    more to score than in one, and the copy costs 5 ms.
+    """
     return align_ids(
         keys_in_one_chunk(run.select(options.run_columns), options.keys),
-        keys_in_one_chunk(qrels.select(options.qrels_columns), [options.query]),
+        qrels.select(options.qrels_columns).rechunk(),
         [options.query, options.doc],
     )
 
