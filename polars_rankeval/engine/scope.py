@@ -43,6 +43,7 @@ def scope(
     by: Sequence[str] = (),
     systems: pl.Series | None = None,
     absent: bool | None = None,
+    run_facts: pl.Series | None = None,
 ) -> Scope:
     """The rankings to score, from the run's rankings and the qrels queries.
 
@@ -64,6 +65,9 @@ def scope(
         of it (a bucket, a Dask or Spark task).
     absent
         Whether to list the rankings the run lacks (default: under ``missing="zero"``).
+    run_facts
+        ``FACT`` of each of ``run_keys``' rankings (null: no qrels row), when the
+        caller has looked them up already; else they are looked up here.
 
     Examples
     --------
@@ -74,9 +78,10 @@ def scope(
     >>> s.keys["query"].to_list(), s.flags["__rk_scored"].to_list()
     (['a', 'b', 'c'], [True, False, True])
     """
-    joined = run_keys.select(query).join(facts, on=query, how="left", maintain_order="left")
-    fact = joined[FACT]
-    flags = fact.to_frame().with_columns(
+    if run_facts is None:
+        joined = run_keys.select(query).join(facts, on=query, how="left", maintain_order="left")
+        run_facts = joined[FACT]
+    flags = run_facts.to_frame().with_columns(
         pl.col(FACT).is_not_null().alias(SCORED), pl.lit(True).alias(HAS_RUN)
     )
     keys = run_keys

@@ -89,6 +89,8 @@ class Matched:
     """The qrels' part."""
     keys: pl.DataFrame
     """The key columns of each ranking (row i: ranking i)."""
+    facts: pl.Series
+    """``FACT`` of each ranking: its query's id in the qrels, null when it has none."""
 
 
 def qrels_side(
@@ -159,10 +161,10 @@ def match_and_rank(
     keys = gather_rows(run.select(columns.keys), ranked.first_rows())
     facts = keys.select(columns.query).join(
         judged.facts, on=columns.query, how="left", maintain_order="left"
-    )
-    ranking_query = facts[FACT].fill_null(-1).to_numpy().astype(np.int64)  # -1: no qrels
+    )[FACT]
+    ranking_query = facts.fill_null(-1).to_numpy().astype(np.int64)  # -1: no qrels
     same = _same_query(rows, judgments, ranking_query[groups.ids], judged)
-    return Matched(run, groups, ranked, rows[same], judgments[same], judged, keys)
+    return Matched(run, groups, ranked, rows[same], judgments[same], judged, keys, facts)
 
 
 def judged_from_run(
@@ -253,6 +255,7 @@ def ranking_scope(
     return scope(
         matched.keys,
         matched.side.facts,
+        run_facts=matched.facts,
         query=columns.query,
         system=columns.system,
         missing=missing,
