@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -56,6 +57,32 @@ def test_spilled_buckets_equal_the_in_memory_values(corpus, monkeypatch, options
     want = in_memory(run, qrels, **options)
     assert_frame_equal(spilled(path, qrels, memory_limit=64 * 1024, **options), want)
     assert_frame_equal(spilled(path, qrels, **options), want)  # held in memory
+
+
+def test_spilled_columns_keep_their_types(tmp_path, monkeypatch):
+    """Spill files hold the run's columns as they are: a Categorical system, integer
+    query ids, Float32 scores and a Date segment come back unchanged (their values
+    equal the in-memory ones, by segment)."""
+    run, qrels = random_corpus(37, n_queries=50, systems=2)
+    day = pl.when(pl.int_range(pl.len()) % 2 == 0).then(date(2026, 11, 30))
+    run = run.with_columns(
+        pl.col("system").cast(pl.Categorical),
+        pl.col("query").str.extract(r"(\d+)").cast(pl.Int32),
+        pl.col("score").cast(pl.Float32),
+        day.otherwise(date(2026, 12, 1)).alias("day"),
+    ).sample(fraction=1.0, shuffle=True, seed=5)
+    qrels = qrels.with_columns(pl.col("query").str.extract(r"(\d+)").cast(pl.Int32))
+    qrels = qrels.unique(["query", "doc"], keep="first", maintain_order=True)
+    path = tmp_path / "typed.parquet"
+    run.write_parquet(path, row_group_size=400)
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 500)
+    spills = count_calls(monkeypatch, buckets._Input, "spill_all")
+    want = in_memory(run, qrels, system="system", by=["day"])
+    got = spilled(path, qrels, system="system", by=["day"], memory_limit=64 * 1024)
+    assert spills[0] >= 1
+    assert_frame_equal(got, want)
+    assert got.schema["system"] == pl.Categorical
+    assert got.schema["day"] == pl.Date
 
 
 def test_a_bucket_too_large_is_split_again(corpus, monkeypatch, tmp_path):

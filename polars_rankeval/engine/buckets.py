@@ -160,8 +160,8 @@ class Slice:
     """Their size in memory (Polars' estimate)."""
 
     def scan(self) -> pl.LazyFrame:
-        """The rows, lazily (only the file's record batches that hold them are read)."""
-        return pl.scan_ipc(self.path).slice(self.offset, self.length)
+        """The rows, lazily (only the file's row groups that hold them are read)."""
+        return pl.scan_parquet(self.path).slice(self.offset, self.length)
 
     def read(self) -> pl.DataFrame:
         """The rows."""
@@ -170,7 +170,7 @@ class Slice:
 
 def read_slices(slices: Sequence[Slice], schema: pl.Schema | None) -> pl.DataFrame:
     """A bucket's rows from its slices, in the order they were spilled: read together
-    (``collect_all``: each file read on its own costs about 2 ms before its first row)."""
+    (``collect_all``: each file read on its own costs about 1 ms before its first row)."""
     frames = pl.collect_all([s.scan() for s in slices])
     return pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=schema)
 
@@ -179,11 +179,18 @@ def read_slices(slices: Sequence[Slice], schema: pl.Schema | None) -> pl.DataFra
 class Spill:
     """Rows written to disk by a hash of their query id, into buckets.
 
-    Each flush writes one file (uncompressed Arrow IPC) holding the buffered
+    Each flush writes one file (uncompressed Parquet) holding the buffered
     rows bucket after bucket, in the order they were added; a bucket is the
     list of its :class:`Slice` of every file. Few, large files: creating and
     deleting a file costs more than writing megabytes. The files are deleted
     with the folder, by its owner.
+
+    Parquet, not Arrow IPC: a slice of an IPC file is read by going through the
+    file up to it, and every piece reads a slice of every file, so the read-back
+    grew with the square of the rows (100M shuffled rows: 8.8 s, against 3.8 s);
+    IPC files are mapped into memory, and their pages counted in the peak (0.83-0.87
+    GiB, against 0.56-0.57); and Parquet's files are 40% smaller. Its row groups say
+    how many rows they hold, so a slice reads only its own.
 
     With ``write_behind``, a flush that :meth:`add` starts is split by bucket
     on the caller's thread, then written on a second thread while the next rows
@@ -269,11 +276,11 @@ class Spill:
     def _write(self, parts: dict[int, pl.DataFrame]) -> None:
         """Write the buckets' rows to a new file, bucket after bucket, and record the
         slices."""
-        path = self.folder / f"s{self.seed:x}-{self._files:05d}.arrow"
+        path = self.folder / f"s{self.seed:x}-{self._files:05d}.parquet"
         self._files += 1
         order = sorted(parts)
-        pl.concat([parts[b] for b in order], rechunk=False).write_ipc(
-            path, compression="uncompressed"
+        pl.concat([parts[b] for b in order], rechunk=False).write_parquet(
+            path, compression="uncompressed", statistics=False
         )
         offset = 0
         for b in order:
