@@ -385,17 +385,18 @@ class Features:
     def count_so_far(self, condition: pl.Expr) -> pl.Expr:
         """Row-level: how many of the ranking's rows down to this one meet ``condition``.
 
-        A global running count (:func:`running_total`) less each ranking's count
-        before its first row: exact (whole numbers), vectorised, with no per-ranking
-        window.
+        A global running count less each ranking's count before its first row:
+        exact (integers), vectorised, with no per-ranking window.
         """
         flag = self.row(condition.cast(pl.Int64)).meta.output_name()
 
         def counts(built: Built) -> pl.Series:
-            total = running_total(built.rows[flag].to_numpy().astype(np.float64))
-            assert total is not None  # 0/1 flags: whole numbers
-            before = np.repeat(total[built.first_row], built.row_count)
-            return pl.Series(total[1:] - before, dtype=pl.Float64)
+            values = built.rows[flag].to_numpy()
+            if not len(values):
+                return pl.Series([], dtype=pl.Float64)
+            running = np.cumsum(values)
+            before = (running - values)[np.minimum(built.first_row, len(values) - 1)]
+            return pl.Series(running - np.repeat(before, built.row_count), dtype=pl.Float64)
 
         return self.row_function(f"count|{flag}", counts)
 
