@@ -188,9 +188,10 @@ class Spill:
     Parquet, not Arrow IPC: a slice of an IPC file is read by going through the
     file up to it, and every piece reads a slice of every file, so the read-back
     grew with the square of the rows (100M shuffled rows: 8.8 s, against 3.8 s);
-    IPC files are mapped into memory, and their pages counted in the peak (0.83-0.87
-    GiB, against 0.56-0.57); and Parquet's files are 40% smaller. Its row groups say
-    how many rows they hold, so a slice reads only its own.
+    the peak was higher (0.83-0.87 GiB, against 0.56-0.57: likely the IPC files'
+    mapped pages, which count as resident; not confirmed); and Parquet's files are
+    40% smaller. Its row groups say how many rows they hold, so a slice reads only
+    its own.
 
     With ``write_behind``, a flush that :meth:`add` starts is split by bucket
     on the caller's thread, then written on a second thread while the next rows
