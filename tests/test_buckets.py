@@ -319,25 +319,30 @@ def test_contiguity_is_judged_on_every_ranking_key():
     assert not within.add(pl.DataFrame({"query": ["1", "2", "1"]}))
 
 
-def test_parquet_read_ahead_is_restored_once_the_run_is_read(corpus, monkeypatch):
-    """One row group ahead while reading (less memory than Polars' default); the user's
-    own setting is kept."""
+@pytest.mark.parametrize("user_sets", buckets.READ_AHEAD_VARIABLES)
+def test_parquet_read_ahead_is_restored_once_the_run_is_read(corpus, monkeypatch, user_sets):
+    """Polars' Parquet reading is set while the run is read (less memory than Polars'
+    default), and the variables removed after; a user's own setting of any of them is
+    kept, and the others are not set."""
     _, qrels, path = corpus
-    name = "POLARS_ROW_GROUP_PREFETCH_SIZE"
-    seen: list[str | None] = []
+    seen: list[dict[str, str | None]] = []
     original = buckets.check_run_rows
 
     def record(*args, **kwargs):
-        seen.append(os.environ.get(name))
+        seen.append({v: os.environ.get(v) for v in buckets.READ_AHEAD_VARIABLES})
         return original(*args, **kwargs)
 
     monkeypatch.setattr(buckets, "check_run_rows", record)
-    monkeypatch.delenv(name, raising=False)
+    for variable in buckets.READ_AHEAD_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
     spilled(path, qrels)
-    assert set(seen) == {str(buckets.READ_AHEAD)}
-    assert name not in os.environ
-    monkeypatch.setenv(name, "3")
+    ours = {v: buckets.READ_AHEAD.get(v) for v in buckets.READ_AHEAD_VARIABLES}
+    assert seen and all(s == {v: None if x is None else str(x) for v, x in ours.items()}
+                        for s in seen)  # fmt: skip
+    assert not any(v in os.environ for v in buckets.READ_AHEAD_VARIABLES)
+    monkeypatch.setenv(user_sets, "3")
     seen.clear()
     spilled(path, qrels)
-    assert set(seen) == {"3"}
-    assert os.environ[name] == "3"
+    mine = {v: ("3" if v == user_sets else None) for v in buckets.READ_AHEAD_VARIABLES}
+    assert seen and all(s == mine for s in seen)
+    assert os.environ[user_sets] == "3"

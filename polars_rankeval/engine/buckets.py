@@ -72,15 +72,23 @@ PIECE_SHARE = 8
 of the memory limit, and a piece at most that; the engine needs the rest."""
 BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
-READ_AHEAD = 1
-"""Parquet row groups read ahead (see :func:`_read_ahead`). Two read a 1M-row file of
-8 row groups in 20 ms, as fast as Polars' default, against 40 ms for one, but 20M rows
-sorted by query (scored as they are read) then peaked at 0.93-1.07 GiB under the
-default 1 GiB limit, against 0.87-0.92 GiB: the reader decodes ahead while a piece is
-scored. Polars 2.1's byte budget (``POLARS_ROW_GROUP_PREFETCH_KBYTES_BUDGET=8192``, with
-or without two row groups) read the 1M-row file as fast as two row groups, but the
-sorted run, in 21 MB row groups, peaked at 0.99-1.02 GiB in 4 of 19 runs, against
-0.86-0.90 GiB in every run one row group at a time."""
+READ_AHEAD = {
+    "POLARS_ROW_GROUP_PREFETCH_SIZE": 1,
+    "POLARS_PARQUET_DECODE_TARGET_VALUES_PER_THREAD": 1 << 16,
+}
+"""Polars' Parquet reading while a lazy run is read (see :func:`_read_ahead`): one row
+group read ahead, its decoding split among threads every 65,536 values.
+
+One row group ahead, not Polars' default (many): 20M rows sorted by query, in 21 MB
+row groups and scored as they are read, peaked at 0.86-0.90 GiB under the default
+1 GiB limit in every run, the reader decoding ahead while a piece is scored. Two row
+groups ahead, or Polars 2.1's byte budget (``POLARS_ROW_GROUP_PREFETCH_KBYTES_BUDGET``
+of 8 MiB), read a 1M-row file of 3 MB row groups in 25 ms, against 48 ms, but that
+sorted run then peaked at 0.92-1.07 GiB (over 0.99 GiB in 4 of 19 runs). Polars
+decodes a row group on one thread below 16.8M values; split every 65,536, one row
+group at a time reads that file in 37 ms, `scan_parquet` of it is scored at
+1.07-1.08x of `read_parquet` + DataFrame (against 1.17-1.21x), and the sorted run
+peaks at 0.87-0.90 GiB (Polars 2.1, 2 cores)."""
 SPLITS = 2
 """How many times a bucket over the budget may be split again."""
 BUCKET_SEED = 0x5EED_B0C4E7
@@ -684,7 +692,7 @@ def _batches(
             yield frame.slice(start, BATCH_ROWS)
         return
     batches = table.select(columns).collect_batches(chunk_size=BATCH_ROWS)
-    yield from _read_ahead(batches, READ_AHEAD, quiet)
+    yield from _read_ahead(batches, quiet)
 
 
 @dataclass(frozen=True)
@@ -754,32 +762,37 @@ class _Scorer:
         yield from self.score_buckets(inner_run, inner_qrels, splits - 1)
 
 
+READ_AHEAD_VARIABLES = ("POLARS_ROW_GROUP_PREFETCH_SIZE", "POLARS_ROW_GROUP_PREFETCH_KBYTES_BUDGET",
+                        "POLARS_PARQUET_DECODE_TARGET_VALUES_PER_THREAD")  # fmt: skip
+"""Polars' settings of Parquet reading: when the user has set any, none is changed."""
+
+
 def _read_ahead(
-    batches: Iterable[pl.DataFrame], row_groups: int, quiet: Callable[[], None] | None = None
+    batches: Iterable[pl.DataFrame], quiet: Callable[[], None] | None = None
 ) -> Iterator[pl.DataFrame]:
-    """``batches``, read with Polars' Parquet read-ahead (``POLARS_ROW_GROUP_PREFETCH_SIZE``)
-    set to ``row_groups`` unless the user has set it.
+    """``batches``, read with Polars' Parquet read-ahead and decoding set to
+    :data:`READ_AHEAD`, unless the user has set any of :data:`READ_AHEAD_VARIABLES`.
 
-    The default reads many row groups ahead, which is most of the reader's
+    Polars' default reads many row groups ahead, which is most of the reader's
     memory (20M rows: 0.48 GiB, against 0.28 GiB one row group ahead). The
-    variable is read when the batches start.
+    variables are read when the batches start.
 
-    It is removed again only once every batch has been read: Polars' threads
+    They are removed again only once every batch has been read: Polars' threads
     read the environment while the query runs, and changing it under them is not
     thread-safe (removing it when a check stopped the reading halfway crashed the
-    process). After such an early stop the variable stays set. ``quiet`` is
+    process). After such an early stop the variables stay set. ``quiet`` is
     called first: it waits for the caller's own threads that run Polars (a spill
     written behind).
     """
-    name = "POLARS_ROW_GROUP_PREFETCH_SIZE"
-    if name in os.environ:
+    if any(name in os.environ for name in READ_AHEAD_VARIABLES):
         yield from batches
         return
-    os.environ[name] = str(row_groups)
+    os.environ.update({name: str(value) for name, value in READ_AHEAD.items()})
     yield from batches
     if quiet is not None:
         quiet()
-    os.environ.pop(name, None)  # the query has finished: no thread reads it now
+    for name in READ_AHEAD:  # the query has finished: no thread reads them now
+        os.environ.pop(name, None)
 
 
 class _Progress:
