@@ -637,8 +637,7 @@ def _score_lazy(
             scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
             if run_in.spill is None and qrels_in.spill is None:
                 held = run_in.frame(run_schema), qrels_in.frame(qrels_schema)
-                threads = nbytes(held[0]) + nbytes(held[1]) <= budget // 2
-                pieces.append(scorer.score(*held, threads=threads))
+                pieces.append(scorer.score(*held, size=nbytes(held[0]) + nbytes(held[1])))
             else:
                 run_b, qrels_b = run_in.buckets(run_schema), qrels_in.buckets(qrels_schema)
                 pieces.extend(scorer.score_buckets(run_b, qrels_b, SPLITS))
@@ -708,14 +707,14 @@ class _Scorer:
     folder: Path
     """Where a bucket split again writes its buckets."""
 
-    def score(self, run: pl.DataFrame, qrels: pl.DataFrame, *, threads: bool) -> Piece:
-        """One in-memory piece (all the rows of its queries); with ``threads``, scored
-        with the engine's second threads
+    def score(self, run: pl.DataFrame, qrels: pl.DataFrame, *, size: int) -> Piece:
+        """One in-memory piece (all the rows of its queries) of ``size`` bytes; within
+        half the budget, scored with the engine's second threads
         (:func:`~polars_rankeval.engine.pipeline.score_piece`), which take more memory
         at the peak than one step after the other."""
         return score_piece(run, qrels, self.measures, self.options,
                            check_duplicates=self.validate, systems=self.systems,
-                           concurrent=threads)  # fmt: skip
+                           concurrent=size <= self.budget // 2)  # fmt: skip
 
     def score_buckets(self, run: Bucketed, qrels: Bucketed, splits: int) -> Iterator[Piece]:
         """Every bucket (run and qrels share the buckets: same count, same seed), several
@@ -746,8 +745,7 @@ class _Scorer:
         """One piece of the buckets in ``group`` (whole queries: a valid piece) of
         ``size`` bytes, scored in the chunks it was read in (copying it into one chunk
         was no faster, and took memory)."""
-        threads = size <= self.budget // 2
-        return self.score(run.read_many(group), qrels.read_many(group), threads=threads)
+        return self.score(run.read_many(group), qrels.read_many(group), size=size)
 
     def _split(self, run: Bucketed, qrels: Bucketed, b: int, splits: int) -> Iterator[Piece]:
         """Bucket ``b`` split again by another hash seed, and scored."""
