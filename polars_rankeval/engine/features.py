@@ -723,11 +723,12 @@ class Features:
                     pl.Series(IDEAL_POS, position, dtype=pl.Float64),
                 ]
             )
+            ranking, within = facts.astype(np.intp), position - 1  # for accumulate_within
             for name, (of, term) in self._ideal_running.items():
                 if of == key:
                     values = table.select(term.cast(pl.Float64)).to_series().to_numpy()
-                    running = accumulate_within(values, facts.astype(np.intp), per_fact,
-                                                np.add, position=position - 1)  # fmt: skip
+                    running = accumulate_within(values, ranking, per_fact, np.add,
+                                                position=within)  # fmt: skip
                     table = table.with_columns(
                         pl.Series(name, running, dtype=pl.Float64)
                         if running is not None  # else the queries are too uneven for a table
