@@ -646,8 +646,8 @@ class Features:
         built = Built(shape.rows, per_ranking, facts.ideals)
         built.rows = self._row_features(built)
         built.per_ranking = self._reduce_rows(built)
-        for name, fn in self._late.items():
-            built.per_ranking = built.per_ranking.with_columns(fn(built).alias(name))
+        for name, fn in self._late.items():  # a Series is added without a query plan
+            built.per_ranking = built.per_ranking.hstack([fn(built).alias(name)])
         return built.per_ranking.select(**values)
 
     def _sums_down_to(self, built: Built) -> list[pl.Series]:
@@ -818,7 +818,7 @@ class Features:
             if batch:
                 rows, batch = rows.with_columns(**batch), {}
             built.rows = rows
-            rows = rows.with_columns(feature(built).alias(name))
+            rows = rows.hstack([feature(built).alias(name)])
         return rows.with_columns(**batch) if batch else rows
 
     def _reduce_rows(self, built: Built) -> pl.DataFrame:

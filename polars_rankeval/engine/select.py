@@ -25,7 +25,6 @@ from polars_rankeval.engine.rank import (
     TieBreak,
     gather_rows,
     gather_sorted,
-    order_key,
     order_values,
     rank_order,
 )
@@ -271,12 +270,12 @@ def rank_order_of(
     """Every row's place: by value (score or rank) then doc id (or row order, as the
     conventions' tie rule says), or the row order as given."""
     if order == "presorted" or columns.value is None:
-        return rank_order(groups, np.zeros(run.height, np.uint64), None)
+        return rank_order(groups, None, None, descending=False)
     by_rank = order == "rank"
     values = order_values(run[columns.value], by_rank=by_rank, single_precision=single_precision)
     by_doc = columns.conventions.order_ties == "doc_desc"
     tie_break = TieBreak(values, descending=not by_rank, doc=run[columns.doc], by_doc=by_doc)
-    return rank_order(groups, order_key(values, descending=not by_rank), tie_break)
+    return rank_order(groups, values, tie_break, descending=not by_rank)
 
 
 def _facts(qrels: pl.DataFrame, options: Options) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -373,7 +372,7 @@ def _doc_pairs(
     # in run row order: one sort of the pairs packed into integers (row numbers < 2^32)
     packed = pairs[_ROW].to_numpy().astype(np.uint64) << np.uint64(32)
     packed |= pairs[JUDGMENT].to_numpy().astype(np.uint64)
-    packed = pl.Series(packed).sort().to_numpy()
+    packed = pl.Series(packed).sort(multithreaded=False).to_numpy()
     rows = (packed >> np.uint64(32)).astype(np.int64)
     judgments = (packed & np.uint64(0xFFFF_FFFF)).astype(np.int64)
     same = (gather_sorted(run_doc, rows) == side.docs.gather(judgments)).to_numpy()
