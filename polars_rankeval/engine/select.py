@@ -394,8 +394,8 @@ def _hashes(
     """The :func:`~polars_rankeval.validation.key_hash` of each row's ``ids`` (query,
     doc) and, with ``check``, whether a (ranking, doc) may appear twice.
 
-    The (``keys``, doc) hashes are counted (a parallel hash count, cheaper than
-    sorting them); for a one-system run they are the (query, doc) hashes.
+    The (``keys``, doc) hashes are checked by :func:`~polars_rankeval.validation.distinct`;
+    for a one-system run they are the (query, doc) hashes.
     Equal hashes (a duplicate, or a collision) return True, for the exact check
     to decide and name the rows.
     """
@@ -403,7 +403,7 @@ def _hashes(
     if not check:
         return hashes, False
     pairs = hashes if list(keys) == ids[:1] else run.select(key_hash([*keys, ids[1]])).to_series()
-    return hashes, pairs.n_unique() != pairs.len()
+    return hashes, not validation.distinct(pairs)
 
 
 def _keep_best(run: pl.DataFrame, columns: Options, order: Order) -> pl.DataFrame:
