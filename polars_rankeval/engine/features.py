@@ -360,7 +360,10 @@ class Features:
         )
 
     def row(self, expr: pl.Expr) -> pl.Expr:
-        """A row-level column computed once (for expressions read several times)."""
+        """A row-level column computed once (for expressions read several times); a
+        row column already is one."""
+        if expr.meta.is_column() and expr.meta.output_name() in self._row_cols:
+            return expr
         name = self._name("r", str(expr))
         self._row_cols.setdefault(name, expr)
         return pl.col(name)

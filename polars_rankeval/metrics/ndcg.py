@@ -229,9 +229,9 @@ def ndcg_formula(
     gain 1 from that grade up)."""
     lowest = gain_floor(rel_level)
     if binary_level is not None:
-        gain = (f.grade >= binary_level).cast(pl.Float64)
-    else:
-        gain = grade_gain(f.grade, gains, exponential=exponential, lowest=lowest)
+        gain = f.row((f.grade >= binary_level).cast(pl.Float64))
+    else:  # a row column, as G, nDCGRel and Rndcg read it: their DCG terms are this one's
+        gain = f.row(grade_gain(f.grade, gains, exponential=exponential, lowest=lowest))
     if ties == "average":
         dcg_k = tie_averaged_dcg_formula(f, k, gain)
     else:
