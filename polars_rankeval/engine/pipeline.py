@@ -189,6 +189,8 @@ def aggregate(
     context: Context,
     empty: Empty = "zero",
     facts: QueryFacts | None = None,
+    *,
+    concurrent: bool = False,
 ) -> pl.DataFrame:
     """Every measure of every scored ranking: ``keys`` and one Float64 column per measure.
 
@@ -197,9 +199,10 @@ def aggregate(
     (``"one"``), no row (``"skip"``), or an error naming it (``"error"``).
     ``facts``: the per-query features of ``shape.judgments``, when already computed
     (:meth:`~polars_rankeval.engine.features.Features.query_facts`).
+    ``concurrent``: see :meth:`~polars_rankeval.engine.features.Features.evaluate`.
     """
     features, values = formulas(tuple(measures), context, empty != "zero")
-    per_ranking = features.evaluate(shape, values, facts)
+    per_ranking = features.evaluate(shape, values, facts, concurrent=concurrent)
     scored = shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
     if empty == "zero":
         return scored
@@ -298,5 +301,5 @@ def score_piece(
             query_facts = facts.result() if facts is not None else None
     run_rankings = shape.rankings[HAS_RUN]
     no_qrels = shape.keys.filter(run_rankings & shape.rankings[FACT].is_null())
-    scores = aggregate(shape, measures, options.context, empty, query_facts)
+    scores = aggregate(shape, measures, options.context, empty, query_facts, concurrent=concurrent)
     return Piece(scores, no_qrels, run.height, qrels.height)
