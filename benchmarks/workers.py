@@ -88,20 +88,6 @@ TREC_MEASURES |= {"ndcg_cut.10", "Rprec"}
 RANX_MEASURES = ["map", "map@10", "precision@5", "precision@10", "recall@10", "recall@100"]
 RANX_MEASURES += ["mrr", "ndcg", "ndcg@10", "r-precision"]
 IRM_MEASURES = ["AP", "AP@10", "P@5", "P@10", "R@10", "R@100", "RR", "nDCG", "nDCG@10", "Rprec"]
-MIX = [*MEASURES, "Bpref", "infAP", "IPrec@0.5", "SetF", "NumRet"]
-"""The core ten plus the measures that used to send a call to the slow plan."""
-CUTOFFS = ["5", "10", "15", "20", "30", "100", "200", "500", "1000"]
-ALL_TREC = [
-    *["NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "AP", "GMAP", "Rprec"],
-    *["Bpref", "GMBpref", "RR", "infAP", "IPrecAvg", "Utility"],
-    *["G", "binG", "nDCG", "nDCGRel", "Rndcg", "SetP", "SetR", "SetF", "SetAP", "SetRelP"],
-    *[f"IPrec@{r / 10:.1f}" for r in range(11)],
-    *[f"Rprec(mult={m / 10:.1f})" for m in range(2, 21, 2)],
-    *[f"{m}@{k}" for m in ("P", "R", "AP", "nDCG", "RelP") for k in CUTOFFS],
-    *["Success@1", "Success@5", "Success@10"],
-]
-"""trec_eval's all_trec (default parameters) as canonical names: ``pr.parse`` of
-pytrec_eval's output keys (the check workload verifies that the two agree)."""
 
 
 def peak_rss_bytes() -> int:
