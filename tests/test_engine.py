@@ -556,7 +556,9 @@ def test_scoring_leaves_the_cached_formulas_unchanged():
 
 
 @pytest.mark.parametrize("systems", [1, 2])
-def test_a_piece_scores_the_same_with_and_without_its_second_threads(systems):
+def test_a_piece_scores_the_same_with_and_without_its_second_threads(systems, monkeypatch):
+    # every piece this size gets the aggregation's second thread too (not only large ones)
+    monkeypatch.setattr(features, "_THREADED_ROWS", 0)
     run, qrels = random_corpus(8, n_queries=30, systems=systems)
     options = run_options(run.schema, qrels.schema)
     measures = [parse(m) for m in SAMPLES]
