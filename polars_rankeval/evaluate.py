@@ -32,7 +32,7 @@ from polars_rankeval.engine.outcome import (
     warn_unjudged_queries,
     warn_unscored_queries,
 )
-from polars_rankeval.engine.pipeline import aggregate, check_values, score_piece
+from polars_rankeval.engine.pipeline import aggregate, check_values, measure_reads, score_piece
 from polars_rankeval.engine.scope import scope
 from polars_rankeval.engine.select import judged_from_table
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED
@@ -48,7 +48,6 @@ from polars_rankeval.measures import (
     MIN_GEO_MEAN,
     Context,
     Measure,
-    lowest_grade,
     measure_kind,
     parse_measures,
 )
@@ -455,7 +454,7 @@ def evaluate_judged(
             relevance=relevance,
             n_rel=n_rel,
             check=validate,
-            lowest_grade=lowest_grade(parsed, context),
+            reads=measure_reads(parsed, context, conv),
             retrieved_only=conv.judgments == "retrieved",
         )
         unjudged = shape.keys.filter(~shape.rankings[SCORED])

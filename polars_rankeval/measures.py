@@ -117,8 +117,11 @@ class MeasureFamily:
     """The lowest grade of the judged rows (retrieved or in the qrels) the formula
     reads: a measure of relevant documents reads grades >= its relevance level,
     nDCG the grades with a gain. None: every judged row, whatever its grade
-    (bpref counts the judged non-relevant ones). The engine selects only the rows
-    some measure asked for reads, so the others cost nothing."""
+    (Judged@k). The engine selects only the rows some measure asked for reads, so
+    the others cost nothing. Rows under it that the formula reads only as counts
+    (bpref and infAP: the judged non-relevant documents above each relevant one,
+    :meth:`~polars_rankeval.engine.features.Features.nonrelevant_above`) are counted
+    by the engine, not carried."""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -369,7 +372,9 @@ def lowest_grade(measures: Iterable[Measure], ctx: Context) -> float:
     1.0
     >>> lowest_grade([parse("P(rel=2)@5")], Context(rel_level=3))
     2.0
-    >>> lowest_grade([parse("AP"), parse("Bpref")], Context())
+    >>> lowest_grade([parse("AP"), parse("Bpref")], Context())  # the others counted
+    1.0
+    >>> lowest_grade([parse("AP"), parse("Judged@10")], Context())
     -inf
     """
     return min((m.lowest_grade(ctx) for m in measures), default=-math.inf)
@@ -461,6 +466,7 @@ _family(
     "none",
     REL,
     summary="binary preference",
+    reads=_relevant,
     formula=lambda x, f: family.bpref.bpref_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -470,6 +476,7 @@ _family(
     REL,
     summary="bpref per query, geometric mean over queries (floor 1e-5)",
     aggregate="gmean",
+    reads=_relevant,
     formula=lambda x, f: family.bpref.bpref_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -572,6 +579,7 @@ _family(
     "none",
     REL,
     summary="inferred AP for sampled judgments",
+    reads=_relevant,
     formula=lambda x, f: family.bpref.inferred_ap_formula(f, x.rel_level(f.ctx)),
 )
 _family(
@@ -744,6 +752,7 @@ _family(
     REL,
     summary="judged non-relevant documents retrieved",
     aggregate="sum",
+    reads=_relevant,
     formula=lambda x, f: family.bpref.num_nonrel_judged_ret_formula(f, x.rel_level(f.ctx)),
 )
 # Beyond trec_eval.

@@ -28,9 +28,17 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
+from polars_rankeval.conventions import get_conventions
 from polars_rankeval.engine import features, pipeline, select
 from polars_rankeval.engine import rank as engine_rank
-from polars_rankeval.engine.shape import GRADE
+from polars_rankeval.engine.shape import (
+    GRADE,
+    LEFT_NONREL_ABOVE,
+    LEFT_NONREL_RET,
+    LEFT_UNJUDGED_ABOVE,
+    RANK,
+    RANKING,
+)
 from polars_rankeval.measures import REGISTRY, Context, parse
 from polars_rankeval.options import run_options
 
@@ -280,13 +288,14 @@ def test_measures_of_relevant_documents_select_fewer_rows():
     assert parse("nDCG@10").lowest_grade(ctx) == 1
     assert parse("nDCG(gains=0:1;2:5)").lowest_grade(ctx) == 0
     assert parse("NumRet").lowest_grade(ctx) == math.inf
-    assert parse("Bpref").lowest_grade(ctx) == -math.inf
+    assert parse("Bpref").lowest_grade(ctx) == 2  # the judged non-relevant rows: counted
+    assert parse("Judged@10").lowest_grade(ctx) == -math.inf
     run, qrels = random_corpus(12, n_queries=10)
     options = run_options(run.schema, qrels.schema)
     every, graded = (
         select.judged_from_run(
             run, qrels, options,
-            partial(select.qrels_side, qrels, options, check=True, lowest_grade=grade),
+            partial(select.qrels_side, qrels, options, check=True, reads=select.Reads(grade)),
             order="score", depth=None, missing="drop", duplicates="error", check=True,
         )
         for grade in (-math.inf, 2)
@@ -295,6 +304,77 @@ def test_measures_of_relevant_documents_select_fewer_rows():
     assert graded.rows.height == every.rows.filter(pl.col(GRADE) >= 2).height
     assert graded.judgments[GRADE].min() >= 2
     assert graded.rankings.equals(every.rankings)  # the same rankings are scored
+
+
+COUNTED = [m for m in SAMPLES if parse(m).lowest_grade(Context()) >= 1]
+"""SAMPLES but the measures that read grade 0 or every judged row: Bpref, infAP and
+NumNonRelJudgedRet then read the judged non-relevant rows as counts."""
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(map(str, o.items())) or "-")
+def test_rows_counted_not_carried_give_the_reference_values(options, shuffle):
+    run, qrels = random_corpus(21, n_queries=25, systems=2)
+    if options.get("order") == "rank":
+        run = run.with_columns(rank=(pl.col("score") * 7 + pl.col("doc").str.len_bytes()) % 5)
+    if shuffle:
+        run = run.sample(fraction=1.0, shuffle=True, seed=21)
+    rel_level = options.get("rel_level", 1)
+    measures = [*COUNTED, "Bpref(rel=2)", "infAP(rel=2)", "NumNonRelJudgedRet(rel=2)"]
+    reads = pipeline.measure_reads(
+        [parse(m) for m in measures], Context(rel_level=rel_level), get_conventions(None)
+    )
+    assert reads.counted and reads.rows == min(rel_level, 1)
+    reference_kw = {k: v for k, v in options.items() if k != "rel_level"}
+    want = reference_values(run, qrels, measures, rel_level, **reference_kw)
+    assert_same(engine_values(run, qrels, measures, **options), want)
+
+
+def test_rows_under_the_lowest_grade_read_are_counted():
+    run, qrels = random_corpus(22, n_queries=20, systems=2)
+    options = run_options(run.schema, qrels.schema)
+
+    def shape(reads):
+        side = partial(select.qrels_side, qrels, options, check=True, reads=reads)
+        return select.judged_from_run(run, qrels, options, side, order="score", depth=None,
+                                      missing="drop", duplicates="error", check=True)  # fmt: skip
+
+    every, counted = shape(select.EVERY_ROW), shape(select.Reads(2, counted=True))
+    assert counted.rows.select(RANKING, RANK, GRADE).equals(every.rows.filter(pl.col(GRADE) >= 2))
+    nonrel = ((pl.col(GRADE) >= 0) & (pl.col(GRADE) < 2)).cast(pl.UInt32)
+    unjudged = (pl.col(GRADE) < 0).cast(pl.UInt32)
+    want = every.rows.with_columns(
+        (nonrel.cum_sum() - nonrel).over(RANKING).alias(LEFT_NONREL_ABOVE),
+        (unjudged.cum_sum() - unjudged).over(RANKING).alias(LEFT_UNJUDGED_ABOVE),
+    ).filter(pl.col(GRADE) >= 2)
+    assert counted.rows.select(LEFT_NONREL_ABOVE, LEFT_UNJUDGED_ABOVE).equals(
+        want.select(LEFT_NONREL_ABOVE, LEFT_UNJUDGED_ABOVE)
+    )
+    assert counted.rows[LEFT_NONREL_ABOVE].sum() > 0 and counted.rows[LEFT_UNJUDGED_ABOVE].sum() > 0
+    per_ranking = every.rows.group_by(RANKING).agg(nonrel.sum().alias("n"))
+    retrieved = every.rankings.join(per_ranking, on=RANKING, how="left")["n"].fill_null(0)
+    assert counted.rankings[LEFT_NONREL_RET].to_list() == retrieved.to_list()
+    assert counted.judgments[GRADE].min() == 0  # the judged non-relevant count reads them
+    assert every.judgments[GRADE].min() < 0
+
+
+@pytest.mark.parametrize("conventions", [None, "sklearn", "trec_eval-9"])
+def test_counted_rows_equal_every_row_kept(conventions):
+    # Judged@3 reads every judged row, so with it nothing is counted: the values of the
+    # other measures must not change, on a run and on a pre-judged table.
+    run, qrels = random_corpus(23, n_queries=25, systems=2)
+    measures = ["AP", "Bpref", "infAP", "GMBpref", "NumNonRelJudgedRet", "Bpref(rel=2)"]
+    counted = engine_values(run, qrels, measures, conventions=conventions)
+    every = engine_values(run, qrels, [*measures, "Judged@3"], conventions=conventions)
+    assert_frame_equal(counted, every.drop("Judged@3"))
+    table = pr.judge(run, qrels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        logs = pr.evaluate_judged(table, measures, conventions=conventions)
+        logs_every = pr.evaluate_judged(table, [*measures, "Judged@3"], conventions=conventions)
+    assert_frame_equal(logs, logs_every.drop("Judged@3"))
+    if conventions is None:  # (the others average over tied scores, which a table lacks)
+        assert_same(logs.with_columns(pl.col("query").cast(pl.String)), counted)
 
 
 @pytest.mark.parametrize("seed", [3, 4])

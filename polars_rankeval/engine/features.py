@@ -48,6 +48,9 @@ from polars_rankeval.engine.shape import (
     GRADE,
     IDEAL_GAIN,
     IDEAL_POS,
+    LEFT_NONREL_ABOVE,
+    LEFT_NONREL_RET,
+    LEFT_UNJUDGED_ABOVE,
     N_REL,
     NRET,
     RANK,
@@ -310,6 +313,11 @@ class Features:
         self._maxes: dict[str, pl.Expr] = {}
         self._late: dict[str, RowFunction] = {}
         self._constants: dict[str, float] = {}
+        self.counts_left_out = False
+        """Whether a formula reads the counts of the rows left out of the shape
+        (:meth:`nonrelevant_above`): the engine then counts the judged rows under the
+        lowest grade read rather than drop them (see
+        :class:`polars_rankeval.engine.select.Reads`)."""
 
     def _name(self, kind: str, key: str) -> str:
         """A short column name for a feature, the same for the same defining key."""
@@ -407,6 +415,42 @@ class Features:
             return pl.Series(running - np.repeat(before, built.row_count), dtype=pl.Float64)
 
         return self.row_function(f"count|{flag}", counts)
+
+    def nonrelevant_above(self, rel_level: int) -> pl.Expr:
+        """Row-level: judged non-relevant documents (0 <= grade < ``rel_level``) above this
+        row in its ranking, those left out of the shape included."""
+        kept = self.count_so_far(self.judged_nonrelevant(rel_level))
+        return kept + self._left_out_above(LEFT_NONREL_ABOVE)
+
+    def unjudged_above(self) -> pl.Expr:
+        """Row-level: pooled but unjudged documents (a negative grade) above this row in
+        its ranking, those left out of the shape included."""
+        return self.count_so_far(self.grade < 0) + self._left_out_above(LEFT_UNJUDGED_ABOVE)
+
+    def nonrelevant_retrieved(self, rel_level: int) -> pl.Expr:
+        """Per ranking: judged non-relevant documents retrieved, those left out of the
+        shape included."""
+        kept = self.sum(self.judged_nonrelevant(rel_level).cast(pl.Float64))
+
+        def left(built: Built) -> pl.Series:
+            if LEFT_NONREL_RET not in built.per_ranking.columns:
+                return pl.Series(np.zeros(built.per_ranking.height))
+            return built.per_ranking[LEFT_NONREL_RET].cast(pl.Float64)
+
+        self.counts_left_out = True
+        return kept + self.late(LEFT_NONREL_RET, left)
+
+    def _left_out_above(self, column: str) -> pl.Expr:
+        """Row-level: the shape's count ``column`` of the rows left out above each row
+        (0 when none were left out)."""
+
+        def read(built: Built) -> pl.Series:
+            if column not in built.rows.columns:
+                return pl.Series(np.zeros(built.rows.height))
+            return built.rows[column].cast(pl.Float64)
+
+        self.counts_left_out = True
+        return self.row_function(f"left|{column}", read)
 
     def hits_so_far(self, rel_level: int) -> pl.Expr:
         """Row-level: relevant documents at this row's rank or above."""

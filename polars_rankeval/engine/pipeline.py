@@ -17,8 +17,9 @@ from functools import lru_cache, partial
 import polars as pl
 
 from polars_rankeval._typing import Empty
+from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.features import Features, QueryFacts
-from polars_rankeval.engine.select import QrelsSide, judged_from_run, qrels_side
+from polars_rankeval.engine.select import EVERY_ROW, QrelsSide, Reads, judged_from_run, qrels_side
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
 from polars_rankeval.measures import Context, Measure, check_fractional_grades, lowest_grade
 from polars_rankeval.options import Options
@@ -118,13 +119,13 @@ def judged_piece(
     *,
     check_duplicates: bool = True,
     systems: pl.Series | None = None,
-    lowest_grade: float = -math.inf,
+    reads: Reads = EVERY_ROW,
     tie_spans: bool = False,
     side: Callable[[], QrelsSide] | None = None,
     concurrent: bool = True,
 ) -> Judged:
     """Scope, rank and select: a piece's run and qrels, as :func:`piece_columns` gives
-    them, as the judged shape, with the judgments of grade ``lowest_grade`` or more
+    them, as the judged shape, with the judged rows and judgments ``reads`` keeps
     (and each row's tie group with ``tie_spans``).
 
     ``side`` gives the qrels' part (:func:`~polars_rankeval.engine.select.qrels_side`)
@@ -132,8 +133,7 @@ def judged_piece(
     ``concurrent``: see :func:`~polars_rankeval.engine.select.match_and_rank`.
     """
     if side is None:
-        side = partial(qrels_side, qrels, options, check=check_duplicates,
-                       lowest_grade=lowest_grade)  # fmt: skip
+        side = partial(qrels_side, qrels, options, check=check_duplicates, reads=reads)
     return judged_from_run(
         run,
         qrels,
@@ -168,13 +168,40 @@ def keys_in_one_chunk(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     return frame.with_columns(chunked) if chunked else frame
 
 
-def read_grades(measures: Sequence[Measure], options: Options) -> float:
-    """The lowest grade the measures read, or the relevance level where the conventions
-    tell the queries without a relevant document apart."""
-    lowest = lowest_grade(measures, options.context)
-    if options.conventions.empty_queries == "zero":
-        return lowest
-    return min(lowest, options.rel_level)
+def measure_reads(
+    measures: Sequence[Measure],
+    context: Context,
+    conventions: Conventions,
+    *,
+    fractional: bool = False,
+) -> Reads:
+    """The judged rows the measures read (:class:`~polars_rankeval.engine.select.Reads`).
+
+    From the lowest grade any of them reads (:func:`lowest_grade`), lowered to the
+    relevance level where the conventions tell the queries without a relevant
+    document apart, and to 0 for ``fractional`` grades (the gain measures read them
+    from 0). The rows under it are counted when a formula reads such counts, but
+    not under ``judgments="retrieved"``: each ranking's judgments are then its own
+    rows, so every row is kept.
+
+    Examples
+    --------
+    >>> from polars_rankeval.conventions import get_conventions
+    >>> from polars_rankeval.measures import parse
+    >>> measure_reads([parse("AP"), parse("Bpref")], Context(), get_conventions(None))
+    Reads(rows=1.0, counted=True)
+    """
+    lowest = lowest_grade(measures, context)
+    if conventions.empty_queries != "zero":
+        lowest = min(lowest, context.rel_level)
+    if fractional:
+        lowest = min(lowest, 0.0)
+    features, _ = formulas(tuple(measures), context, conventions.empty_queries != "zero")
+    if not features.counts_left_out or lowest == -math.inf:
+        return Reads(lowest)
+    if conventions.judgments == "retrieved":
+        return EVERY_ROW
+    return Reads(lowest, counted=True)
 
 
 def averages_ties(measures: Sequence[Measure]) -> bool:
@@ -255,7 +282,7 @@ def score_piece(
 ) -> Piece:
     """Score one piece (see the module docstring): values and the unscored rankings.
 
-    Only the judged rows the measures read are selected (:func:`lowest_grade`);
+    Only the judged rows the measures read are selected (:func:`measure_reads`);
     grades with a fraction are read by the measures that take them, from grade 0 up
     (:func:`check_fractional_grades`).
 
@@ -268,9 +295,9 @@ def score_piece(
     Without ``concurrent`` everything is done one step after the other, which
     keeps the peak lower: the memory-bounded pieces of a lazy run are scored so.
     """
-    lowest = read_grades(measures, options)
-    if check_fractional_grades(qrels, options.relevance, [options.query, options.doc], measures):
-        lowest = min(lowest, 0.0)
+    ids = [options.query, options.doc]
+    fractional = check_fractional_grades(qrels, options.relevance, ids, measures)
+    reads = measure_reads(measures, options.context, options.conventions, fractional=fractional)
     empty = options.conventions.empty_queries
     features, _ = formulas(tuple(measures), options.context, empty != "zero")
     run, qrels = piece_columns(run, qrels, options)
@@ -287,13 +314,13 @@ def score_piece(
     )
     query_facts = None
     if not concurrent:
-        shape = shaping(lowest_grade=lowest)
+        shape = shaping(reads=reads)
         if not own_judgments:
             query_facts = features.query_facts(shape.judgments)
     else:
         with ThreadPoolExecutor(max_workers=1) as qrels_thread:
             side = qrels_thread.submit(qrels_side, qrels, options, check=check_duplicates,
-                                       lowest_grade=lowest)  # fmt: skip
+                                       reads=reads)  # fmt: skip
             facts = None
             if not own_judgments:
                 facts = qrels_thread.submit(lambda: features.query_facts(side.result().judgments))

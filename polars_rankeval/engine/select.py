@@ -34,6 +34,9 @@ from polars_rankeval.engine.shape import (
     GRADE,
     HAS_RUN,
     JUDGMENT_SCHEMA,
+    LEFT_NONREL_ABOVE,
+    LEFT_NONREL_RET,
+    LEFT_UNJUDGED_ABOVE,
     N_REL,
     NRET,
     RANK,
@@ -53,23 +56,66 @@ JUDGMENT = "__rk_judgment"
 
 
 @dataclass(frozen=True)
+class Reads:
+    """Which judged rows the measures read: the rows of grade :attr:`rows` and up, each
+    with its rank; with :attr:`counted`, the rows of a lower grade only as counts.
+
+    Counted rows are matched and ranked like the others, then left out of the shape
+    (:func:`leave_out_below`): each row kept says how many of them lie above it, each
+    ranking how many it retrieved. Bpref and infAP read the judged non-relevant
+    documents only so, so a call with them carries the relevant rows alone through
+    the aggregation.
+
+    Examples
+    --------
+    >>> Reads(1.0, counted=True).matched, Reads(1.0, counted=True).judgments
+    (-inf, 0.0)
+    >>> Reads(2.0).matched, Reads(2.0).judgments
+    (2.0, 2.0)
+    """
+
+    rows: float = -math.inf
+    """The lowest grade of the judged rows kept (-inf: every one)."""
+    counted: bool = False
+    """Whether the judged rows of a lower grade are counted (see above)."""
+
+    @property
+    def matched(self) -> float:
+        """The lowest grade of the qrels rows the run is matched against."""
+        return -math.inf if self.counted else self.rows
+
+    @property
+    def judgments(self) -> float:
+        """The lowest grade of the judgments kept: with :attr:`counted`, grade 0 too (the
+        query's judged non-relevant documents are counted from them)."""
+        return min(self.rows, 0.0) if self.counted else self.rows
+
+
+EVERY_ROW = Reads()
+"""Every judged row kept, none counted."""
+
+
+@dataclass(frozen=True)
 class QrelsSide:
     """What a piece's qrels give without its run (see :func:`qrels_side`)."""
 
     hashes: pl.Series
     """The :func:`~polars_rankeval.validation.key_hash` of each qrels row's (query, doc)."""
     wanted: pl.Series | None
-    """The qrels rows of grade ``lowest_grade`` or more (None: every row)."""
+    """The qrels rows the run is matched against (``reads.matched`` or more; None: every
+    row)."""
     facts: pl.DataFrame
     """``[query parts], query, FACT``: one row per qrels query."""
     judgments: pl.DataFrame
-    """``FACT, GRADE, JUDGMENT`` of the qrels rows of grade ``lowest_grade`` or more."""
+    """``FACT, GRADE, JUDGMENT`` of the qrels rows of grade ``reads.judgments`` or more."""
     query_ids: np.ndarray
     """The ``FACT`` of every qrels row (int64)."""
     docs: pl.Series
     """The doc id of every qrels row, in one chunk: the matched pairs gather them in any
     order, which from a column of many chunks (one per Parquet row group) took 24 ms
     for 668k pairs, against 8 ms to copy the column and 6 ms to gather."""
+    reads: Reads
+    """The grades the measures read, as the side was made for."""
 
 
 @dataclass(frozen=True)
@@ -93,13 +139,14 @@ class Matched:
 
 
 def qrels_side(
-    qrels: pl.DataFrame, columns: Options, *, check: bool, lowest_grade: float = -math.inf
+    qrels: pl.DataFrame, columns: Options, *, check: bool, reads: Reads = EVERY_ROW
 ) -> QrelsSide:
     """The qrels' part of a piece: hashes for the join, one id per query, the judgments.
 
     ``check`` refuses duplicate (query, doc) rows, on the hashes the join needs
-    anyway. Which queries exist is decided on every qrels row; the judgments keep
-    the grades ``lowest_grade`` and up (the grades the measures read).
+    anyway. Which queries exist is decided on every qrels row; the run is matched
+    against the grades ``reads.matched`` and up, and the judgments keep the grades
+    ``reads.judgments`` and up (the grades the measures read).
     """
     query, doc = columns.query, columns.doc
     hashes = qrels.select(key_hash([query, doc])).to_series().rechunk()
@@ -108,10 +155,12 @@ def qrels_side(
     facts, judgments = _facts(qrels, columns)
     query_ids = judgments[FACT].to_numpy().astype(np.int64)
     wanted = None
-    if lowest_grade != -math.inf:
-        wanted = qrels[columns.relevance] >= lowest_grade
-        judgments = judgments.filter(pl.col(GRADE) >= lowest_grade)
-    return QrelsSide(hashes, wanted, facts, judgments, query_ids, qrels[doc].rechunk())
+    if reads.matched != -math.inf:
+        wanted = qrels[columns.relevance] >= reads.matched
+    if reads.judgments != -math.inf:
+        judgments = judgments.filter(pl.col(GRADE) >= reads.judgments)
+    docs = qrels[doc].rechunk()
+    return QrelsSide(hashes, wanted, facts, judgments, query_ids, docs, reads)
 
 
 def match_and_rank(
@@ -193,9 +242,10 @@ def judged_from_run(
 
     ``systems``, the systems of the whole run when this is one piece of it,
     decides which systems get empty rankings under ``missing="zero"``.
-    Only the side's judgments are kept, retrieved or not (the grades the
-    measures read: see :meth:`polars_rankeval.measures.Measure.lowest_grade`);
-    the queries scored are decided on every qrels row.
+    Only the side's judgments are kept, retrieved or not, and the rows of the
+    grades its :class:`Reads` keeps (the grades the measures read: see
+    :meth:`polars_rankeval.measures.Measure.lowest_grade`), the others counted
+    when it says so; the queries scored are decided on every qrels row.
     """
     matched = match_and_rank(
         run,
@@ -226,9 +276,48 @@ def judged_from_run(
     rankings = in_scope.flags.with_columns(
         pl.Series(NRET, np.concatenate([nret, np.zeros(n_extra, np.int64)]), dtype=pl.Int64)
     )
+    if matched.side.reads.counted:
+        rows, left = leave_out_below(rows, matched.side.reads.rows, rankings.height)
+        rankings = rankings.with_columns(left)
     if columns.conventions.judgments == "retrieved":
         rankings, judgment_rows = retrieved_judgments(rankings, rows)
     return Judged(in_scope.keys, rankings, rows, judgment_rows)
+
+
+def leave_out_below(
+    rows: pl.DataFrame, lowest: float, n_rankings: int
+) -> tuple[pl.DataFrame, pl.Series]:
+    """The rows (sorted by ranking then rank) of grade ``lowest`` and up, each with the
+    count of its ranking's rows of a lower grade above it, and per ranking the count of
+    those it retrieved (the :data:`~polars_rankeval.engine.shape.LEFT_NONREL_ABOVE`
+    columns).
+
+    A row's count is a running count over all the rows, less the count before its
+    ranking's first row: exact, vectorised, with no per-ranking window.
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({RANKING: [0, 0, 0, 1], RANK: [1, 2, 3, 1], GRADE: [0, -1, 1, 1]},
+    ...                     schema=ROW_SCHEMA)
+    >>> kept, left = leave_out_below(rows, 1, 2)
+    >>> kept[LEFT_NONREL_ABOVE].to_list(), kept[LEFT_UNJUDGED_ABOVE].to_list(), left.to_list()
+    ([1, 0], [1, 0], [1, 0])
+    """
+    grade = rows[GRADE].to_numpy()
+    ranking = rows[RANKING].to_numpy().astype(np.intp)
+    below = grade < lowest
+    kept = ~below
+    per_ranking = np.bincount(ranking, minlength=n_rankings)
+    start = (np.cumsum(per_ranking) - per_ranking)[ranking]  # each row's ranking's first row
+    nonrel, unjudged = below & (grade >= 0), below & (grade < 0)
+    columns = []
+    for name, flag in ((LEFT_NONREL_ABOVE, nonrel), (LEFT_UNJUDGED_ABOVE, unjudged)):
+        before = np.cumsum(flag, dtype=np.int64) - flag  # flagged rows before each row
+        above = before - before[start]
+        columns.append(pl.Series(name, above[kept], dtype=pl.UInt32))
+    retrieved = np.bincount(ranking[nonrel], minlength=n_rankings)
+    left = pl.Series(LEFT_NONREL_RET, retrieved, dtype=pl.Int64)
+    return rows.filter(pl.Series(kept)).hstack(columns), left
 
 
 def retrieved_judgments(
@@ -430,7 +519,7 @@ def judged_from_table(
     relevance: str,
     n_rel: str | None,
     check: bool = True,
-    lowest_grade: float = -math.inf,
+    reads: Reads = EVERY_ROW,
     retrieved_only: bool = False,
 ) -> Judged:
     """The judged shape of a pre-judged table (logs): ranks given, no qrels.
@@ -439,11 +528,13 @@ def judged_from_table(
     shown rows as judgments; which rankings are scored is decided on every row.
 
     Each ranking's judgments are its own rows with a grade (shown or not) of
-    ``lowest_grade`` or more; its retrieved documents are its rows with a
-    rank. A ranking is scored when it has a judgment (a row with a grade, any
-    grade), as a run query is scored when it has a qrels row. Rows already in
-    rank order within contiguous rankings (the usual layout of logs) are taken
-    as they are; others are sorted. ``check`` refuses two rows at one rank.
+    ``reads.judgments`` or more; its retrieved documents are its rows with a
+    rank, of which those of grade ``reads.rows`` or more are kept (the others
+    counted, with ``reads.counted``: see :func:`leave_out_below`). A ranking is
+    scored when it has a judgment (a row with a grade, any grade), as a run
+    query is scored when it has a qrels row. Rows already in rank order within
+    contiguous rankings (the usual layout of logs) are taken as they are; others
+    are sorted. ``check`` refuses two rows at one rank.
     """
     groups = Groups.of(table, list(keys))
     ids = groups.ids.astype(np.int64)
@@ -464,10 +555,11 @@ def judged_from_table(
     nret = np.bincount(ids[shown], minlength=groups.n)
     graded_any = grades.is_not_null()
     has_judgment = np.bincount(ids[graded_any.to_numpy()], minlength=groups.n) > 0
-    read = graded_any & (grades >= lowest_grade)
+    read = graded_any & (grades >= reads.judgments)
     if retrieved_only:
         read = read & ranks.is_not_null()
-    picked = shown[read.gather(shown).to_numpy()]
+    matched = graded_any & (grades >= reads.matched)
+    picked = shown[matched.gather(shown).to_numpy()]
     rows = pl.DataFrame(
         {
             RANKING: pl.Series(ids[picked], dtype=pl.UInt32),
@@ -493,6 +585,9 @@ def judged_from_table(
     ).with_columns(pl.Series(SCORED, has_judgment), pl.lit(True).alias(HAS_RUN))
     if n_rel is not None:
         rankings = rankings.with_columns(table[n_rel].gather(first).cast(pl.Float64).alias(N_REL))
+    if reads.counted:
+        rows, left = leave_out_below(rows, reads.rows, groups.n)
+        rankings = rankings.with_columns(left)
     return Judged(table.select(keys)[first], rankings, rows, judgments)
 
 

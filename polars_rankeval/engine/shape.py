@@ -15,6 +15,14 @@ a pre-judged log, one piece of a Dask or Spark job), it is turned into a
 * ``judgments``: every qrels row of each query (``FACT``, grade): what |R|,
   the judged non-relevant count and the ideal ranking are taken from.
 
+The rows and judgments hold only the grades the measures read (see
+:class:`polars_rankeval.engine.select.Reads`). Rows of a lower grade that a
+measure reads only as counts (bpref and infAP: how many judged non-relevant
+documents lie above each relevant one) are left out and counted instead: each
+row then says how many of them lie above it (:data:`LEFT_NONREL_ABOVE`,
+:data:`LEFT_UNJUDGED_ABOVE`) and each ranking how many it retrieved
+(:data:`LEFT_NONREL_RET`).
+
 Every measure trec_eval has is a function of these: the unjudged retrieved
 documents matter only through their ranks (which shift the judged ones) and
 their number (``NRET``). Internal column names start with ``__rk_`` and never
@@ -50,6 +58,17 @@ Only in ``rows`` when a measure averages over ties (``nDCG(ties=average)``)."""
 TIE_LAST = "__rk_tie_last"
 """Last rank of a row's tie group (UInt32), with :data:`TIE_FIRST`."""
 
+LEFT_NONREL_ABOVE = "__rk_left_nonrel_above"
+"""Rows left out of ``rows`` (their grade is under the lowest the measures read) of grade 0
+or more (judged non-relevant for every measure asked) that lie above a row in its ranking
+(UInt32). Only in ``rows`` when rows were left out and counted."""
+LEFT_UNJUDGED_ABOVE = "__rk_left_unjudged_above"
+"""Rows left out of ``rows`` of a negative grade (pooled but unjudged) that lie above a row
+in its ranking (UInt32), with :data:`LEFT_NONREL_ABOVE`."""
+LEFT_NONREL_RET = "__rk_left_nonrel_ret"
+"""Rows left out of ``rows`` of grade 0 or more that a ranking retrieved (Int64), in
+``rankings`` with :data:`LEFT_NONREL_ABOVE`."""
+
 IDEAL_POS = "__rk_ideal_pos"
 """Position (1, 2, ...) in a query's ideal ranking (Float64)."""
 IDEAL_GAIN = "__rk_ideal_gain"
@@ -66,9 +85,11 @@ class Judged:
     keys: pl.DataFrame
     """The user's key columns, one row per ranking, row i = ranking i."""
     rankings: pl.DataFrame
-    """``RANKING, FACT, NRET, SCORED, HAS_RUN`` (and ``N_REL`` when given), one row per ranking."""
+    """``RANKING, FACT, NRET, SCORED, HAS_RUN`` (and ``N_REL`` when given,
+    ``LEFT_NONREL_RET`` when rows were left out), one row per ranking."""
     rows: pl.DataFrame
-    """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` when asked for): judged
+    """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` when asked for,
+    ``LEFT_NONREL_ABOVE, LEFT_UNJUDGED_ABOVE`` when rows were left out): judged
     retrieved rows, sorted by ranking then rank."""
     judgments: pl.DataFrame
     """``FACT, GRADE``: the judged documents of every query (in any order)."""

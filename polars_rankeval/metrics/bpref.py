@@ -146,7 +146,7 @@ def num_nonrel_judged_ret(
 def bpref_formula(f: Features, rel_level: int) -> pl.Expr:
     """Bpref over the engine's features (see :func:`bpref`)."""
     n = f.nrel(rel_level)
-    above = f.count_so_far(f.judged_nonrelevant(rel_level))
+    above = f.row(f.nonrelevant_above(rel_level))
     n_rows, nonrel_rows = f.on_rows(n), f.on_rows(f.nnonrel(rel_level))
     penalty = pl.min_horizontal(above, n_rows) / pl.min_horizontal(nonrel_rows, n_rows)
     term = pl.when(above > 0).then(1.0 - penalty).otherwise(1.0)
@@ -156,8 +156,8 @@ def bpref_formula(f: Features, rel_level: int) -> pl.Expr:
 def inferred_ap_formula(f: Features, rel_level: int) -> pl.Expr:
     """infAP over the engine's features (see :func:`inferred_ap`)."""
     rel_above = f.hits_so_far(rel_level) - 1.0
-    nonrel_above = f.count_so_far(f.judged_nonrelevant(rel_level))
-    unjudged_above = f.count_so_far(f.grade < 0)
+    nonrel_above = f.row(f.nonrelevant_above(rel_level))
+    unjudged_above = f.unjudged_above()
     j = f.rank - 1.0
     term = (
         pl.when(j == 0)
@@ -175,4 +175,4 @@ def inferred_ap_formula(f: Features, rel_level: int) -> pl.Expr:
 
 def num_nonrel_judged_ret_formula(f: Features, rel_level: int) -> pl.Expr:
     """NumNonRelJudgedRet: judged non-relevant documents retrieved."""
-    return f.sum(f.judged_nonrelevant(rel_level).cast(pl.Float64))
+    return f.nonrelevant_retrieved(rel_level)
