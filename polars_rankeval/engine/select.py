@@ -267,8 +267,10 @@ def judged_from_run(
         if spans is not None:
             spans = (spans[0][kept], np.minimum(spans[1][kept], depth))
     grades = grade_column(qrels[columns.relevance]).gather(judgments)
-    rows = _sorted_rows(of, ranks, grades, spans)
     in_scope = ranking_scope(matched, columns, missing, systems)
+    reads = matched.side.reads
+    lowest = reads.rows if reads.counted else None
+    rows, left = _sorted_rows(of, ranks, grades, spans, lowest, in_scope.keys.height)
     judgment_rows = matched.side.judgments
     counts = matched.groups.counts
     nret = counts if depth is None else np.minimum(counts, depth)
@@ -276,48 +278,58 @@ def judged_from_run(
     rankings = in_scope.flags.with_columns(
         pl.Series(NRET, np.concatenate([nret, np.zeros(n_extra, np.int64)]), dtype=pl.Int64)
     )
-    if matched.side.reads.counted:
-        rows, left = leave_out_below(rows, matched.side.reads.rows, rankings.height)
-        rankings = rankings.with_columns(left)
+    if left is not None:
+        rankings = rankings.hstack([left.retrieved])
     if columns.conventions.judgments == "retrieved":
         rankings, judgment_rows = retrieved_judgments(rankings, rows)
     return Judged(in_scope.keys, rankings, rows, judgment_rows)
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """The judged rows under the lowest grade read, counted (:func:`leave_out_below`)."""
+
+    kept: np.ndarray
+    """Which rows are kept (bool)."""
+    above: list[pl.Series]
+    """Per kept row: ``LEFT_NONREL_ABOVE``, ``LEFT_UNJUDGED_ABOVE``."""
+    retrieved: pl.Series
+    """Per ranking: ``LEFT_NONREL_RET``."""
+
+
 def leave_out_below(
-    rows: pl.DataFrame, lowest: float, n_rankings: int
-) -> tuple[pl.DataFrame, pl.Series]:
-    """The rows (sorted by ranking then rank) of grade ``lowest`` and up, each with the
-    count of its ranking's rows of a lower grade above it, and per ranking the count of
-    those it retrieved (the :data:`~polars_rankeval.engine.shape.LEFT_NONREL_ABOVE`
-    columns).
+    ranking: np.ndarray, grade: np.ndarray, lowest: float, n_rankings: int
+) -> LeftOut:
+    """Which of the rows (``ranking`` and ``grade`` of each, sorted by ranking then rank)
+    to keep: those of grade ``lowest`` and up; with, for each row kept, how many of its
+    ranking's rows of a lower grade lie above it, and per ranking how many of those it
+    retrieved (the :data:`~polars_rankeval.engine.shape.LEFT_NONREL_ABOVE` columns).
 
     A row's count is a running count over all the rows, less the count before its
     ranking's first row: exact, vectorised, with no per-ranking window.
 
     Examples
     --------
-    >>> rows = pl.DataFrame({RANKING: [0, 0, 0, 1], RANK: [1, 2, 3, 1], GRADE: [0, -1, 1, 1]},
-    ...                     schema=ROW_SCHEMA)
-    >>> kept, left = leave_out_below(rows, 1, 2)
-    >>> kept[LEFT_NONREL_ABOVE].to_list(), kept[LEFT_UNJUDGED_ABOVE].to_list(), left.to_list()
-    ([1, 0], [1, 0], [1, 0])
+    >>> left = leave_out_below(np.array([0, 0, 0, 1]), np.array([0, -1, 1, 1]), 1, 2)
+    >>> left.kept.tolist(), [c.to_list() for c in left.above], left.retrieved.to_list()
+    ([False, False, True, True], [[1, 0], [1, 0]], [1, 0])
     """
-    grade = rows[GRADE].to_numpy()
-    ranking = rows[RANKING].to_numpy().astype(np.intp)
+    ranking = np.asarray(ranking, dtype=np.intp)
     below = grade < lowest
     kept = ~below
+    at = np.flatnonzero(kept)
     per_ranking = np.bincount(ranking, minlength=n_rankings)
-    start = (np.cumsum(per_ranking) - per_ranking)[ranking]  # each row's ranking's first row
-    nonrel, unjudged = below & (grade >= 0), below & (grade < 0)
-    columns = []
-    for name, flag in ((LEFT_NONREL_ABOVE, nonrel), (LEFT_UNJUDGED_ABOVE, unjudged)):
-        before = np.cumsum(flag, dtype=np.int64) - flag  # flagged rows before each row
-        above = before - before[start]
-        columns.append(pl.Series(name, above[kept], dtype=pl.UInt32))
-    retrieved = np.bincount(ranking[nonrel], minlength=n_rankings)
-    left = pl.Series(LEFT_NONREL_RET, retrieved, dtype=pl.Int64)
-    return rows.filter(pl.Series(kept)).hstack(columns), left
+    first = np.cumsum(per_ranking) - per_ranking  # each ranking's first row
+    of_kept = ranking[at]
+    flags = (below & (grade >= 0), below & (grade < 0))  # judged non-relevant, unjudged
+    above, totals = [], []
+    for name, flag in zip((LEFT_NONREL_ABOVE, LEFT_UNJUDGED_ABOVE), flags, strict=True):
+        running = np.concatenate([[0], np.cumsum(flag, dtype=np.uint32)])  # flagged before
+        base = running[first]  # before each ranking's first row
+        above.append(pl.Series(name, running[at] - base[of_kept], dtype=pl.UInt32))
+        totals.append(running[first + per_ranking] - base)
+    retrieved = totals[0]
+    return LeftOut(kept, above, pl.Series(LEFT_NONREL_RET, retrieved, dtype=pl.Int64))
 
 
 def retrieved_judgments(
@@ -405,11 +417,18 @@ def _sorted_rows(
     rank: np.ndarray,
     grade: pl.Series,
     spans: tuple[np.ndarray, np.ndarray] | None = None,
-) -> pl.DataFrame:
+    lowest: float | None = None,
+    n_rankings: int = 0,
+) -> tuple[pl.DataFrame, LeftOut | None]:
     """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` from ``spans``) sorted by
-    ranking then rank."""
+    ranking then rank; with ``lowest``, only the rows of that grade and up, the
+    others counted (:func:`leave_out_below`, over ``n_rankings`` rankings)."""
     key = (ranking.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64)
     order = pl.Series(key).arg_sort().to_numpy()  # distinct keys: Polars' parallel sort
+    left = None
+    if lowest is not None:
+        left = leave_out_below(ranking[order], grade.to_numpy()[order], lowest, n_rankings)
+        order = order[left.kept]
     rows = pl.DataFrame(
         {
             RANKING: pl.Series(ranking[order], dtype=pl.UInt32),
@@ -418,13 +437,15 @@ def _sorted_rows(
         },
         schema={**ROW_SCHEMA, GRADE: grade.dtype},
     )
-    if spans is None:
-        return rows
-    first, last = spans
-    return rows.with_columns(
-        pl.Series(TIE_FIRST, first[order], dtype=pl.UInt32),
-        pl.Series(TIE_LAST, last[order], dtype=pl.UInt32),
-    )
+    if spans is not None:
+        first, last = spans
+        rows = rows.hstack(
+            [
+                pl.Series(TIE_FIRST, first[order], dtype=pl.UInt32),
+                pl.Series(TIE_LAST, last[order], dtype=pl.UInt32),
+            ]
+        )
+    return (rows, None) if left is None else (rows.hstack(left.above), left)
 
 
 def _pairs(
@@ -560,6 +581,10 @@ def judged_from_table(
         read = read & ranks.is_not_null()
     matched = graded_any & (grades >= reads.matched)
     picked = shown[matched.gather(shown).to_numpy()]
+    left = None
+    if reads.counted:
+        left = leave_out_below(ids[picked], grades.gather(picked).to_numpy(), reads.rows, groups.n)
+        picked = picked[left.kept]
     rows = pl.DataFrame(
         {
             RANKING: pl.Series(ids[picked], dtype=pl.UInt32),
@@ -568,6 +593,8 @@ def judged_from_table(
         },
         schema=ROW_SCHEMA,
     )
+    if left is not None:
+        rows = rows.hstack(left.above)
     graded = np.flatnonzero(read.to_numpy())
     if not groups.contiguous:
         graded = graded[np.argsort(ids[graded], kind="stable")]
@@ -585,9 +612,8 @@ def judged_from_table(
     ).with_columns(pl.Series(SCORED, has_judgment), pl.lit(True).alias(HAS_RUN))
     if n_rel is not None:
         rankings = rankings.with_columns(table[n_rel].gather(first).cast(pl.Float64).alias(N_REL))
-    if reads.counted:
-        rows, left = leave_out_below(rows, reads.rows, groups.n)
-        rankings = rankings.with_columns(left)
+    if left is not None:
+        rankings = rankings.hstack([left.retrieved])
     return Judged(table.select(keys)[first], rankings, rows, judgments)
 
 
