@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 from corpus import random_corpus
+from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
 from polars_rankeval.conventions import CONVENTIONS, get_conventions
@@ -263,6 +264,24 @@ def test_empty_queries_error_names_the_query() -> None:
     conventions = replace(get_conventions("torchmetrics"), empty_queries="error")
     with pytest.raises(ValueError, match=r"no relevant document \(\{'query': 'b'\}\)"):
         per_query(run, qrels, ["RR"], conventions=conventions)
+
+
+def test_empty_queries_are_told_apart_on_the_relevance_level_on_every_way_in() -> None:
+    # P(rel=2) reads grades >= 2 only, but a query is empty when it has no grade >= the
+    # relevance level (1): query a is not, on a run and on a pre-judged table alike.
+    from dataclasses import replace
+
+    table = pl.DataFrame(
+        {"query": ["a", "a", "b", "b"], "doc": ["x", "y", "x", "y"], "rank": [1, 2, 1, 2],
+         "relevance": [1, 0, 2, 0]}
+    )  # fmt: skip
+    run = table.select("query", "doc", score=-pl.col("rank").cast(pl.Float64))
+    conventions = replace(get_conventions("trec_eval-10"), empty_queries="skip")
+    want = pl.DataFrame({"query": ["a", "b"], "P(rel=2)@2": [0.0, 0.5]})
+    assert_frame_equal(
+        per_query(run, table.drop("rank"), ["P(rel=2)@2"], conventions=conventions), want
+    )
+    assert_frame_equal(pr.evaluate_judged(table, ["P(rel=2)@2"], conventions=conventions), want)
 
 
 # --------------------------------------------------------------------------- every way in
