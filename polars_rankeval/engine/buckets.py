@@ -73,22 +73,25 @@ of the memory limit, and a piece at most that; the engine needs the rest."""
 BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
 READ_AHEAD = {
-    "POLARS_ROW_GROUP_PREFETCH_SIZE": 1,
+    "POLARS_ROW_GROUP_PREFETCH_SIZE": 4,
+    "POLARS_ROW_GROUP_PREFETCH_KBYTES_BUDGET": 6 << 10,
     "POLARS_PARQUET_DECODE_TARGET_VALUES_PER_THREAD": 1 << 16,
 }
-"""Polars' Parquet reading while a lazy run is read (see :func:`_read_ahead`): one row
-group read ahead, its decoding split among threads every 65,536 values.
+"""Polars' Parquet reading while a lazy run is read (see :func:`_read_ahead`): at most
+four row groups read ahead, and at most 6 MiB of the file (at least one row group),
+each decoded by several threads, split every 65,536 values.
 
-One row group ahead, not Polars' default (many): 20M rows sorted by query, in 21 MB
-row groups and scored as they are read, peaked at 0.86-0.90 GiB under the default
-1 GiB limit in every run, the reader decoding ahead while a piece is scored. Two row
-groups ahead, or Polars 2.1's byte budget (``POLARS_ROW_GROUP_PREFETCH_KBYTES_BUDGET``
-of 8 MiB), read a 1M-row file of 3 MB row groups in 25 ms, against 48 ms, but that
-sorted run then peaked at 0.92-1.07 GiB (over 0.99 GiB in 4 of 19 runs). Polars
-decodes a row group on one thread below 16.8M values; split every 65,536, one row
-group at a time reads that file in 37 ms, `scan_parquet` of it is scored at
-1.07-1.08x of `read_parquet` + DataFrame (against 1.17-1.21x), and the sorted run
-peaks at 0.87-0.90 GiB (Polars 2.1, 2 cores)."""
+Not Polars' default (many row groups ahead: most of the reader's memory), and both
+bounds set (with the count unset, Polars lets the byte budget grow for ordered
+reads). A 20M-row run sorted by query, in 21 MB row groups and scored as it is read,
+peaked at 0.88-0.95 GiB under the default 1 GiB limit, as with one row group ahead
+(0.88-0.95 GiB, 10 and 15 runs); the same rows shuffled, in row groups of 3.4 MB, at
+0.70-0.75 GiB, as with one (0.71-0.74). A 1M-row file of 3 MB row groups is read in
+26 ms, against 38-40 ms one row group ahead and 28 ms by Polars' default; a fixed two
+row groups read it as fast, but held two large row groups of the sorted run
+(0.93-0.97 GiB). Polars decodes a row group on one thread below 16.8M values: split
+every 65,536, one row group at a time read that file in 38 ms against 53 ms
+(Polars 2.1, 2 cores)."""
 SPLITS = 2
 """How many times a bucket over the budget may be split again."""
 BUCKET_SEED = 0x5EED_B0C4E7
