@@ -8,8 +8,9 @@ so the evaluation is split by a hash of the query id
   Parquet file (a file larger than twice a 2 x threads-th share of the input
   is cut into row slices, so that one big file still keeps every worker
   busy), one for a LazyFrame. Each task checks its rows as they arrive and
-  writes them, in batches, to spill files (uncompressed Arrow, one per
-  batch, rows grouped by bucket: see :class:`polars_rankeval.engine.buckets.Spill`)
+  writes them, in batches, to spill files (uncompressed Parquet, one per
+  flush of buffered batches, rows grouped by bucket: see
+  :class:`polars_rankeval.engine.buckets.Spill`)
   in a spill folder every worker can read; in-memory DataFrames are instead
   split on the driver and scattered;
 * **reduce**: one task per bucket reads that bucket's slices of the files
