@@ -417,14 +417,15 @@ class Features:
         return self.row_function(f"count|{flag}", counts)
 
     def nonrelevant_above(self, rel_level: int) -> pl.Expr:
-        """Row-level: judged non-relevant documents (0 <= grade < ``rel_level``) above this
-        row in its ranking, those left out of the shape included."""
+        """Row-level: judged non-relevant documents (0 <= grade < ``rel_level``) at this
+        row's rank or above in its ranking (above a relevant row), those left out of the
+        shape included."""
         kept = self.count_so_far(self.judged_nonrelevant(rel_level))
         return kept + self._left_out_above(LEFT_NONREL_ABOVE)
 
     def unjudged_above(self) -> pl.Expr:
-        """Row-level: pooled but unjudged documents (a negative grade) above this row in
-        its ranking, those left out of the shape included."""
+        """Row-level: pooled but unjudged documents (a negative grade) at this row's rank
+        or above in its ranking, those left out of the shape included."""
         return self.count_so_far(self.grade < 0) + self._left_out_above(LEFT_UNJUDGED_ABOVE)
 
     def nonrelevant_retrieved(self, rel_level: int) -> pl.Expr:
