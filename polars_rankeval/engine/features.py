@@ -49,6 +49,7 @@ from polars_rankeval.engine.shape import (
     IDEAL_GAIN,
     IDEAL_POS,
     LEFT_NONREL_ABOVE,
+    LEFT_NONREL_JUDGED,
     LEFT_NONREL_RET,
     LEFT_UNJUDGED_ABOVE,
     N_REL,
@@ -432,14 +433,8 @@ class Features:
         """Per ranking: judged non-relevant documents retrieved, those left out of the
         shape included."""
         kept = self.sum(self.judged_nonrelevant(rel_level).cast(pl.Float64))
-
-        def left(built: Built) -> pl.Series:
-            if LEFT_NONREL_RET not in built.per_ranking.columns:
-                return pl.Series(np.zeros(built.per_ranking.height))
-            return built.per_ranking[LEFT_NONREL_RET].cast(pl.Float64)
-
         self.counts_left_out = True
-        return kept + self.late(LEFT_NONREL_RET, left)
+        return kept + pl.col(LEFT_NONREL_RET).cast(pl.Float64)
 
     def _left_out_above(self, column: str) -> pl.Expr:
         """Row-level: the shape's count ``column`` of the rows left out above each row
@@ -569,8 +564,11 @@ class Features:
         return pl.coalesce(pl.col(N_REL).cast(pl.Float64), count)
 
     def nnonrel(self, rel_level: int) -> pl.Expr:
-        """|N|: the query's judged non-relevant documents (0 <= grade < rel_level)."""
-        return self.judgments_sum(self.judged_nonrelevant(rel_level).cast(pl.Float64))
+        """|N|: the query's judged non-relevant documents (0 <= grade < rel_level), those
+        left out of the shape's judgments included."""
+        kept = self.judgments_sum(self.judged_nonrelevant(rel_level).cast(pl.Float64))
+        self.counts_left_out = True
+        return kept + pl.col(LEFT_NONREL_JUDGED).cast(pl.Float64)
 
     def ranking(self, expr: pl.Expr) -> pl.Expr:
         """A per-ranking column computed once, from the facts, before the row features."""
@@ -839,6 +837,10 @@ class Features:
         rankings = shape.rankings
         if N_REL not in rankings.columns:
             rankings = rankings.with_columns(pl.lit(None, pl.Float64).alias(N_REL))
+        left = [pl.lit(0, pl.Int64).alias(c) for c in (LEFT_NONREL_RET, LEFT_NONREL_JUDGED)
+                if c not in rankings.columns]  # fmt: skip
+        if left:  # no rows left out
+            rankings = rankings.with_columns(left)
         per_fact, n_facts = query_facts.per_fact, query_facts.n_facts
         facts = rankings[FACT]
         at = facts.fill_null(0).to_numpy()

@@ -35,6 +35,7 @@ from polars_rankeval.engine.shape import (
     HAS_RUN,
     JUDGMENT_SCHEMA,
     LEFT_NONREL_ABOVE,
+    LEFT_NONREL_JUDGED,
     LEFT_NONREL_RET,
     LEFT_UNJUDGED_ABOVE,
     N_REL,
@@ -62,20 +63,19 @@ class Reads:
 
     Counted rows are matched and ranked like the others, then left out of the shape
     (:func:`leave_out_below`): each row kept says how many of them lie above it, each
-    ranking how many it retrieved. Bpref and infAP read the judged non-relevant
-    documents only so, so a call with them carries the relevant rows alone through
-    the aggregation.
+    ranking how many it retrieved and how many of its query's judgments were left out.
+    Bpref and infAP read the judged non-relevant documents only so, so a call with
+    them carries the relevant rows and judgments alone through the aggregation.
+    The judgments kept are those of grade :attr:`rows` and up either way.
 
     Examples
     --------
-    >>> Reads(1.0, counted=True).matched, Reads(1.0, counted=True).judgments
-    (-inf, 0.0)
-    >>> Reads(2.0).matched, Reads(2.0).judgments
-    (2.0, 2.0)
+    >>> Reads(1.0, counted=True).matched, Reads(2.0).matched
+    (-inf, 2.0)
     """
 
     rows: float = -math.inf
-    """The lowest grade of the judged rows kept (-inf: every one)."""
+    """The lowest grade of the judged rows and judgments kept (-inf: every one)."""
     counted: bool = False
     """Whether the judged rows of a lower grade are counted (see above)."""
 
@@ -83,12 +83,6 @@ class Reads:
     def matched(self) -> float:
         """The lowest grade of the qrels rows the run is matched against."""
         return -math.inf if self.counted else self.rows
-
-    @property
-    def judgments(self) -> float:
-        """The lowest grade of the judgments kept: with :attr:`counted`, grade 0 too (the
-        query's judged non-relevant documents are counted from them)."""
-        return min(self.rows, 0.0) if self.counted else self.rows
 
 
 EVERY_ROW = Reads()
@@ -107,7 +101,7 @@ class QrelsSide:
     facts: pl.DataFrame
     """``[query parts], query, FACT``: one row per qrels query."""
     judgments: pl.DataFrame
-    """``FACT, GRADE, JUDGMENT`` of the qrels rows of grade ``reads.judgments`` or more."""
+    """``FACT, GRADE, JUDGMENT`` of the qrels rows of grade ``reads.rows`` or more."""
     query_ids: np.ndarray
     """The ``FACT`` of every qrels row (int64)."""
     docs: pl.Series
@@ -116,6 +110,9 @@ class QrelsSide:
     for 668k pairs, against 8 ms to copy the column and 6 ms to gather."""
     reads: Reads
     """The grades the measures read, as the side was made for."""
+    left_judged: np.ndarray | None = None
+    """With ``reads.counted``: per ``FACT``, its judgments of grade 0 up to ``reads.rows``
+    (left out of ``judgments``)."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +143,8 @@ def qrels_side(
     ``check`` refuses duplicate (query, doc) rows, on the hashes the join needs
     anyway. Which queries exist is decided on every qrels row; the run is matched
     against the grades ``reads.matched`` and up, and the judgments keep the grades
-    ``reads.judgments`` and up (the grades the measures read).
+    ``reads.rows`` and up (the grades the measures read), those of grade 0 up to it
+    counted per query with ``reads.counted``.
     """
     query, doc = columns.query, columns.doc
     hashes = qrels.select(key_hash([query, doc])).to_series().rechunk()
@@ -154,13 +152,17 @@ def qrels_side(
         validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=hashes)
     facts, judgments = _facts(qrels, columns)
     query_ids = judgments[FACT].to_numpy().astype(np.int64)
-    wanted = None
+    wanted, left = None, None
     if reads.matched != -math.inf:
         wanted = qrels[columns.relevance] >= reads.matched
-    if reads.judgments != -math.inf:
-        judgments = judgments.filter(pl.col(GRADE) >= reads.judgments)
+    if reads.counted:
+        grades = judgments[GRADE].to_numpy()
+        below = query_ids[(grades >= 0) & (grades < reads.rows)]
+        left = np.bincount(below, minlength=facts.height)
+    if reads.rows != -math.inf:
+        judgments = judgments.filter(pl.col(GRADE) >= reads.rows)
     docs = qrels[doc].rechunk()
-    return QrelsSide(hashes, wanted, facts, judgments, query_ids, docs, reads)
+    return QrelsSide(hashes, wanted, facts, judgments, query_ids, docs, reads, left)
 
 
 def match_and_rank(
@@ -279,7 +281,15 @@ def judged_from_run(
         pl.Series(NRET, np.concatenate([nret, np.zeros(n_extra, np.int64)]), dtype=pl.Int64)
     )
     if left is not None:
-        rankings = rankings.hstack([left.retrieved])
+        judged = matched.side.left_judged
+        assert judged is not None  # a counted side counts its judgments
+        facts = rankings[FACT].to_numpy().astype(np.float64)  # null: NaN
+        known = ~np.isnan(facts)
+        per_ranking = np.zeros(rankings.height, np.int64)
+        per_ranking[known] = judged[facts[known].astype(np.intp)]
+        rankings = rankings.hstack(
+            [left.retrieved, pl.Series(LEFT_NONREL_JUDGED, per_ranking, dtype=pl.Int64)]
+        )
     if columns.conventions.judgments == "retrieved":
         rankings, judgment_rows = retrieved_judgments(rankings, rows)
     return Judged(in_scope.keys, rankings, rows, judgment_rows)
@@ -549,9 +559,9 @@ def judged_from_table(
     shown rows as judgments; which rankings are scored is decided on every row.
 
     Each ranking's judgments are its own rows with a grade (shown or not) of
-    ``reads.judgments`` or more; its retrieved documents are its rows with a
-    rank, of which those of grade ``reads.rows`` or more are kept (the others
-    counted, with ``reads.counted``: see :func:`leave_out_below`). A ranking is
+    ``reads.rows`` or more; its retrieved documents are its rows with a rank, of
+    which those of grade ``reads.rows`` or more are kept (the others counted, with
+    ``reads.counted``: see :func:`leave_out_below`). A ranking is
     scored when it has a judgment (a row with a grade, any grade), as a run
     query is scored when it has a qrels row. Rows already in rank order within
     contiguous rankings (the usual layout of logs) are taken as they are; others
@@ -576,7 +586,7 @@ def judged_from_table(
     nret = np.bincount(ids[shown], minlength=groups.n)
     graded_any = grades.is_not_null()
     has_judgment = np.bincount(ids[graded_any.to_numpy()], minlength=groups.n) > 0
-    read = graded_any & (grades >= reads.judgments)
+    read = graded_any & (grades >= reads.rows)
     if retrieved_only:
         read = read & ranks.is_not_null()
     matched = graded_any & (grades >= reads.matched)
@@ -613,7 +623,11 @@ def judged_from_table(
     if n_rel is not None:
         rankings = rankings.with_columns(table[n_rel].gather(first).cast(pl.Float64).alias(N_REL))
     if left is not None:
-        rankings = rankings.hstack([left.retrieved])
+        judged_nonrel = (graded_any & (grades >= 0) & (grades < reads.rows)).to_numpy()
+        per_ranking = np.bincount(ids[judged_nonrel], minlength=groups.n)
+        rankings = rankings.hstack(
+            [left.retrieved, pl.Series(LEFT_NONREL_JUDGED, per_ranking, dtype=pl.Int64)]
+        )
     return Judged(table.select(keys)[first], rankings, rows, judgments)
 
 

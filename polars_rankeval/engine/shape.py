@@ -20,8 +20,9 @@ The rows and judgments hold only the grades the measures read (see
 measure reads only as counts (bpref and infAP: how many judged non-relevant
 documents lie above each relevant one) are left out and counted instead: each
 row then says how many of them lie above it (:data:`LEFT_NONREL_ABOVE`,
-:data:`LEFT_UNJUDGED_ABOVE`) and each ranking how many it retrieved
-(:data:`LEFT_NONREL_RET`).
+:data:`LEFT_UNJUDGED_ABOVE`), and each ranking how many it retrieved
+(:data:`LEFT_NONREL_RET`) and how many its query's judgments hold
+(:data:`LEFT_NONREL_JUDGED`).
 
 Every measure trec_eval has is a function of these: the unjudged retrieved
 documents matter only through their ranks (which shift the judged ones) and
@@ -68,6 +69,9 @@ in its ranking (UInt32), with :data:`LEFT_NONREL_ABOVE`."""
 LEFT_NONREL_RET = "__rk_left_nonrel_ret"
 """Rows left out of ``rows`` of grade 0 or more that a ranking retrieved (Int64), in
 ``rankings`` with :data:`LEFT_NONREL_ABOVE`."""
+LEFT_NONREL_JUDGED = "__rk_left_nonrel_judged"
+"""Judgments left out of ``judgments`` of grade 0 or more, of a ranking's query (Int64), in
+``rankings`` with :data:`LEFT_NONREL_ABOVE`: the rest of its judged non-relevant count."""
 
 IDEAL_POS = "__rk_ideal_pos"
 """Position (1, 2, ...) in a query's ideal ranking (Float64)."""
@@ -86,7 +90,8 @@ class Judged:
     """The user's key columns, one row per ranking, row i = ranking i."""
     rankings: pl.DataFrame
     """``RANKING, FACT, NRET, SCORED, HAS_RUN`` (and ``N_REL`` when given,
-    ``LEFT_NONREL_RET`` when rows were left out), one row per ranking."""
+    ``LEFT_NONREL_RET, LEFT_NONREL_JUDGED`` when rows were left out), one row per
+    ranking."""
     rows: pl.DataFrame
     """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` when asked for,
     ``LEFT_NONREL_ABOVE, LEFT_UNJUDGED_ABOVE`` when rows were left out): judged
