@@ -283,10 +283,9 @@ def judged_from_run(
     if left is not None:
         judged = matched.side.left_judged
         assert judged is not None  # a counted side counts its judgments
-        facts = rankings[FACT].to_numpy().astype(np.float64)  # null: NaN
-        known = ~np.isnan(facts)
-        per_ranking = np.zeros(rankings.height, np.int64)
-        per_ranking[known] = judged[facts[known].astype(np.intp)]
+        facts = rankings[FACT]  # null: a query without qrels, none left out
+        at = facts.fill_null(0).to_numpy().astype(np.intp)
+        per_ranking = np.where(facts.is_null().to_numpy(), 0, judged[at] if len(judged) else 0)
         rankings = rankings.hstack(
             [left.retrieved, pl.Series(LEFT_NONREL_JUDGED, per_ranking, dtype=pl.Int64)]
         )
