@@ -316,9 +316,9 @@ class Features:
         self._constants: dict[str, float] = {}
         self.counts_left_out = False
         """Whether a formula reads the counts of the rows left out of the shape
-        (:meth:`nonrelevant_above`): the engine then counts the judged rows under the
-        lowest grade read rather than drop them (see
-        :class:`polars_rankeval.engine.select.Reads`)."""
+        (:meth:`nonrelevant_above`, :meth:`unjudged_above`, :meth:`nonrelevant_retrieved`,
+        :meth:`nnonrel`): the engine then counts the judged rows under the lowest grade
+        read rather than drop them (see :class:`polars_rankeval.engine.select.Reads`)."""
 
     def _name(self, kind: str, key: str) -> str:
         """A short column name for a feature, the same for the same defining key."""
