@@ -309,6 +309,59 @@ def test_a_ranking_that_comes_back_is_read_again_bucket_by_bucket(
     assert passes[0] == 2 and streamed[0] > 0  # scored as it came, then again
 
 
+def test_pieces_read_as_they_come_hold_whole_rankings_and_only_their_queries_qrels(
+    sorted_corpus, monkeypatch
+):
+    """Each piece scored as the run is read (the rows left at the end too) holds whole
+    rankings, none of them in two pieces, and only its own queries' qrels rows."""
+    run, qrels, path = sorted_corpus
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
+    seen: list[tuple[pl.DataFrame, pl.DataFrame]] = []
+    original = buckets.score_piece
+
+    def recorded(piece_run, piece_qrels, *args, **kwargs):
+        seen.append((piece_run, piece_qrels))
+        return original(piece_run, piece_qrels, *args, **kwargs)
+
+    monkeypatch.setattr(buckets, "score_piece", recorded)
+    got = spilled(path, qrels, memory_limit=buckets.PIECE_SHARE * 40_000)
+    assert_frame_equal(got, in_memory(run, qrels))
+    assert len(seen) > 2
+    rankings = [piece.select("system", "query").unique() for piece, _ in seen]
+    every = pl.concat(rankings)
+    assert every.height == run.select("system", "query").unique().height  # none in two pieces
+    for piece, piece_qrels in seen:
+        queries = set(piece["query"])
+        assert set(piece_qrels["query"]) <= queries
+        assert piece_qrels.height == qrels.filter(pl.col("query").is_in(queries)).height
+
+
+def test_rows_held_are_cut_into_pieces_of_whole_rankings():
+    """take_complete cuts the rows held into shares of about ``piece_bytes``, each
+    moved back to the start of the ranking it falls in (which goes to the next
+    piece); a ranking longer than a piece stays whole; the last ranking stays held."""
+    held = buckets._Input("run", "query", budget=1 << 30, folder=Path("unused"))
+    queries = ["a"] * 3 + ["b"] * 5 + ["c"] * 12 + ["d"] * 2 + ["e"] * 4
+    held.add(pl.DataFrame({"query": queries, "doc": [str(i) for i in range(len(queries))]}))
+    total = held.held_bytes
+    parts = held.take_complete(["query"], piece_bytes=total // 4 + 1)  # cuts: 6, 13, 19, 26
+    assert [p.rows["query"].to_list() for p in parts] == [
+        ["a"] * 3,  # the cut at 6 falls in b
+        ["b"] * 5,  # at 13, in c
+        ["c"] * 12 + ["d"] * 2,  # none at 19 (still c); at 26, in e
+    ]
+    assert [p.nbytes for p in parts] == [total * 3 // 26, total * 5 // 26, total * 14 // 26]
+    assert held.held[0]["query"].to_list() == ["e"] * 4
+    assert held.take_complete(["query"], piece_bytes=1) == []  # one ranking held: none
+
+
+def test_the_last_ranking_is_counted_past_the_window():
+    frame = pl.DataFrame({"s": ["x", "x", "y", "y", "y", "y"], "q": ["1", "2", "2", "2", "2", "2"]})
+    assert buckets._last_ranking_rows(frame, ["s", "q"], window=2) == 4
+    assert buckets._last_ranking_rows(frame, ["q"], window=2) == 5
+    assert buckets._last_ranking_rows(frame, ["s", "q"], window=10) == 4
+
+
 def test_contiguity_is_judged_on_every_ranking_key():
     order = buckets._Contiguity(["system", "query"], limit=1 << 20)
     batch = pl.DataFrame({"system": ["a", "a", "b", "b"], "query": ["1", "1", "1", "2"]})

@@ -10,10 +10,12 @@ Past that, a run whose rankings each come in one stretch (a TREC run sorted by
 query, logs written ranking by ranking: :class:`_Contiguity` checks it batch by
 batch) is scored as it is read, when its qrels are held: the first time the run's
 rows held pass what the budget leaves them, and then each time they pass a
-quarter of the budget, those of the rankings complete so far are scored with
-their queries' qrels rows, and the last ranking's rows wait for the next batch.
-Pieces are kept small here because Polars' reader works ahead while a piece is
-scored (up to about 0.25 GiB of decoded batches waiting). Should
+quarter of the budget, those of the rankings complete so far are scored, in
+pieces of whole rankings of about a quarter of the budget each, with their
+queries' qrels rows; the last ranking's rows wait for the next batch (the rows
+left at the end are one more such piece). Pieces are kept small here because
+Polars' reader works ahead while a piece is scored (up to about 0.25 GiB of
+decoded batches waiting). Should
 a ranking come back after its rows were scored, the run is read a second time
 and taken bucket by bucket, as below. ``missing="zero"`` needs every system
 before any ranking is scored, and takes the buckets too.
@@ -36,8 +38,8 @@ qrels' part and the run's hashes worked on beside the sort) raise that
 multiple, so a piece takes them only when small: buckets are put together in
 pieces of up to half the budget, each scored with the threads, and a single
 bucket past half the budget is scored one step after the other; the input held
-whole takes the threads within half the budget, and a piece scored as the run
-is read within a quarter.
+whole, and a piece scored as the run is read, take the threads within half the
+budget.
 """
 
 from __future__ import annotations
@@ -390,6 +392,30 @@ Bucketed = Spill | Held
 """A table's rows by bucket: on disk or in memory."""
 
 
+@dataclass(frozen=True)
+class _Part:
+    """Whole rankings of a run read as it comes, and their estimated size in memory."""
+
+    rows: pl.DataFrame
+    nbytes: int
+
+
+def _last_ranking_rows(frame: pl.DataFrame, keys: Sequence[str], window: int = 1 << 16) -> int:
+    """How many of ``frame``'s rows are of its last row's ranking, whose rows come in
+    one stretch: counted in the last ``window`` rows, or in all of them when every
+    row of the window is of that ranking.
+
+    Examples
+    --------
+    >>> _last_ranking_rows(pl.DataFrame({"q": ["a", "b", "b"]}), ["q"])
+    2
+    """
+    last = frame.tail(1).select(keys)
+    same = pl.all_horizontal(pl.col(k).eq_missing(last[k][0]) for k in keys).sum()
+    n = int(frame.tail(window).select(same).item())
+    return n if n < min(window, frame.height) else int(frame.select(same).item())
+
+
 class _Input:
     """One table read once, in batches: held in memory while it fits the budget,
     else spilled to bucket files by query (rows already held are spilled too)."""
@@ -415,22 +441,29 @@ class _Input:
         if self.held_bytes > self.budget and not hold:
             self.spill_all()
 
-    def take_complete(self, keys: Sequence[str]) -> pl.DataFrame | None:
+    def take_complete(self, keys: Sequence[str], piece_bytes: int) -> list[_Part]:
         """The rows held but those of the last ranking (which may go on in the next
-        batch), given once; None when every row held is of that ranking.
+        batch), given once, in pieces of whole rankings of about ``piece_bytes`` each
+        (more when one ranking is larger); none when every row held is of that ranking.
 
-        The rankings are contiguous (:class:`_Contiguity`), so the last one's rows are
-        the last rows held.
+        The rankings are contiguous (:class:`_Contiguity`), so a ranking cut by a
+        piece's end goes on at the start of the next one, and the last one's rows are
+        the last rows held. A piece's size is estimated from its share of the rows
+        (Polars' estimate of a slice of string columns goes through every row).
         """
         frame = pl.concat(self.held, rechunk=False)
-        last = frame.tail(1).select(keys)
-        same = pl.all_horizontal(pl.col(k).eq_missing(last[k][0]) for k in keys)
-        n_tail = int(frame.select(same.sum()).item())
-        if n_tail == frame.height:
-            return None
-        tail = frame.tail(n_tail).rechunk()
+        n = max(1, -(-self.held_bytes // max(1, piece_bytes)))
+        pieces: list[_Part] = []
+        start = 0
+        for cut in sorted({frame.height * k // n for k in range(1, n + 1)} - {0}):
+            end = cut - _last_ranking_rows(frame.slice(start, cut - start), keys)
+            if end > start:
+                size = self.held_bytes * (end - start) // frame.height
+                pieces.append(_Part(frame.slice(start, end - start), size))
+                start = end
+        tail = frame.slice(start).rechunk()
         self.held, self.held_bytes = [tail], nbytes(tail)
-        return frame.head(frame.height - n_tail)
+        return pieces
 
     def settle(self) -> None:
         """Wait for the spill's write under way (:meth:`Spill.settle`)."""
@@ -628,17 +661,19 @@ def _score_lazy(
                         run_in.spill_all()
                     continue
                 if checking and run_in.held_bytes > min(run_in.budget, budget // 4):
-                    complete = run_in.take_complete(options.keys)
-                    if complete is not None:
+                    for part in run_in.take_complete(options.keys, budget // 4):
                         streamed = streamed or _Streamed(
-                            qrels_in.frame(qrels_schema), options.query, budget // 4
+                            qrels_in.frame(qrels_schema), options.query, budget // 2
                         )
-                        pieces.append(streamed.score(complete, measures, options, validate))
+                        pieces.append(streamed.score(part, measures, options, validate))
             if options.missing == "error":
                 raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
             systems = seen.all_systems()
             scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
-            if run_in.spill is None and qrels_in.spill is None:
+            if streamed is not None:  # the last rankings, with their queries' qrels rows
+                last = _Part(run_in.frame(run_schema), run_in.held_bytes)
+                pieces.append(streamed.score(last, measures, options, validate))
+            elif run_in.spill is None and qrels_in.spill is None:
                 held = run_in.frame(run_schema), qrels_in.frame(qrels_schema)
                 pieces.append(scorer.score(*held, size=nbytes(held[0]) + nbytes(held[1])))
             else:
@@ -662,15 +697,16 @@ class _Streamed:
     """The largest piece (run and qrels rows, bytes) scored with the engine's threads."""
 
     def score(
-        self, run: pl.DataFrame, measures: Sequence[Measure], options: Options, validate: bool
+        self, part: _Part, measures: Sequence[Measure], options: Options, validate: bool
     ) -> Piece:
-        """The piece ``run`` (whole rankings) with every qrels row of its queries."""
+        """The piece ``part`` (whole rankings) with every qrels row of its queries."""
+        run = part.rows
         queries = run[self.query].unique()
         ids = pl.col(self.query)
         if queries.dtype != self.qrels.schema[self.query]:
             queries, ids = queries.cast(pl.String), ids.cast(pl.String)
         qrels = self.qrels.filter(ids.is_in(queries.implode()))
-        threads = nbytes(run) + nbytes(qrels) <= self.threaded
+        threads = part.nbytes + nbytes(qrels) <= self.threaded
         return score_piece(run, qrels, measures, options, check_duplicates=validate,
                            concurrent=threads)  # fmt: skip
 
