@@ -336,6 +336,24 @@ def test_pieces_read_as_they_come_hold_whole_rankings_and_only_their_queries_qre
         assert piece_qrels.height == qrels.filter(pl.col("query").is_in(queries)).height
 
 
+def test_pieces_read_as_they_come_take_their_qrels_across_id_types(tmp_path, monkeypatch):
+    """Integer query ids in the run, strings in the qrels: each piece scored as the run
+    is read finds its queries' qrels rows (ids compared as strings), and the values
+    equal the in-memory ones."""
+    run, qrels = random_corpus(33, n_queries=60, systems=2)
+    run = run.filter(pl.col("query").str.contains(r"^\d+$"))
+    qrels = qrels.filter(pl.col("query").str.contains(r"^\d+$"))
+    run = run.with_columns(pl.col("query").cast(pl.Int64)).sort("system", "query")
+    path = tmp_path / "int_queries.parquet"
+    run.write_parquet(path, row_group_size=200)
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 150)
+    streamed = count_calls(monkeypatch, buckets._Streamed, "score")
+    limit = buckets.PIECE_SHARE * (qrels.estimated_size() + run.estimated_size() // 3)
+    got = spilled(path, qrels, memory_limit=limit)
+    assert streamed[0] > 2
+    assert_frame_equal(got, in_memory(run, qrels))
+
+
 def test_rows_held_are_cut_into_pieces_of_whole_rankings():
     """take_complete cuts the rows held into shares of about ``piece_bytes``, each
     moved back to the start of the ranking it falls in (which goes to the next
