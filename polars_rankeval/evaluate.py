@@ -202,8 +202,10 @@ def evaluate(
     memory_limit
         LazyFrame runs only: the most memory (bytes, or a string such as
         ``"2GiB"``) that the evaluation should take. Default ``"1GiB"``. When
-        the run's or the qrels' rows take more than an eighth of it, both are
-        scored bucket by bucket (see above); more memory means larger pieces.
+        the run's or the qrels' rows take more than an eighth of it, the run is
+        scored piece by piece as it is read (rankings in one stretch each) or
+        bucket by bucket (see above); more memory means larger pieces and fewer
+        of them, up to the whole input in one piece, as a DataFrame is scored.
 
     Returns
     -------
