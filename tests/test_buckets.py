@@ -390,30 +390,24 @@ def test_contiguity_is_judged_on_every_ranking_key():
     assert not within.add(pl.DataFrame({"query": ["1", "2", "1"]}))
 
 
-@pytest.mark.parametrize("user_sets", buckets.READ_AHEAD_VARIABLES)
-def test_parquet_read_ahead_is_restored_once_the_run_is_read(corpus, monkeypatch, user_sets):
-    """Polars' Parquet reading is set while the run is read (less memory than Polars'
-    default), and the variables removed after; a user's own setting of any of them is
-    kept, and the others are not set."""
-    _, qrels, path = corpus
-    seen: list[dict[str, str | None]] = []
-    original = buckets.check_run_rows
+def test_the_environment_is_left_alone_while_a_lazy_run_is_scored(corpus, monkeypatch):
+    """No variable of the process environment is set or removed while a lazy run is
+    read, spilled and scored: changing it while Polars runs on another thread (the
+    spill written behind, the user's own threads) is not thread-safe, and crashed
+    the process (setting Polars' Parquet read-ahead variables did)."""
+    run, qrels, path = corpus
+    before = dict(os.environ)
+    seen: list[dict[str, str]] = []
+    for name in ("check_run_rows", "score_piece"):
+        original = getattr(buckets, name)
 
-    def record(*args, **kwargs):
-        seen.append({v: os.environ.get(v) for v in buckets.READ_AHEAD_VARIABLES})
-        return original(*args, **kwargs)
+        def record(*args, _original=original, **kwargs):
+            seen.append(dict(os.environ))
+            return _original(*args, **kwargs)
 
-    monkeypatch.setattr(buckets, "check_run_rows", record)
-    for variable in buckets.READ_AHEAD_VARIABLES:
-        monkeypatch.delenv(variable, raising=False)
-    spilled(path, qrels)
-    ours = {v: buckets.READ_AHEAD.get(v) for v in buckets.READ_AHEAD_VARIABLES}
-    assert seen and all(s == {v: None if x is None else str(x) for v, x in ours.items()}
-                        for s in seen)  # fmt: skip
-    assert not any(v in os.environ for v in buckets.READ_AHEAD_VARIABLES)
-    monkeypatch.setenv(user_sets, "3")
-    seen.clear()
-    spilled(path, qrels)
-    mine = {v: ("3" if v == user_sets else None) for v in buckets.READ_AHEAD_VARIABLES}
-    assert seen and all(s == mine for s in seen)
-    assert os.environ[user_sets] == "3"
+        monkeypatch.setattr(buckets, name, record)
+    spilled(path, qrels, memory_limit=64 * 1024)  # spilled: qrels and run written behind
+    spilled(path, qrels)  # held in memory
+    assert len(seen) > 4
+    assert all(environment == before for environment in seen)
+    assert dict(os.environ) == before

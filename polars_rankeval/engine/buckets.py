@@ -44,11 +44,10 @@ budget.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,26 +73,6 @@ PIECE_SHARE = 8
 of the memory limit, and a piece at most that; the engine needs the rest."""
 BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
-READ_AHEAD = {
-    "POLARS_ROW_GROUP_PREFETCH_SIZE": 4,
-    "POLARS_ROW_GROUP_PREFETCH_KBYTES_BUDGET": 6 << 10,
-    "POLARS_PARQUET_DECODE_TARGET_VALUES_PER_THREAD": 1 << 16,
-}
-"""Polars' Parquet reading while a lazy run is read (see :func:`_read_ahead`): at most
-four row groups read ahead, and at most 6 MiB of the file (at least one row group),
-each decoded by several threads, split every 65,536 values.
-
-Not Polars' default (many row groups ahead: most of the reader's memory), and both
-bounds set (with the count unset, Polars lets the byte budget grow for ordered
-reads). A 20M-row run sorted by query, in 21 MB row groups and scored as it is read,
-peaked at 0.88-0.95 GiB under the default 1 GiB limit, as with one row group ahead
-(0.88-0.95 GiB, 10 and 15 runs); the same rows shuffled, in row groups of 3.4 MB, at
-0.70-0.75 GiB, as with one (0.71-0.74). A 1M-row file of 3 MB row groups is read in
-26 ms, against 38-40 ms one row group ahead and 28 ms by Polars' default; a fixed two
-row groups read it as fast, but held two large row groups of the sorted run
-(0.93-0.97 GiB). Polars decodes a row group on one thread below 16.8M values: split
-every 65,536, one row group at a time read that file in 38 ms against 53 ms
-(Polars 2.1, 2 cores)."""
 SPLITS = 2
 """How many times a bucket over the budget may be split again."""
 BUCKET_SEED = 0x5EED_B0C4E7
@@ -465,11 +444,6 @@ class _Input:
         self.held, self.held_bytes = [tail], nbytes(tail)
         return pieces
 
-    def settle(self) -> None:
-        """Wait for the spill's write under way (:meth:`Spill.settle`)."""
-        if self.spill is not None:
-            self.spill.settle()
-
     def stop(self) -> None:
         """Wait for the spill's write under way, whatever its outcome (:meth:`Spill.stop`)."""
         if self.spill is not None:
@@ -624,9 +598,7 @@ def _score_lazy(
         run_in = _Input("run", options.query, budget, Path(folder))
         try:
             qrels_seen = _Seen(options)
-            qrels_batches = _batches(qrels, options.qrels_columns, whole_below=budget,
-                                     quiet=qrels_in.settle)  # fmt: skip
-            for batch in qrels_batches:
+            for batch in _batches(qrels, options.qrels_columns, whole_below=budget):
                 if validate:
                     check_qrels_rows(batch, options, offset=qrels_in.rows)
                 if options.missing == "error":
@@ -640,7 +612,7 @@ def _score_lazy(
             streamed: _Streamed | None = None  # the qrels, once a piece is scored as it comes
             pieces: list[Piece] = []
             checking = False  # from the first time the rows held pass the budget
-            for batch in _batches(run, options.run_columns, quiet=run_in.settle):
+            for batch in _batches(run, options.run_columns):
                 if validate:
                     check_run_rows(batch, options, offset=run_in.rows)
                 seen.add(batch)
@@ -716,11 +688,10 @@ def _batches(
     columns: list[str],
     *,
     whole_below: int = 0,
-    quiet: Callable[[], None] | None = None,
 ) -> Iterator[pl.DataFrame]:
     """The table's ``columns`` in batches of at most :data:`BATCH_ROWS` rows; a DataFrame
     of fewer than ``whole_below`` bytes in one batch (slices would be copied back
-    into one chunk for the engine). ``quiet``: see :func:`_read_ahead`."""
+    into one chunk for the engine)."""
     if isinstance(table, pl.DataFrame):  # already in memory: slices, no copy
         frame = table.select(columns)
         if nbytes(frame) < whole_below:
@@ -729,8 +700,7 @@ def _batches(
         for start in range(0, frame.height, BATCH_ROWS):
             yield frame.slice(start, BATCH_ROWS)
         return
-    batches = table.select(columns).collect_batches(chunk_size=BATCH_ROWS)
-    yield from _read_ahead(batches, quiet)
+    yield from table.select(columns).collect_batches(chunk_size=BATCH_ROWS)
 
 
 @dataclass(frozen=True)
@@ -797,39 +767,6 @@ class _Scorer:
         rows = [qrels.read(b)]
         inner_qrels = Held(rows, rows[0].schema, self.options.query, BUCKETS, seed)
         yield from self.score_buckets(inner_run, inner_qrels, splits - 1)
-
-
-READ_AHEAD_VARIABLES = ("POLARS_ROW_GROUP_PREFETCH_SIZE", "POLARS_ROW_GROUP_PREFETCH_KBYTES_BUDGET",
-                        "POLARS_PARQUET_DECODE_TARGET_VALUES_PER_THREAD")  # fmt: skip
-"""Polars' settings of Parquet reading: when the user has set any, none is changed."""
-
-
-def _read_ahead(
-    batches: Iterable[pl.DataFrame], quiet: Callable[[], None] | None = None
-) -> Iterator[pl.DataFrame]:
-    """``batches``, read with Polars' Parquet read-ahead and decoding set to
-    :data:`READ_AHEAD`, unless the user has set any of :data:`READ_AHEAD_VARIABLES`.
-
-    Polars' default reads many row groups ahead, which is most of the reader's
-    memory (20M rows: 0.48 GiB, against 0.28 GiB one row group ahead). The
-    variables are read when the batches start.
-
-    They are removed again only once every batch has been read: Polars' threads
-    read the environment while the query runs, and changing it under them is not
-    thread-safe (removing it when a check stopped the reading halfway crashed the
-    process). After such an early stop the variables stay set. ``quiet`` is
-    called first: it waits for the caller's own threads that run Polars (a spill
-    written behind).
-    """
-    if any(name in os.environ for name in READ_AHEAD_VARIABLES):
-        yield from batches
-        return
-    os.environ.update({name: str(value) for name, value in READ_AHEAD.items()})
-    yield from batches
-    if quiet is not None:
-        quiet()
-    for name in READ_AHEAD:  # the query has finished: no thread reads them now
-        os.environ.pop(name, None)
 
 
 class _Progress:
