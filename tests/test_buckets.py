@@ -395,7 +395,7 @@ def test_the_environment_is_left_alone_while_a_lazy_run_is_scored(corpus, monkey
     read, spilled and scored: changing it while Polars runs on another thread (the
     spill written behind, the user's own threads) is not thread-safe, and crashed
     the process (setting Polars' Parquet read-ahead variables did)."""
-    run, qrels, path = corpus
+    _, qrels, path = corpus
     before = dict(os.environ)
     seen: list[dict[str, str]] = []
     for name in ("check_run_rows", "score_piece"):
