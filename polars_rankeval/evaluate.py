@@ -206,6 +206,8 @@ def evaluate(
         scored piece by piece as it is read (rankings in one stretch each) or
         bucket by bucket (see above); more memory means larger pieces and fewer
         of them, up to the whole input in one piece, as a DataFrame is scored.
+        Qrels given as a DataFrame are in memory already: they are read where
+        they are and not counted.
 
     Returns
     -------

@@ -121,8 +121,12 @@ def test_small_pieces_take_threads_and_large_ones_do_not(corpus, monkeypatch):
     assert_frame_equal(got, in_memory(run, qrels))
 
 
+@pytest.mark.parametrize("qrels_kind", ["scan", "frame"])
 @pytest.mark.parametrize("run_rows", [None, 400], ids=["both-spilled", "only-qrels-spilled"])
-def test_qrels_past_the_budget_are_spilled_too(corpus, monkeypatch, tmp_path, run_rows):
+def test_qrels_past_the_budget_are_spilled_too(corpus, monkeypatch, tmp_path, run_rows, qrels_kind):
+    """A run taken bucket by bucket (shuffled: not read as it comes) takes its qrels by
+    bucket too: spilled past the budget, a qrels DataFrame as well (held where it is
+    while the run is read, then written by bucket)."""
     run, qrels, path = corpus
     if run_rows is not None:  # a small run, held in memory, against large qrels
         run = run.head(run_rows)
@@ -143,9 +147,8 @@ def test_qrels_past_the_budget_are_spilled_too(corpus, monkeypatch, tmp_path, ru
     assert qrels.estimated_size() > limit // buckets.PIECE_SHARE  # the qrels do not fit
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
-        got = pr.evaluate(
-            pl.scan_parquet(path), pl.scan_parquet(qrels_path), MEASURES, memory_limit=limit
-        ).collect()
+        given = pl.scan_parquet(qrels_path) if qrels_kind == "scan" else qrels
+        got = pr.evaluate(pl.scan_parquet(path), given, MEASURES, memory_limit=limit).collect()
     assert "qrels" in spilled_tables
     assert ("run" in spilled_tables) == (run_rows is None)
     assert got.height > 0
@@ -262,15 +265,65 @@ def count_calls(monkeypatch, owner, name: str) -> list[int]:
     return calls
 
 
-def test_the_run_and_the_qrels_held_share_one_budget(corpus, monkeypatch):
-    """Each table fits the budget alone, not both together: the run is spilled."""
+@pytest.mark.parametrize("qrels_kind", ["lazy", "frame"])
+def test_the_run_and_the_qrels_held_share_one_budget(corpus, monkeypatch, qrels_kind):
+    """Each table fits the budget alone, not both together. Lazy qrels are read first
+    and held, and the run, left the rest, is spilled; a qrels DataFrame is in memory
+    already and leaves the run the whole budget, so the run is held and the qrels are
+    spilled to be taken by bucket with it (the run is shuffled)."""
     run, qrels, path = corpus
     run_bytes, qrels_bytes = run.estimated_size(), qrels.estimated_size()
     budget = max(run_bytes, qrels_bytes) + min(run_bytes, qrels_bytes) // 2
-    spills = count_calls(monkeypatch, buckets._Input, "spill_all")
-    got = spilled(path, qrels, memory_limit=buckets.PIECE_SHARE * budget)
-    assert spills[0] == 1
+    spilled_tables: list[str] = []
+    original = buckets._Input.spill_all
+
+    def record(self):
+        spilled_tables.append(self.name)
+        original(self)
+
+    monkeypatch.setattr(buckets._Input, "spill_all", record)
+    given = qrels.lazy() if qrels_kind == "lazy" else qrels
+    got = spilled(path, given, memory_limit=buckets.PIECE_SHARE * budget)
+    assert spilled_tables == (["run"] if qrels_kind == "lazy" else ["qrels"])
     assert_frame_equal(got, in_memory(run, qrels))
+
+
+@pytest.mark.parametrize("max_stretches", [1024, 1], ids=["slices", "filtered"])
+@pytest.mark.parametrize("qrels_order", ["by-query", "shuffled"])
+def test_a_qrels_frame_past_the_budget_is_not_spilled_for_a_run_read_as_it_comes(
+    sorted_corpus, monkeypatch, qrels_order, max_stretches
+):
+    """A qrels DataFrame larger than the budget is already in memory: with a run whose
+    rankings come in one stretch each, it is neither spilled nor copied whole; each
+    piece takes its queries' rows as slices of it (or filtered, past
+    ``MAX_STRETCHES`` stretches), and the values equal the in-memory ones."""
+    run, qrels, path = sorted_corpus
+    if qrels_order == "by-query":
+        qrels = qrels.sort("query")
+    else:
+        qrels = qrels.sample(fraction=1.0, shuffle=True, seed=6)
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
+    monkeypatch.setattr(buckets, "MAX_STRETCHES", max_stretches)
+    streamed = count_calls(monkeypatch, buckets._Streamed, "score")
+    spills = count_calls(monkeypatch, buckets._Input, "spill_all")
+    limit = buckets.PIECE_SHARE * (qrels.estimated_size() // 2)
+    got = spilled(path, qrels, memory_limit=limit)
+    assert streamed[0] > 2 and spills[0] == 0
+    assert_frame_equal(got, in_memory(run, qrels))
+
+
+def test_rows_of_queries_are_the_filtered_rows_in_order(monkeypatch):
+    """Slices of the stretches and the filter give the same rows, in the frame's order,
+    whatever the order of the frame's query ids."""
+    frame = pl.DataFrame({"q": list("aabbbcaacdd"), "row": range(11)})
+    stretches = buckets._stretches(frame, "q")
+    for wanted in (["a"], ["b", "a"], ["d", "c"], ["z"], []):
+        queries = pl.Series(wanted, dtype=pl.String)
+        want = frame.filter(pl.col("q").is_in(wanted))
+        assert_frame_equal(buckets._rows_of(frame, stretches, "q", queries), want)
+        monkeypatch.setattr(buckets, "MAX_STRETCHES", 0)
+        assert_frame_equal(buckets._rows_of(frame, stretches, "q", queries), want)
+        monkeypatch.setattr(buckets, "MAX_STRETCHES", 1024)
 
 
 @pytest.mark.parametrize(
