@@ -315,15 +315,23 @@ def test_a_qrels_frame_past_the_budget_is_not_spilled_for_a_run_read_as_it_comes
 def test_rows_of_queries_are_the_filtered_rows_in_order(monkeypatch):
     """Slices of the stretches and the filter give the same rows, in the frame's order,
     whatever the order of the frame's query ids."""
-    frame = pl.DataFrame({"q": list("aabbbcaacdd"), "row": range(11)})
+    ids = [q for q in "abcacdabcacd" for _ in range(20)]  # 12 stretches of 20 rows
+    frame = pl.DataFrame({"q": ids, "row": range(len(ids))})
     stretches = buckets._stretches(frame, "q")
+    assert stretches is not None
+    assert stretches.height == 12
     for wanted in (["a"], ["b", "a"], ["d", "c"], ["z"], []):
         queries = pl.Series(wanted, dtype=pl.String)
         want = frame.filter(pl.col("q").is_in(wanted))
         assert_frame_equal(buckets._rows_of(frame, stretches, "q", queries), want)
+        assert_frame_equal(buckets._rows_of(frame, None, "q", queries), want)
         monkeypatch.setattr(buckets, "MAX_STRETCHES", 0)
         assert_frame_equal(buckets._rows_of(frame, stretches, "q", queries), want)
         monkeypatch.setattr(buckets, "MAX_STRETCHES", 1024)
+    with_ints = frame.with_columns(pl.col("row").alias("q"))  # one stretch a row: none kept
+    assert buckets._stretches(with_ints, "q") is None
+    got = buckets._rows_of(with_ints, None, "q", pl.Series(["3", "140"]))  # compared as strings
+    assert got["row"].to_list() == [3, 140]
 
 
 @pytest.mark.parametrize(

@@ -718,30 +718,42 @@ MAX_STRETCHES = 1024
 they are filtered."""
 
 
-def _stretches(frame: pl.DataFrame, query: str) -> pl.DataFrame:
+def _stretches(frame: pl.DataFrame, query: str) -> pl.DataFrame | None:
     """``frame``'s stretches of rows of one query: ``value`` (the query), ``start``
     and ``len`` (Int64), in row order. Qrels are most often grouped by query, so
-    there are few stretches (one pass over the query ids).
+    there are few stretches. None past one stretch in 16 rows, judged first on the
+    first 65,536 rows (the table of stretches of shuffled qrels would be about as
+    large as their query ids; counting every stretch first cost three times the
+    encoding).
 
     Examples
     --------
-    >>> _stretches(pl.DataFrame({"q": ["a", "a", "b", "a"]}), "q").rows()
-    [(2, 'a', 0), (1, 'b', 2), (1, 'a', 3)]
+    >>> _stretches(pl.DataFrame({"q": ["a", "a", "b", "a"] * 8}).sort("q"), "q").rows()
+    [(24, 'a', 0), (8, 'b', 24)]
+    >>> _stretches(pl.DataFrame({"q": ["a", "a", "b", "a"] * 8}), "q") is None
+    True
     """
-    runs = frame.select(pl.col(query).rle()).unnest(query)
+    ids = pl.col(query)
+    head = frame.head(1 << 16)
+    if (head.select(ids.rle_id().max()).item() or 0) * 16 >= max(1, head.height):
+        return None
+    runs = frame.select(ids.rle()).unnest(query)
+    if runs.height * 16 > frame.height:
+        return None
     return runs.with_columns(
         pl.col("len").cast(pl.Int64), start=(pl.col("len").cum_sum() - pl.col("len")).cast(pl.Int64)
     )
 
 
 def _rows_of(
-    frame: pl.DataFrame, stretches: pl.DataFrame, query: str, queries: pl.Series
+    frame: pl.DataFrame, stretches: pl.DataFrame | None, query: str, queries: pl.Series
 ) -> pl.DataFrame:
     """The rows of ``frame`` whose ``query`` is one of ``queries``, in their order:
     slices of ``frame`` (no copy) where their stretches (:func:`_stretches`), joined
-    where they meet, number at most :data:`MAX_STRETCHES`, else filtered (a filter
-    goes through every row: 60-100 ms at 18.8M qrels rows, against a few ms).
-    Query ids of another dtype than ``frame``'s are compared as strings.
+    where they meet, number at most :data:`MAX_STRETCHES`, else (or without
+    ``stretches``) filtered (a filter goes through every row: 60-100 ms at 18.8M
+    qrels rows, against a few ms). Query ids of another dtype than ``frame``'s are
+    compared as strings.
 
     Examples
     --------
@@ -752,6 +764,8 @@ def _rows_of(
     value = pl.col("value")
     if queries.dtype != frame.schema[query]:
         queries, value = queries.cast(pl.String), value.cast(pl.String)
+    if stretches is None:
+        return frame.filter(pl.col(query).cast(queries.dtype).is_in(queries.implode()))
     chosen = stretches.filter(value.is_in(queries.implode()))
     if chosen.height == 0:
         return frame.clear()
