@@ -312,6 +312,34 @@ def test_a_qrels_frame_past_the_budget_is_not_spilled_for_a_run_read_as_it_comes
     assert_frame_equal(got, in_memory(run, qrels))
 
 
+@pytest.mark.parametrize("missing", ["drop", "zero"])
+def test_a_small_run_takes_only_its_queries_rows_of_a_large_qrels_frame(
+    corpus, monkeypatch, tmp_path, missing
+):
+    """A lazy run held whole against a qrels DataFrame past the budget: scored in one
+    piece with its queries' qrels rows, nothing spilled; ``missing="zero"`` scores the
+    qrels queries the run lacks, so it takes every qrels row, by bucket."""
+    run, qrels, _ = corpus
+    few = run["query"].unique().sort().head(3).implode()
+    run = run.filter(pl.col("query").is_in(few))
+    path = tmp_path / "few_queries.parquet"
+    run.write_parquet(path)
+    spills = count_calls(monkeypatch, buckets._Input, "spill_all")
+    scored = count_calls(monkeypatch, buckets._Scorer, "score")
+    budget = qrels.estimated_size() // 2  # the qrels do not fit; the run and its rows do
+    own = qrels.filter(pl.col("query").is_in(few))
+    assert run.estimated_size() + own.estimated_size() < budget
+    limit = buckets.PIECE_SHARE * budget
+    got = spilled(path, qrels, memory_limit=limit, missing=missing)
+    assert_frame_equal(got, in_memory(run, qrels, missing=missing))
+    if missing == "zero":
+        assert spills[0] == 1  # the qrels
+        assert got["query"].n_unique() == qrels["query"].n_unique()
+    else:
+        assert spills[0] == 0 and scored[0] == 1
+        assert got["query"].n_unique() == 3
+
+
 def test_rows_of_queries_are_the_filtered_rows_in_order(monkeypatch):
     """Slices of the stretches and the filter give the same rows, in the frame's order,
     whatever the order of the frame's query ids."""

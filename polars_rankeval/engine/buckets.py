@@ -671,11 +671,8 @@ def _score_lazy(
             if streamed is not None:  # the last rankings, with their queries' qrels rows
                 last = _Part(run_in.frame(run_schema), run_in.held_bytes)
                 pieces.append(streamed.score(last, measures, options, validate))
-            elif (
-                run_in.spill is qrels_in.spill is None
-                and run_in.held_bytes + qrels_in.held_bytes <= budget
-            ):
-                held = run_in.frame(run_schema), qrels_in.frame(qrels_schema)
+            elif held := _held_together(run_in, qrels_in, run_schema, qrels_schema, options,
+                                        budget, whole_qrels=not in_memory):  # fmt: skip
                 pieces.append(scorer.score(*held, size=nbytes(held[0]) + nbytes(held[1])))
             else:
                 if qrels_in.spill is None and run_in.held_bytes + qrels_in.held_bytes > budget:
@@ -688,6 +685,34 @@ def _score_lazy(
     progress.done()
     warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
     return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
+
+
+def _held_together(
+    run_in: _Input,
+    qrels_in: _Input,
+    run_schema: pl.Schema,
+    qrels_schema: pl.Schema,
+    options: Options,
+    budget: int,
+    *,
+    whole_qrels: bool,
+) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """The run and qrels held, as one piece within ``budget`` bytes; None when either
+    was spilled or they do not fit. Unless ``whole_qrels`` (lazy qrels, within the
+    budget: all of them), only the qrels rows of the run's queries are taken (a
+    qrels DataFrame of any size against a small run), unless ``missing="zero"``
+    scores the qrels queries the run lacks."""
+    if run_in.spill is not None or qrels_in.spill is not None:
+        return None
+    run, qrels = run_in.frame(run_schema), qrels_in.frame(qrels_schema)
+    if run_in.held_bytes + qrels_in.held_bytes > budget:
+        if whole_qrels or options.missing == "zero":
+            return None
+        query = options.query
+        qrels = _rows_of(qrels, _stretches(qrels, query), query, run[query].unique())
+        if run_in.held_bytes + nbytes(qrels) > budget:
+            return None
+    return run, qrels
 
 
 class _Streamed:
