@@ -340,6 +340,30 @@ def test_a_small_run_takes_only_its_queries_rows_of_a_large_qrels_frame(
         assert got["query"].n_unique() == 3
 
 
+@pytest.mark.parametrize("missing", ["drop", "zero", "error"])
+@pytest.mark.parametrize("limit", [20_000, 100_000, None], ids=["tiny", "between", "default"])
+@pytest.mark.parametrize("run_order", ["sorted", "shuffled"])
+@pytest.mark.parametrize("qrels_kind", ["frame", "lazy"])
+def test_every_path_of_a_lazy_run_gives_the_in_memory_values(
+    sorted_corpus, monkeypatch, tmp_path, qrels_kind, run_order, limit, missing
+):
+    """Whichever way a lazy run is taken (held whole, read as it comes, by bucket; its
+    qrels a DataFrame held where it is or a lazy frame held or spilled), its values
+    equal the DataFrame path's, for every ``missing``."""
+    run, qrels, path = sorted_corpus
+    if run_order == "shuffled":
+        run = run.sample(fraction=1.0, shuffle=True, seed=8)
+        path = tmp_path / "shuffled.parquet"
+        run.write_parquet(path, row_group_size=400)
+    if missing == "error":  # every qrels query must have rankings
+        qrels = qrels.filter(pl.col("query").is_in(run["query"].unique().implode()))
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
+    given = qrels if qrels_kind == "frame" else qrels.lazy()
+    kw = {} if limit is None else {"memory_limit": buckets.PIECE_SHARE * limit}
+    got = spilled(path, given, missing=missing, **kw)
+    assert_frame_equal(got, in_memory(run, qrels, missing=missing))
+
+
 def test_rows_of_queries_are_the_filtered_rows_in_order(monkeypatch):
     """Slices of the stretches and the filter give the same rows, in the frame's order,
     whatever the order of the frame's query ids."""
