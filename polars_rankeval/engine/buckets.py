@@ -701,18 +701,20 @@ def _held_together(
     was spilled or they do not fit. Unless ``whole_qrels`` (lazy qrels, within the
     budget: all of them), only the qrels rows of the run's queries are taken (a
     qrels DataFrame of any size against a small run), unless ``missing="zero"``
-    scores the qrels queries the run lacks."""
+    scores the qrels queries the run lacks. The run's batches are put together only
+    once they make the piece: the buckets split them batch by batch."""
     if run_in.spill is not None or qrels_in.spill is not None:
         return None
-    run, qrels = run_in.frame(run_schema), qrels_in.frame(qrels_schema)
+    qrels = qrels_in.frame(qrels_schema)
     if run_in.held_bytes + qrels_in.held_bytes > budget:
         if whole_qrels or options.missing == "zero":
             return None
         query = options.query
-        qrels = _rows_of(qrels, _stretches(qrels, query), query, run[query].unique())
+        queries = pl.concat([batch[query] for batch in run_in.held]).unique()
+        qrels = _rows_of(qrels, _stretches(qrels, query), query, queries)
         if run_in.held_bytes + nbytes(qrels) > budget:
             return None
-    return run, qrels
+    return run_in.frame(run_schema), qrels
 
 
 class _Streamed:
@@ -789,15 +791,17 @@ def _rows_of(
     value = pl.col("value")
     if queries.dtype != frame.schema[query]:
         queries, value = queries.cast(pl.String), value.cast(pl.String)
+    wanted = queries.implode()
+    filtered = pl.col(query).cast(queries.dtype).is_in(wanted)
     if stretches is None:
-        return frame.filter(pl.col(query).cast(queries.dtype).is_in(queries.implode()))
-    chosen = stretches.filter(value.is_in(queries.implode()))
+        return frame.filter(filtered)
+    chosen = stretches.filter(value.is_in(wanted))
     if chosen.height == 0:
         return frame.clear()
     start, length = chosen["start"].to_numpy(), chosen["len"].to_numpy()
     heads = np.flatnonzero(np.r_[True, start[1:] != start[:-1] + length[:-1]])
     if len(heads) > MAX_STRETCHES:
-        return frame.filter(pl.col(query).is_in(chosen["value"].implode()))
+        return frame.filter(filtered)
     ends = np.r_[heads[1:], len(start)] - 1
     slices = [frame.slice(int(start[h]), int(start[e] + length[e] - start[h]))
               for h, e in zip(heads, ends, strict=True)]  # fmt: skip
