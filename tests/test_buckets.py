@@ -10,6 +10,7 @@ the row of the whole input.
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from datetime import date
 from pathlib import Path
@@ -524,3 +525,73 @@ def test_the_environment_is_left_alone_while_a_lazy_run_is_scored(corpus, monkey
     assert len(seen) > 4
     assert all(environment == before for environment in seen)
     assert dict(os.environ) == before
+
+
+def test_a_run_read_from_memory_is_scored_two_pieces_at_once(sorted_corpus, monkeypatch):
+    """Pieces of a run read from frames in memory (no reader decoding ahead) are scored
+    on the evaluation's worker threads, never more than two at once; a file scan's
+    pieces are scored one after the other on the thread that reads it (the one Polars
+    runs the deferred evaluation on). The values are the in-memory ones."""
+    run, qrels, path = sorted_corpus
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
+    lock = threading.Lock()
+    running, most, threads = [0], [0], []
+    original = buckets.score_piece
+
+    def watched(*args, **kwargs):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            threads.append(threading.current_thread())
+        try:
+            return original(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(buckets, "score_piece", watched)
+    limit = buckets.PIECE_SHARE * 40_000
+    want = in_memory(run, qrels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        got = pr.evaluate(run.lazy(), qrels, MEASURES, memory_limit=limit).collect()
+    assert_frame_equal(got, want)
+    assert len(threads) > 2 and most[0] <= 2
+    assert all(thread.name.startswith("ThreadPoolExecutor") for thread in threads)
+    threads.clear()
+    most[0] = 0
+    assert_frame_equal(spilled(path, qrels, memory_limit=limit), want)
+    assert len(threads) > 2 and most[0] == 1 and len(set(threads)) == 1
+    assert not threads[0].name.startswith("ThreadPoolExecutor")
+
+
+def test_an_error_in_a_piece_scored_on_a_worker_thread_is_raised(sorted_corpus, monkeypatch):
+    """A duplicate row in the first ranking of a run read from memory: its piece is
+    scored on a worker thread while the rest is read, and the error reaches the caller."""
+    run, qrels, _ = sorted_corpus
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
+    doubled = pl.concat([run.head(1), run])
+    key = doubled.row(0, named=True)
+    planned = pr.evaluate(
+        doubled.lazy(), qrels, MEASURES, memory_limit=buckets.PIECE_SHARE * 40_000
+    )
+    with pytest.raises(ValueError, match=rf"run has duplicate rows for .*query='{key['query']}'"):
+        planned.collect()
+
+
+def test_plans_that_scan_are_read_ahead(tmp_path):
+    frame = pl.DataFrame({"query": ["1"], "doc": ["a"], "score": [1.0]})
+    frame.write_parquet(tmp_path / "run.parquet")
+    frame.write_csv(tmp_path / "run.csv")
+    scans = [
+        pl.scan_parquet(tmp_path / "run.parquet"),
+        pl.scan_csv(tmp_path / "run.csv"),
+        pl.defer(lambda: frame, schema=frame.schema),
+        pl.concat([frame.lazy(), pl.scan_parquet(tmp_path / "run.parquet")]),
+    ]
+    assert all(buckets._reads_ahead(plan) for plan in scans)
+    in_memory_plans = [
+        frame.lazy(),
+        frame.lazy().join(frame.lazy(), on="doc").filter(pl.col("score") > 0),
+    ]
+    assert not any(buckets._reads_ahead(plan) for plan in in_memory_plans)

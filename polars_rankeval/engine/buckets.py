@@ -17,7 +17,11 @@ pieces of whole rankings of about a quarter of the budget each, with their
 queries' qrels rows (slices of the qrels: :func:`_rows_of`); the last ranking's
 rows wait for the next batch (the rows left at the end are one more such piece).
 Pieces are kept small here because Polars' reader works ahead while a piece is
-scored (up to about 0.25 GiB of decoded batches waiting). Should
+scored (up to about 0.25 GiB of decoded batches waiting): a run whose plan scans
+is scored one piece after the other on the reading thread. A run read from frames
+in memory has no reader working ahead, and that room takes a second piece: its
+pieces are scored two at once on worker threads while the run is read on
+(:class:`_InFlight`). Should
 a ranking come back after its rows were scored, the run is read a second time
 and taken bucket by bucket, as below. ``missing="zero"`` needs every system
 before any ranking is scored, and takes the buckets too.
@@ -50,10 +54,11 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -615,7 +620,10 @@ def _score_lazy(
     run_schema = run.select(options.run_columns).collect_schema()
     qrels_schema = qrels.lazy().select(options.qrels_columns).collect_schema()
     progress = _Progress()
-    with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
+    with (
+        tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder,
+        ThreadPoolExecutor(max_workers=2) as pool,  # done with before the folder
+    ):
         qrels_in = _Input("qrels", options.query, budget, Path(folder))
         run_in = _Input("run", options.query, budget, Path(folder))
         try:
@@ -637,6 +645,7 @@ def _score_lazy(
                 order = _Contiguity(options.keys, budget // 4)
             streamed: _Streamed | None = None  # the qrels, once a piece is scored as it comes
             pieces: list[Piece] = []
+            scoring = _InFlight(pool, 0 if _reads_ahead(run) else 2)
             checking = False  # from the first time the rows held pass the budget
             for batch in _batches(run, options.run_columns):
                 if validate:
@@ -652,7 +661,7 @@ def _score_lazy(
                 else:
                     contiguous = not checking or order.add(batch)
                 if not contiguous:
-                    if pieces:
+                    if scoring.started:
                         raise _RankingCameBackError
                     order = None
                     if run_in.held_bytes > run_in.budget:
@@ -663,14 +672,15 @@ def _score_lazy(
                         streamed = streamed or _Streamed(
                             qrels_in.frame(qrels_schema), options.query, budget // 2
                         )
-                        pieces.append(streamed.score(part, measures, options, validate))
+                        scoring.submit(streamed.score, part, measures, options, validate)
             if options.missing == "error":
                 raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
             systems = seen.all_systems()
             scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
             if streamed is not None:  # the last rankings, with their queries' qrels rows
                 last = _Part(run_in.frame(run_schema), run_in.held_bytes)
-                pieces.append(streamed.score(last, measures, options, validate))
+                scoring.submit(streamed.score, last, measures, options, validate)
+                pieces.extend(scoring.results())
             elif held := _held_together(run_in, qrels_in, run_schema, qrels_schema, options,
                                         budget, whole_qrels=not in_memory):  # fmt: skip
                 pieces.append(scorer.score(*held, size=nbytes(held[0]) + nbytes(held[1])))
@@ -715,6 +725,48 @@ def _held_together(
         if run_in.held_bytes + nbytes(qrels) > budget:
             return None
     return run_in.frame(run_schema), qrels
+
+
+def _reads_ahead(run: pl.LazyFrame) -> bool:
+    """Whether Polars reads ``run`` from files or a Python source (its plan scans),
+    decoding ahead while a piece is scored; else it is read from frames in memory.
+
+    Examples
+    --------
+    >>> _reads_ahead(pl.DataFrame({"q": ["a"]}).lazy().filter(pl.col("q") != "b"))
+    False
+    """
+    return "SCAN" in run.explain(optimized=False)
+
+
+class _InFlight:
+    """Pieces scored while the run is read on: on the calling thread (``most=0``), or
+    up to ``most`` at once on ``pool``'s threads. Their values come in the order the
+    pieces were given; a piece's error is raised once it is waited for (when the
+    next piece is given past ``most``, or by :meth:`results`): at the same point
+    whatever the threads' timing."""
+
+    def __init__(self, pool: ThreadPoolExecutor, most: int) -> None:
+        self.pool, self.most = pool, most
+        self.pending: list[Future[Piece]] = []
+        self.done: list[Piece] = []
+        self.started = False
+
+    def submit(self, score: Callable[..., Piece], *args: Any) -> None:
+        """Score ``score(*args)``, waiting first for the oldest pieces past ``most``."""
+        self.started = True
+        if self.most == 0:
+            self.done.append(score(*args))
+            return
+        while len(self.pending) >= self.most:
+            self.done.append(self.pending.pop(0).result())
+        self.pending.append(self.pool.submit(score, *args))
+
+    def results(self) -> list[Piece]:
+        """Every piece's values, once all are scored."""
+        while self.pending:
+            self.done.append(self.pending.pop(0).result())
+        return self.done
 
 
 class _Streamed:
