@@ -84,6 +84,9 @@ BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
 SPLITS = 2
 """How many times a bucket over the budget may be split again."""
+PIECES_AT_ONCE = 2
+"""Pieces of a run read from frames in memory scored at once as it is read (a run read
+from files: one, on the reading thread)."""
 BUCKET_SEED = 0x5EED_B0C4E7
 _UNITS = {
     "": 1,
@@ -622,7 +625,7 @@ def _score_lazy(
     progress = _Progress()
     with (
         tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder,
-        ThreadPoolExecutor(max_workers=2) as pool,  # done with before the folder
+        ThreadPoolExecutor(max_workers=PIECES_AT_ONCE) as pool,  # done with before the folder
     ):
         qrels_in = _Input("qrels", options.query, budget, Path(folder))
         run_in = _Input("run", options.query, budget, Path(folder))
@@ -645,7 +648,7 @@ def _score_lazy(
                 order = _Contiguity(options.keys, budget // 4)
             streamed: _Streamed | None = None  # the qrels, once a piece is scored as it comes
             pieces: list[Piece] = []
-            scoring = _InFlight(pool, 0 if _reads_ahead(run) else 2)
+            scoring = _InFlight(pool, 0 if _reads_ahead(run) else PIECES_AT_ONCE)
             checking = False  # from the first time the rows held pass the budget
             for batch in _batches(run, options.run_columns):
                 if validate:
