@@ -753,11 +753,14 @@ class _InFlight:
         self.pool, self.most = pool, most
         self.pending: list[Future[Piece]] = []
         self.done: list[Piece] = []
-        self.started = False
+
+    @property
+    def started(self) -> bool:
+        """Whether a piece was given."""
+        return bool(self.pending or self.done)
 
     def submit(self, score: Callable[..., Piece], *args: Any) -> None:
         """Score ``score(*args)``, waiting first for the oldest pieces past ``most``."""
-        self.started = True
         if self.most == 0:
             self.done.append(score(*args))
             return
