@@ -235,7 +235,7 @@ def check_duplicates(
 
 
 def _raise_first(
-    frame: pl.LazyFrame,
+    frame: pl.DataFrame | pl.LazyFrame,
     problems: Sequence[tuple[pl.Expr, str]],
     table: str,
     *,
@@ -244,18 +244,22 @@ def _raise_first(
     """One pass counts every problem; only on failure find the first offending row.
 
     ``offset`` is the frame's first row number in the whole input (for batches).
+    A DataFrame is counted eagerly, on Polars' in-memory engine: a lazy run's
+    batches are checked as they are read, inside the query that reads them, and a
+    nested collect there waited for the reader's threads (25 ms a batch of 524k
+    rows, against 0.7 ms alone; 5% of a 10M-row scan).
     """
     if not problems:
         return
-    counts = (
-        frame.select(cond.sum().alias(str(i)) for i, (cond, _) in enumerate(problems))
-        .collect()
-        .row(0)
-    )
-    for (condition, problem), count in zip(problems, counts, strict=True):
+    counts = [cond.sum().alias(str(i)) for i, (cond, _) in enumerate(problems)]
+    if isinstance(frame, pl.DataFrame):
+        found = frame.select(counts).row(0)
+    else:
+        found = frame.select(counts).collect().row(0)
+    for (condition, problem), count in zip(problems, found, strict=True):
         if count:
             at = fresh_name("__row", frame.collect_schema().names())
-            hit = frame.with_row_index(at).filter(condition).head(1).collect()
+            hit = frame.lazy().with_row_index(at).filter(condition).head(1).collect()
             row = hit.row(0, named=True)
             index = row.pop(at) + offset
             msg = f"{table} row {index} (0-based) {problem} ({count} such rows): {row}."
@@ -263,7 +267,7 @@ def _raise_first(
 
 
 def check_run_values(
-    run: pl.LazyFrame,
+    run: pl.DataFrame | pl.LazyFrame,
     *,
     ids: Sequence[str],
     score: str | None,
@@ -287,7 +291,7 @@ def check_run_values(
 
 
 def check_qrels_values(
-    qrels: pl.LazyFrame,
+    qrels: pl.DataFrame | pl.LazyFrame,
     *,
     ids: Sequence[str],
     relevance: str,
@@ -371,4 +375,4 @@ def check_judged_values(
         problems.append(
             (fractional.fill_null(False), f"has a grade {relevance!r} that is not an integer")
         )
-    _raise_first(table.lazy(), problems, "judged")
+    _raise_first(table, problems, "judged")

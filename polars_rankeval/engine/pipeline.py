@@ -45,7 +45,7 @@ def check_run_rows(run: pl.DataFrame | pl.LazyFrame, options: Options, offset: i
     """Null ids, NaN or null scores, null ranks: raise naming the first bad row
     (``offset``: the frame's first row number in the whole input)."""
     check_run_values(
-        run.lazy(),
+        run,
         ids=[*options.keys, options.doc],
         score=options.score if options.order == "score" else None,
         rank=options.rank if options.order == "rank" else None,
@@ -68,7 +68,7 @@ def check_qrels_rows(
     """
     ids = [options.query, options.doc]
     check_qrels_values(
-        qrels.lazy(), ids=ids, relevance=options.relevance, offset=offset, fractional=fractional
+        qrels, ids=ids, relevance=options.relevance, offset=offset, fractional=fractional
     )
 
 
