@@ -412,11 +412,20 @@ def compare_values(ours: pl.DataFrame, ref: pl.DataFrame, measures: list[str]) -
     }
 
 
+SHORT_ROUNDS = 5.0
+"""Seconds of rounds the alternating workloads take at least, past ``repeats`` rounds (up
+to :data:`MAX_ROUNDS`): a ratio of two calls of a tenth of a second is mostly the
+machine's noise over three rounds (the core+5 mix at 1M rows, full run on 4ce00b3:
+1.41x by the medians, 1.65x by the median of three rounds' ratios)."""
+MAX_ROUNDS = 25
+
+
 def alternate(
     calls: dict[str, Callable[[], Any]], repeats: int, budget: float
 ) -> dict[str, dict[str, Any]]:
     """Rounds of one call of every variant (order rotated each round), up to ``repeats``
-    rounds or ``budget`` seconds; per variant: wall and CPU times, the ratio to the
+    rounds or ``budget`` seconds, and more while they have taken under
+    :data:`SHORT_ROUNDS` seconds; per variant: wall and CPU times, the ratio to the
     first variant's time in each round, and the peak RSS while it ran."""
     names = list(calls)
     out: dict[str, dict[str, Any]] = {
@@ -424,7 +433,7 @@ def alternate(
     }
     spent = 0.0
     r = 0
-    while r == 0 or (r < repeats and spent < budget):
+    while r == 0 or (spent < budget and (r < repeats or (spent < SHORT_ROUNDS and r < MAX_ROUNDS))):
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             gc.collect()  # not timed: pytrec_eval's dicts would be collected in our call
