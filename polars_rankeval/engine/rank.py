@@ -65,7 +65,9 @@ def ranking_ids(run: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, boo
     if n_stretches <= run.height // 2:
         heads = run.select(keys).filter(firsts)
         if heads.is_duplicated().any():  # ids of the stretches' first rows, spread to the rest
-            return _codes(heads, keys)[np.cumsum(firsts) - 1], False
+            # each row's stretch: one key's run-length ids are that already
+            stretch = stretches if len(keys) == 1 else np.cumsum(firsts, dtype=np.uint32) - 1
+            return _codes(heads, keys)[stretch], False
     else:
         codes = _codes(run, keys)
         if int(codes.max()) + 1 != n_stretches:  # fewer rankings than stretches
