@@ -483,9 +483,10 @@ def test_a_hash_collision_cannot_match_different_documents():
     qrels = pl.DataFrame({"query": ["q", "r", "r"], "doc": ["b", "a", "c"], "relevance": [1] * 3})
     same_hash = pl.Series([7, 7, 7], dtype=pl.UInt64)
     options = run_options(run.schema, qrels.schema, order="presorted")
-    side = dataclasses.replace(select.qrels_side(qrels, options, check=True), hashes=same_hash)
+    side = select.qrels_side(qrels, options, check=True)
+    keys = dataclasses.replace(side.keys, hashes=same_hash)
     assert side.facts["query"].to_list() == ["q", "r"]  # query ids 0 and 1
-    rows, judgments = select._doc_pairs(run["doc"], same_hash, side)
+    rows, judgments = select._doc_pairs(run["doc"], same_hash, keys)
     same = select._same_query(rows, judgments, np.array([0, 0, 1]), side)  # run rows' queries
     rows, judgments = rows[same], judgments[same]
     assert sorted(zip(rows.tolist(), judgments.tolist(), strict=True)) == [(1, 0), (2, 1)]

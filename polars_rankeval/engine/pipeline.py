@@ -19,7 +19,15 @@ import polars as pl
 from polars_rankeval._typing import Empty
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.features import Features, QueryFacts
-from polars_rankeval.engine.select import EVERY_ROW, QrelsSide, Reads, judged_from_run, qrels_side
+from polars_rankeval.engine.select import (
+    EVERY_ROW,
+    QrelsKeys,
+    QrelsSide,
+    Reads,
+    judged_from_run,
+    qrels_keys,
+    qrels_side,
+)
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
 from polars_rankeval.measures import Context, Measure, check_fractional_grades, lowest_grade
 from polars_rankeval.options import Options
@@ -123,6 +131,7 @@ def judged_piece(
     tie_spans: bool = False,
     side: Callable[[], QrelsSide] | None = None,
     concurrent: bool = True,
+    join_keys: Callable[[], QrelsKeys] | None = None,
 ) -> Judged:
     """Scope, rank and select: a piece's run and qrels, as :func:`piece_columns` gives
     them, as the judged shape, with the judged rows and judgments ``reads`` keeps
@@ -130,7 +139,8 @@ def judged_piece(
 
     ``side`` gives the qrels' part (:func:`~polars_rankeval.engine.select.qrels_side`)
     when the caller computes it; else it is computed here, once the run is ranked.
-    ``concurrent``: see :func:`~polars_rankeval.engine.select.match_and_rank`.
+    ``concurrent`` and ``join_keys``: see
+    :func:`~polars_rankeval.engine.select.match_and_rank`.
     """
     if side is None:
         side = partial(qrels_side, qrels, options, check=check_duplicates, reads=reads)
@@ -148,6 +158,7 @@ def judged_piece(
         systems=systems,
         tie_spans=tie_spans,
         concurrent=concurrent,
+        join_keys=join_keys,
     )
 
 
@@ -290,7 +301,10 @@ def score_piece(
     :func:`~polars_rankeval.engine.select.qrels_side`,
     :meth:`~polars_rankeval.engine.features.Features.query_facts`) needs no run,
     and is computed on a second thread while the run is ranked: Polars and numpy
-    release the GIL, and ranking leaves a core idle part of the time. Errors are
+    release the GIL, and ranking leaves a core idle part of the time. The hashes
+    the join needs come first (:func:`~polars_rankeval.engine.select.qrels_keys`),
+    so the run is joined while the rest is computed: with twice as many qrels rows
+    as run rows, the join waited for all of it (1M run rows, 100 a query). Errors are
     raised in the same order as one after the other (the run's duplicates first).
     Without ``concurrent`` everything is done one step after the other, which
     keeps the peak lower: the memory-bounded pieces of a lazy run are scored so.
@@ -319,12 +333,13 @@ def score_piece(
             query_facts = features.query_facts(shape.judgments)
     else:
         with ThreadPoolExecutor(max_workers=1) as qrels_thread:
+            joined = qrels_thread.submit(qrels_keys, qrels, options, reads)
             side = qrels_thread.submit(qrels_side, qrels, options, check=check_duplicates,
-                                       reads=reads)  # fmt: skip
+                                       reads=reads, keys=joined.result)  # fmt: skip
             facts = None
             if not own_judgments:
                 facts = qrels_thread.submit(lambda: features.query_facts(side.result().judgments))
-            shape = shaping(side=side.result)
+            shape = shaping(side=side.result, join_keys=joined.result)
             query_facts = facts.result() if facts is not None else None
     run_rankings = shape.rankings[HAS_RUN]
     no_qrels = shape.keys.filter(run_rankings & shape.rankings[FACT].is_null())

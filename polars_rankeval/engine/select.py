@@ -90,24 +90,32 @@ EVERY_ROW = Reads()
 
 
 @dataclass(frozen=True)
-class QrelsSide:
-    """What a piece's qrels give without its run (see :func:`qrels_side`)."""
+class QrelsKeys:
+    """What the run is joined with: the qrels' (query, doc) hashes and doc ids, and which
+    rows are wanted (:func:`qrels_keys`)."""
 
     hashes: pl.Series
     """The :func:`~polars_rankeval.validation.key_hash` of each qrels row's (query, doc)."""
     wanted: pl.Series | None
     """The qrels rows the run is matched against (``reads.matched`` or more; None: every
     row)."""
+    docs: pl.Series
+    """The doc id of every qrels row, in one chunk: the matched pairs gather them in any
+    order, which from a column of many chunks (one per Parquet row group) took 24 ms
+    for 668k pairs, against 8 ms to copy the column and 6 ms to gather."""
+
+
+@dataclass(frozen=True)
+class QrelsSide:
+    """What a piece's qrels give without its run (see :func:`qrels_side`)."""
+
+    keys: QrelsKeys
     facts: pl.DataFrame
     """``[query parts], query, FACT``: one row per qrels query."""
     judgments: pl.DataFrame
     """``FACT, GRADE, JUDGMENT`` of the qrels rows of grade ``reads.rows`` or more."""
     query_ids: np.ndarray
     """The ``FACT`` of every qrels row (int64)."""
-    docs: pl.Series
-    """The doc id of every qrels row, in one chunk: the matched pairs gather them in any
-    order, which from a column of many chunks (one per Parquet row group) took 24 ms
-    for 668k pairs, against 8 ms to copy the column and 6 ms to gather."""
     reads: Reads
     """The grades the measures read, as the side was made for."""
     left_judged: np.ndarray | None = None
@@ -135,34 +143,48 @@ class Matched:
     """``FACT`` of each ranking: its query's id in the qrels, null when it has none."""
 
 
+def qrels_keys(qrels: pl.DataFrame, columns: Options, reads: Reads = EVERY_ROW) -> QrelsKeys:
+    """The qrels' part of the join (:class:`QrelsKeys`), for the grades ``reads.matched``
+    and up."""
+    hashes = qrels.select(key_hash([columns.query, columns.doc])).to_series().rechunk()
+    wanted = None
+    if reads.matched != -math.inf:
+        wanted = qrels[columns.relevance] >= reads.matched
+    return QrelsKeys(hashes, wanted, qrels[columns.doc].rechunk())
+
+
 def qrels_side(
-    qrels: pl.DataFrame, columns: Options, *, check: bool, reads: Reads = EVERY_ROW
+    qrels: pl.DataFrame,
+    columns: Options,
+    *,
+    check: bool,
+    reads: Reads = EVERY_ROW,
+    keys: Callable[[], QrelsKeys] | None = None,
 ) -> QrelsSide:
-    """The qrels' part of a piece: hashes for the join, one id per query, the judgments.
+    """The qrels' part of a piece: the join's keys, one id per query, the judgments.
 
     ``check`` refuses duplicate (query, doc) rows, on the hashes the join needs
     anyway. Which queries exist is decided on every qrels row; the run is matched
     against the grades ``reads.matched`` and up, and the judgments keep the grades
     ``reads.rows`` and up (the grades the measures read), those of grade 0 up to it
-    counted per query with ``reads.counted``.
+    counted per query with ``reads.counted``. ``keys`` gives the
+    :func:`qrels_keys` when the caller made them first (for the join to start on).
     """
-    query, doc = columns.query, columns.doc
-    hashes = qrels.select(key_hash([query, doc])).to_series().rechunk()
+    joined = keys() if keys is not None else qrels_keys(qrels, columns, reads)
     if check:
-        validation.check_duplicates(qrels.lazy(), [query, doc], "qrels", hashes=hashes)
+        validation.check_duplicates(
+            qrels.lazy(), [columns.query, columns.doc], "qrels", hashes=joined.hashes
+        )
     facts, judgments = _facts(qrels, columns)
     query_ids = judgments[FACT].to_numpy().astype(np.int64)
-    wanted, left = None, None
-    if reads.matched != -math.inf:
-        wanted = qrels[columns.relevance] >= reads.matched
+    left = None
     if reads.counted:
         grades = judgments[GRADE].to_numpy()
         below = query_ids[(grades >= 0) & (grades < reads.rows)]
         left = np.bincount(below, minlength=facts.height)
     if reads.rows != -math.inf:
         judgments = judgments.filter(pl.col(GRADE) >= reads.rows)
-    docs = qrels[doc].rechunk()
-    return QrelsSide(hashes, wanted, facts, judgments, query_ids, docs, reads, left)
+    return QrelsSide(joined, facts, judgments, query_ids, reads, left)
 
 
 def match_and_rank(
@@ -175,27 +197,31 @@ def match_and_rank(
     check: bool,
     single_precision: bool = False,
     concurrent: bool = True,
+    join_keys: Callable[[], QrelsKeys] | None = None,
 ) -> Matched:
     """Rank every row of a run and find those that have one of the wanted qrels rows.
 
     Two threads (one without ``concurrent``): this one groups the rows into
     rankings and sorts them; the second hashes (query, doc), checks (with
-    ``check``) that no (ranking, doc) appears twice, then asks ``side`` for the
-    :func:`qrels_side` (which the caller may be computing meanwhile) and joins
-    the hashes. A run that may hold duplicates is checked exactly, and joined,
-    once it is ranked: an error names the run's duplicates before anything of
-    the qrels.
+    ``check``) that no (ranking, doc) appears twice, then asks ``join_keys`` for
+    the :func:`qrels_keys` (those of ``side`` when not given) and joins the
+    hashes; the rest of the :func:`qrels_side` (which the caller may be computing
+    meanwhile) is asked for after the join. A run that may hold duplicates is
+    checked exactly, and joined, once it is ranked: an error names the run's
+    duplicates before anything of the qrels.
     """
     doc = columns.doc
     look = check or duplicates == "keep_best"
+    if join_keys is None:
+        join_keys = lambda: side().keys  # noqa: E731
     if concurrent:
         with ThreadPoolExecutor(max_workers=1) as second:
-            paired = second.submit(_pairs, run, columns, side, look)
+            paired = second.submit(_pairs, run, columns, join_keys, look)
             groups = Groups.of(run, columns.keys)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
             found = paired.result()
     else:
-        found = _pairs(run, columns, side, look)
+        found = _pairs(run, columns, join_keys, look)
         groups = Groups.of(run, columns.keys)
         ranked = rank_order_of(run, columns, groups, order, single_precision)
     if found is None:  # equal (keys, doc) hashes: a duplicate, or a collision
@@ -205,9 +231,10 @@ def match_and_rank(
             run = _keep_best(run, columns, order)
             groups = Groups.of(run, columns.keys)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
-        found = _pairs(run, columns, side, False)
+        found = _pairs(run, columns, join_keys, False)
     assert found is not None
-    judged, rows, judgments = found
+    rows, judgments = found
+    judged = side()
     keys = gather_rows(run.select(columns.keys), ranked.first_rows())
     facts = keys.select(columns.query).join(
         judged.facts, on=columns.query, how="left", maintain_order="left"
@@ -232,10 +259,11 @@ def judged_from_run(
     systems: pl.Series | None = None,
     tie_spans: bool = False,
     concurrent: bool = True,
+    join_keys: Callable[[], QrelsKeys] | None = None,
 ) -> Judged:
     """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels
     (``side``: their :func:`qrels_side`, asked for once the run is ranked;
-    ``concurrent``: see :func:`match_and_rank`).
+    ``concurrent`` and ``join_keys``: see :func:`match_and_rank`).
 
     ``tie_spans`` adds each row's tie group (``TIE_FIRST, TIE_LAST``) for the measures
     that average over ties. Under the conventions' ``judgments="retrieved"`` each
@@ -258,6 +286,7 @@ def judged_from_run(
         check=check,
         single_precision=single_precision,
         concurrent=concurrent,
+        join_keys=join_keys,
     )
     ranks = matched.order.ranks(matched.run_rows)
     of = matched.groups.ids[matched.run_rows].astype(np.int64)
@@ -460,22 +489,21 @@ def _sorted_rows(
 def _pairs(
     run: pl.DataFrame,
     columns: Options,
-    side: Callable[[], QrelsSide],
+    join_keys: Callable[[], QrelsKeys],
     check: bool,
-) -> tuple[QrelsSide, np.ndarray, np.ndarray] | None:
-    """The qrels side and the (run row, qrels row) pairs of equal (query, doc) hash and
-    equal doc id (:func:`_doc_pairs`); None when, with ``check``, a (ranking, doc) may
-    appear twice in the run (then the qrels side is not asked for)."""
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (run row, qrels row) pairs of equal (query, doc) hash and equal doc id
+    (:func:`_doc_pairs`); None when, with ``check``, a (ranking, doc) may appear
+    twice in the run (then the qrels' keys are not asked for)."""
     ids = [columns.query, columns.doc]
     hashes, duplicated = _hashes(run, ids, columns.keys, check)
     if duplicated:
         return None
-    judged = side()
-    return judged, *_doc_pairs(run[columns.doc], hashes, judged)
+    return _doc_pairs(run[columns.doc], hashes, join_keys())
 
 
 def _doc_pairs(
-    run_doc: pl.Series, run_hash: pl.Series, side: QrelsSide
+    run_doc: pl.Series, run_hash: pl.Series, side: QrelsKeys
 ) -> tuple[np.ndarray, np.ndarray]:
     """(run row, qrels row) of every run row whose (query, doc) hash is that of one of the
     side's wanted qrels rows, and whose doc id is that row's; run rows increasing.
