@@ -336,10 +336,10 @@ class RankOrder:
             return ranks
         bits = np.uint64(self.row_bits)
         key = packed[pos] >> bits
-        tied = np.zeros(len(pos), bool)
-        before, after = pos > 0, pos < n - 1
-        tied[before] = (packed[pos[before] - 1] >> bits) == key[before]
-        tied[after] |= (packed[pos[after] + 1] >> bits) == key[after]
+        # the neighbours' keys, each row its own neighbour at either end of the array
+        before = (packed[np.maximum(pos - 1, 0)] >> bits) == key
+        after = (packed[np.minimum(pos + 1, n - 1)] >> bits) == key
+        tied = (before & (pos > 0)) | (after & (pos < n - 1))
         if tied.any():
             group = key[tied] << bits
             lo = np.searchsorted(packed, group, "left")
