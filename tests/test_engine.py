@@ -492,6 +492,25 @@ def test_a_hash_collision_cannot_match_different_documents():
     assert sorted(zip(rows.tolist(), judgments.tolist(), strict=True)) == [(1, 0), (2, 1)]
 
 
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_the_qrels_side_is_made_once(concurrent):
+    """The join asks for the side's keys and the rest for the side itself: one side."""
+    run = pl.DataFrame({"query": ["q", "q", "r"], "doc": ["a", "b", "a"], "score": [2.0, 1, 1]})
+    qrels = pl.DataFrame({"query": ["q", "r"], "doc": ["b", "a"], "relevance": [1, 1]})
+    options = run_options(run.schema, qrels.schema)
+    made = []
+
+    def side() -> select.QrelsSide:
+        made.append(1)
+        return select.qrels_side(qrels, options, check=True)
+
+    matched = select.match_and_rank(
+        run, options, side, order="score", duplicates="error", check=True, concurrent=concurrent
+    )
+    assert matched.run_rows.tolist() == [1, 2]
+    assert len(made) == 1
+
+
 @pytest.mark.parametrize("order", [[0, 1, 2, 3], [0, 2, 1, 3]], ids=["contiguous", "interleaved"])
 def test_duplicate_rows_are_refused(order):
     run = pl.DataFrame(

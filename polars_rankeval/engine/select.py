@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import polars as pl
@@ -212,7 +213,8 @@ def match_and_rank(
     """
     doc = columns.doc
     look = check or duplicates == "keep_best"
-    if join_keys is None:
+    if join_keys is None:  # the side's own: made once, asked for twice
+        side = cache(side)
         join_keys = lambda: side().keys  # noqa: E731
     if concurrent:
         with ThreadPoolExecutor(max_workers=1) as second:
