@@ -695,3 +695,21 @@ def test_ideal_running_sums_equal_their_window_fallback(monkeypatch):
     want = pr.evaluate(run, qrels, measures)
     monkeypatch.setattr(features, "accumulate_within", lambda *args, **kwargs: None)
     assert_frame_equal(pr.evaluate(run, qrels, measures), want)
+
+
+@pytest.mark.parametrize("n_gains", [3, 5000], ids=["grades", "fractional gains"])
+def test_gain_counts_equal_a_group_by(n_gains):
+    """One count per (query, gain) cell, or the group-by it falls back to past a table
+    much larger than the judgments: the same counts, in the same order."""
+    rng = np.random.default_rng(n_gains)
+    gains = rng.integers(1, n_gains + 1, 20_000) / (1 if n_gains < 10 else 7)
+    positive = pl.DataFrame(
+        {
+            features.FACT: pl.Series(rng.integers(0, 300, 20_000), dtype=pl.UInt32),
+            features.IDEAL_GAIN: gains.astype(np.float64),
+        }
+    )
+    by = [features.FACT, features.IDEAL_GAIN]
+    expected = positive.group_by(by).len().sort(by, descending=[False, True])
+    assert_frame_equal(features.gain_counts(positive), expected)
+    assert features.gain_counts(positive.clear()).height == 0
