@@ -220,6 +220,20 @@ def running_total(values: np.ndarray) -> np.ndarray | None:
     return np.concatenate([[0.0], np.cumsum(values)])
 
 
+def too_large(cells: int, rows: int) -> bool:
+    """Whether a dense table of ``cells`` cells, made to hold ``rows`` values (a row per
+    group, a column per place or value), is too large for them: past 4 cells a value
+    and 65,536 more. :func:`accumulate_within` and :func:`gain_counts` then take
+    another way.
+
+    Examples
+    --------
+    >>> too_large(10 * 1000, 9000), too_large(10_000 * 1000, 9000)
+    (False, True)
+    """
+    return cells > 4 * rows + (1 << 16)
+
+
 def accumulate_within(
     values: np.ndarray,
     ranking: np.ndarray,
@@ -251,7 +265,7 @@ def accumulate_within(
     width = int(counts.max()) if len(counts) else 0
     if depth is not None:
         width = min(width, depth)
-    if len(counts) * width > 4 * len(values) + (1 << 16):
+    if too_large(len(counts) * width, len(values)):
         return None
     if width == 0:
         return np.full(len(values), np.nan)
@@ -305,7 +319,7 @@ def gain_counts(positive: pl.DataFrame) -> pl.DataFrame:
     """
     gains = positive[IDEAL_GAIN].unique().sort(descending=True)
     n_facts = int(positive[FACT].to_numpy().max()) + 1 if positive.height else 0
-    if n_facts * len(gains) > 4 * positive.height + (1 << 16):
+    if too_large(n_facts * len(gains), positive.height):
         by = [FACT, IDEAL_GAIN]
         return positive.group_by(by).len().sort(by, descending=[False, True])
     values = gains.to_numpy()
