@@ -235,7 +235,7 @@ def check_duplicates(
 
 
 def _raise_first(
-    frame: pl.DataFrame | pl.LazyFrame,
+    frame: pl.DataFrame,
     problems: Sequence[tuple[pl.Expr, str]],
     table: str,
     *,
@@ -244,21 +244,17 @@ def _raise_first(
     """One pass counts every problem; only on failure find the first offending row.
 
     ``offset`` is the frame's first row number in the whole input (for batches).
-    A DataFrame is counted eagerly, on Polars' in-memory engine: a lazy run's
-    batches are checked as they are read, inside the query that reads them, and a
-    nested collect there waited for the reader's threads (25 ms a batch of 524k
-    rows, against 0.7 ms alone; 5% of a 10M-row scan).
+    The frame is counted eagerly, on Polars' in-memory engine: a lazy run's batches
+    are checked as they are read, inside the query that reads them, and a nested
+    lazy collect there waited for the reader's threads (25 ms a batch of 524k rows,
+    against 0.7 ms alone; 5% of a 10M-row scan).
     """
     if not problems:
         return
-    counts = [cond.sum().alias(str(i)) for i, (cond, _) in enumerate(problems)]
-    if isinstance(frame, pl.DataFrame):
-        found = frame.select(counts).row(0)
-    else:
-        found = frame.select(counts).collect().row(0)
-    for (condition, problem), count in zip(problems, found, strict=True):
+    counts = frame.select(cond.sum().alias(str(i)) for i, (cond, _) in enumerate(problems))
+    for (condition, problem), count in zip(problems, counts.row(0), strict=True):
         if count:
-            at = fresh_name("__row", frame.collect_schema().names())
+            at = fresh_name("__row", frame.columns)
             hit = frame.lazy().with_row_index(at).filter(condition).head(1).collect()
             row = hit.row(0, named=True)
             index = row.pop(at) + offset
@@ -267,7 +263,7 @@ def _raise_first(
 
 
 def check_run_values(
-    run: pl.DataFrame | pl.LazyFrame,
+    run: pl.DataFrame,
     *,
     ids: Sequence[str],
     score: str | None,
@@ -278,7 +274,7 @@ def check_run_values(
     problems = [(pl.col(name).is_null(), f"has a null {name!r}") for name in ids]
     if score is not None:
         problems.append((pl.col(score).is_null(), f"has a null score {score!r}"))
-        if run.collect_schema()[score].is_float():
+        if run.schema[score].is_float():
             problems.append(
                 (
                     pl.col(score).is_nan(),
@@ -291,7 +287,7 @@ def check_run_values(
 
 
 def check_qrels_values(
-    qrels: pl.DataFrame | pl.LazyFrame,
+    qrels: pl.DataFrame,
     *,
     ids: Sequence[str],
     relevance: str,
@@ -306,7 +302,7 @@ def check_qrels_values(
     """
     problems = [(pl.col(name).is_null(), f"has a null {name!r}") for name in ids]
     problems.append((pl.col(relevance).is_null(), f"has a null grade {relevance!r}"))
-    dtype = qrels.collect_schema()[relevance]
+    dtype = qrels.schema[relevance]
     grade = pl.col(relevance)
     if dtype.is_float():
         bad = grade.is_nan() | grade.is_infinite()

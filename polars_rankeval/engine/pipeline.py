@@ -49,7 +49,7 @@ class Piece:
     qrels_rows: int
 
 
-def check_run_rows(run: pl.DataFrame | pl.LazyFrame, options: Options, offset: int = 0) -> None:
+def check_run_rows(run: pl.DataFrame, options: Options, offset: int = 0) -> None:
     """Null ids, NaN or null scores, null ranks: raise naming the first bad row
     (``offset``: the frame's first row number in the whole input)."""
     check_run_values(
@@ -62,7 +62,7 @@ def check_run_rows(run: pl.DataFrame | pl.LazyFrame, options: Options, offset: i
 
 
 def check_qrels_rows(
-    qrels: pl.DataFrame | pl.LazyFrame,
+    qrels: pl.DataFrame,
     options: Options,
     offset: int = 0,
     *,
@@ -81,8 +81,8 @@ def check_qrels_rows(
 
 
 def check_values(
-    run: pl.DataFrame | pl.LazyFrame,
-    qrels: pl.DataFrame | pl.LazyFrame,
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
     options: Options,
     *,
     fractional: bool = True,
