@@ -573,7 +573,9 @@ def test_gather_sorted_equals_gather(sizes, picks):
     if column.len() == 0:
         return
     rows = np.array(sorted({p % column.len() for p in picks}), dtype=np.int64)
-    assert engine_rank.gather_sorted(column, rows).to_list() == column.gather(rows).to_list()
+    want = column.gather(rows).to_list()
+    for few in (0, 1, 500):  # chunk by chunk, either, from the whole column
+        assert engine_rank.gather_sorted(column, rows, few=few).to_list() == want
 
 
 @settings(max_examples=200, deadline=None)
@@ -593,6 +595,52 @@ def test_score_bits_never_swap_two_scores(values, bits):
     # all 64 bits: distinct scores, distinct keys (-0.0 is 0.0)
     same = full[:, None] == full[None, :]
     assert np.array_equal(same, x[:, None] == x[None, :])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    scores=st.lists(st.integers(0, 3), min_size=2, max_size=40),
+    queries=st.integers(1, 3),
+    picks=st.lists(st.integers(0, 2), min_size=40, max_size=40),
+    depth=st.one_of(st.none(), st.integers(1, 12)),
+)
+def test_ranks_beside_place_the_counted_rows_as_their_ranks(scores, queries, picks, depth):
+    """Against the rows ranked exactly, and at the depth cut, a counted row's rank from
+    its sorted position says what its exact rank says, ties included."""
+    n = len(scores)
+    run = pl.DataFrame(
+        {
+            "query": [f"q{i % queries}" for i in range(n)],
+            "doc": [f"d{(7 * i) % n}" for i in range(n)],
+            "score": [float(s) for s in scores],
+        }
+    )
+    qrels_schema = pl.Schema({"query": pl.String, "doc": pl.String, "relevance": pl.Int64})
+    options = run_options(run.schema, qrels_schema, order="score")
+    groups = engine_rank.Groups.of(run, ["query"])
+    order = select.rank_order_of(run, options, groups, "score", False)
+    exact = order.ranks(np.arange(n))
+    role = np.array(picks[:n])  # 0: ranked, 1: counted, 2: neither
+    ranked, counted = np.flatnonzero(role == 0), np.flatnonzero(role == 1)
+    ranks, spans = order.ranked(ranked)
+    assert np.array_equal(ranks, exact[ranked])
+    beside = order.ranks_beside(counted, spans, depth)
+    same = groups.ids[counted][:, None] == groups.ids[ranked][None, :]
+    above = beside[:, None] < ranks[None, :]
+    assert np.array_equal(above & same, (exact[counted][:, None] < ranks[None, :]) & same)
+    if depth is not None:
+        assert np.array_equal(beside <= depth, exact[counted] <= depth)
+
+
+@pytest.mark.parametrize("depth", [None, 3, 7])
+@pytest.mark.parametrize("rel_level", [1, 2])
+def test_counted_rows_score_as_the_reference_at_a_depth(depth, rel_level):
+    """Bpref and infAP alone count the judged rows under the grades they rank; many ties."""
+    run, qrels = random_corpus(5, n_queries=30, systems=2)
+    kw = {} if depth is None else {"depth": depth}
+    measures = ["Bpref", "infAP", "NumNonRelJudgedRet"]
+    want = reference_values(run, qrels, measures, rel_level, **kw)
+    assert_same(engine_values(run, qrels, measures, rel_level=rel_level, **kw), want)
 
 
 @pytest.mark.filterwarnings("ignore::polars_rankeval.UnscoredQueriesWarning")
