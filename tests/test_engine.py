@@ -29,7 +29,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
 from polars_rankeval.conventions import get_conventions
-from polars_rankeval.engine import features, pipeline, select
+from polars_rankeval.engine import features, join, pipeline, select
 from polars_rankeval.engine import rank as engine_rank
 from polars_rankeval.engine.shape import (
     FACT,
@@ -484,12 +484,34 @@ def test_a_hash_collision_cannot_match_different_documents():
     same_hash = pl.Series([7, 7, 7], dtype=pl.UInt64)
     options = run_options(run.schema, qrels.schema, order="presorted")
     side = select.qrels_side(qrels, options, check=True)
-    keys = dataclasses.replace(side.keys, hashes=same_hash)
     assert side.facts["query"].to_list() == ["q", "r"]  # query ids 0 and 1
-    rows, judgments = select._doc_pairs(run["doc"], same_hash, keys)
-    same = select._same_query(rows, judgments, np.array([0, 0, 1]), side)  # run rows' queries
-    rows, judgments = rows[same], judgments[same]
-    assert sorted(zip(rows.tolist(), judgments.tolist(), strict=True)) == [(1, 0), (2, 1)]
+    order = join.HashOrder.of(same_hash)
+    keys = dataclasses.replace(
+        side.keys, hashes=same_hash, order=order, by_hash=order.frame(join.JUDGMENT)
+    )
+    assert not order.distinct(same_hash.to_numpy())
+    merged = order.frame(join.ROW).join(keys.by_hash, on=join.KEY)
+    for found, was_merged in ((join._hash_join(same_hash, keys), False), (merged, True)):
+        rows, judgments = join._exact(run["doc"], found, keys, merged=was_merged)
+        same = select._same_query(rows, judgments, np.array([0, 0, 1]), side)  # their queries
+        rows, judgments = rows[same], judgments[same]
+        assert sorted(zip(rows.tolist(), judgments.tolist(), strict=True)) == [(1, 0), (2, 1)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    tops=st.lists(st.integers(0, 3), min_size=1, max_size=30),
+    lows=st.lists(st.integers(0, 2), min_size=30, max_size=30),
+)
+def test_hash_order_finds_equal_hashes(tops, lows):
+    """Rows share their top bits often here, in groups of three and more."""
+    hashes = np.array([(t << 32) + lo for t, lo in zip(tops, lows, strict=False)], np.uint64)
+    order = join.HashOrder.of(pl.Series(hashes))
+    rows = (order.packed & np.uint64(2**32 - 1)).astype(np.intp)
+    assert sorted(rows.tolist()) == list(range(len(hashes)))
+    assert order.top.tolist() == sorted((hashes >> np.uint64(32)) << np.uint64(32))
+    assert np.array_equal(order.top >> np.uint64(32), hashes[rows] >> np.uint64(32))
+    assert order.distinct(hashes) == (len(set(hashes.tolist())) == len(hashes))
 
 
 @pytest.mark.parametrize("concurrent", [True, False])
@@ -611,7 +633,7 @@ def test_ranks_beside_place_the_counted_rows_as_their_ranks(scores, queries, pic
     run = pl.DataFrame(
         {
             "query": [f"q{i % queries}" for i in range(n)],
-            "doc": [f"d{(7 * i) % n}" for i in range(n)],
+            "doc": [f"d{(37 * i) % 41}" for i in range(n)],  # distinct, not in row order
             "score": [float(s) for s in scores],
         }
     )

@@ -2,6 +2,7 @@
 
 * :mod:`~polars_rankeval.engine.shape`: the one intermediate shape every input becomes;
 * :mod:`~polars_rankeval.engine.rank`: trec_eval's order from one sort of packed integers;
+* :mod:`~polars_rankeval.engine.join`: the run rows paired with their qrels rows, exactly;
 * :mod:`~polars_rankeval.engine.select`: run + qrels (or a pre-judged table) -> that shape;
 * :mod:`~polars_rankeval.engine.features`: the columns measure formulas read, and how
   they are aggregated;

@@ -19,13 +19,12 @@ import polars as pl
 from polars_rankeval._typing import Empty
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.features import Features, QueryFacts
+from polars_rankeval.engine.join import QrelsKeys, qrels_keys
 from polars_rankeval.engine.select import (
     EVERY_ROW,
-    QrelsKeys,
     QrelsSide,
     Reads,
     judged_from_run,
-    qrels_keys,
     qrels_side,
 )
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
@@ -302,7 +301,7 @@ def score_piece(
     :meth:`~polars_rankeval.engine.features.Features.query_facts`) needs no run,
     and is computed on a second thread while the run is ranked: Polars and numpy
     release the GIL, and ranking leaves a core idle part of the time. The hashes
-    the join needs come first (:func:`~polars_rankeval.engine.select.qrels_keys`),
+    the join needs come first (:func:`~polars_rankeval.engine.join.qrels_keys`),
     so the run is joined while the rest is computed: with twice as many qrels rows
     as run rows, the join waited for all of it (1M run rows, 100 a query). Errors are
     raised in the same order as one after the other (the run's duplicates first).
@@ -333,7 +332,9 @@ def score_piece(
             query_facts = features.query_facts(shape.judgments)
     else:
         with ThreadPoolExecutor(max_workers=1) as qrels_thread:
-            joined = qrels_thread.submit(qrels_keys, qrels, options, reads)
+            joined = qrels_thread.submit(
+                qrels_keys, qrels, options, reads.matched, check=check_duplicates
+            )
             side = qrels_thread.submit(qrels_side, qrels, options, check=check_duplicates,
                                        reads=reads, keys=joined.result)  # fmt: skip
             facts = None

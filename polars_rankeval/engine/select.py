@@ -1,10 +1,10 @@
 """Select: an in-memory run and qrels (or a pre-judged table) -> the judged shape.
 
 For a run, the retrieved documents that have a qrels row are found by one
-hash join on (query, doc), each match checked on the ids themselves (so a
-hash collision can never match two different documents); only those rows are
-ranked (:mod:`polars_rankeval.engine.rank`). The same hashes prove the run's
-(ranking, doc) pairs distinct, the duplicate check.
+join on (query, doc) hashes, each match checked on the ids themselves
+(:mod:`polars_rankeval.engine.join`); only those rows are ranked
+(:mod:`polars_rankeval.engine.rank`), and those a measure reads only as counts
+are placed without a rank of their own (:class:`Reads`).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ import polars as pl
 
 from polars_rankeval import validation
 from polars_rankeval._typing import Missing, Order
+from polars_rankeval.engine.join import JUDGMENT, ROW, QrelsKeys, pairs, qrels_keys
 from polars_rankeval.engine.rank import (
     Groups,
     RankOrder,
     TieBreak,
     gather_rows,
-    gather_sorted,
     order_values,
     rank_order,
 )
@@ -50,11 +50,7 @@ from polars_rankeval.engine.shape import (
     Judged,
 )
 from polars_rankeval.options import Options
-from polars_rankeval.validation import fresh_name, key_hash
-
-_ROW = "__rk_row"
-JUDGMENT = "__rk_judgment"
-"""The qrels row of a judgment (UInt32), in the judgments of :class:`QrelsSide`."""
+from polars_rankeval.validation import fresh_name
 
 
 @dataclass(frozen=True)
@@ -90,22 +86,6 @@ class Reads:
 
 EVERY_ROW = Reads()
 """Every judged row kept, none counted."""
-
-
-@dataclass(frozen=True)
-class QrelsKeys:
-    """What the run is joined with: the qrels' (query, doc) hashes and doc ids, and which
-    rows are wanted (:func:`qrels_keys`)."""
-
-    hashes: pl.Series
-    """The :func:`~polars_rankeval.validation.key_hash` of each qrels row's (query, doc)."""
-    wanted: pl.Series | None
-    """The qrels rows the run is matched against (``reads.matched`` or more; None: every
-    row)."""
-    docs: pl.Series
-    """The doc id of every qrels row, in one chunk: the matched pairs gather them in any
-    order, which from a column of many chunks (one per Parquet row group) took 24 ms
-    for 668k pairs, against 8 ms to copy the column and 6 ms to gather."""
 
 
 @dataclass(frozen=True)
@@ -146,16 +126,6 @@ class Matched:
     """``FACT`` of each ranking: its query's id in the qrels, null when it has none."""
 
 
-def qrels_keys(qrels: pl.DataFrame, columns: Options, reads: Reads = EVERY_ROW) -> QrelsKeys:
-    """The qrels' part of the join (:class:`QrelsKeys`), for the grades ``reads.matched``
-    and up."""
-    hashes = qrels.select(key_hash([columns.query, columns.doc])).to_series().rechunk()
-    wanted = None
-    if reads.matched != -math.inf:
-        wanted = qrels[columns.relevance] >= reads.matched
-    return QrelsKeys(hashes, wanted, qrels[columns.doc].rechunk())
-
-
 def qrels_side(
     qrels: pl.DataFrame,
     columns: Options,
@@ -173,11 +143,9 @@ def qrels_side(
     counted per query with ``reads.counted``. ``keys`` gives the
     :func:`qrels_keys` when the caller made them first (for the join to start on).
     """
-    joined = keys() if keys is not None else qrels_keys(qrels, columns, reads)
-    if check:
-        validation.check_duplicates(
-            qrels.lazy(), [columns.query, columns.doc], "qrels", hashes=joined.hashes
-        )
+    joined = keys() if keys is not None else qrels_keys(qrels, columns, reads.matched, check=check)
+    if check and not joined.distinct():  # equal hashes: the exact check names the rows
+        validation.check_duplicates(qrels.lazy(), [columns.query, columns.doc], "qrels")
     facts, judgments = _facts(qrels, columns)
     query_ids = judgments[FACT].to_numpy().astype(np.int64)
     left = None
@@ -207,11 +175,12 @@ def match_and_rank(
     Two threads (one without ``concurrent``): this one groups the rows into
     rankings and sorts them; the second hashes (query, doc), checks (with
     ``check``) that no (ranking, doc) appears twice, then asks ``join_keys`` for
-    the :func:`qrels_keys` (those of ``side`` when not given) and joins the
-    hashes; the rest of the :func:`qrels_side` (which the caller may be computing
-    meanwhile) is asked for after the join. A run that may hold duplicates is
-    checked exactly, and joined, once it is ranked: an error names the run's
-    duplicates before anything of the qrels.
+    the :func:`~polars_rankeval.engine.join.qrels_keys` (those of ``side`` when not
+    given) and joins (:func:`~polars_rankeval.engine.join.pairs`); the rest of the
+    :func:`qrels_side` (which the caller may be computing meanwhile) is asked for
+    after the join. A run that may hold duplicates is checked exactly, and joined,
+    once it is ranked: an error names the run's duplicates before anything of the
+    qrels.
     """
     doc = columns.doc
     look = check or duplicates == "keep_best"
@@ -220,12 +189,12 @@ def match_and_rank(
         join_keys = lambda: side().keys  # noqa: E731
     if concurrent:
         with ThreadPoolExecutor(max_workers=1) as second:
-            paired = second.submit(_pairs, run, columns, join_keys, look)
+            paired = second.submit(pairs, run, columns, join_keys, look)
             groups = Groups.of(run, columns.keys)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
             found = paired.result()
     else:
-        found = _pairs(run, columns, join_keys, look)
+        found = pairs(run, columns, join_keys, look)
         groups = Groups.of(run, columns.keys)
         ranked = rank_order_of(run, columns, groups, order, single_precision)
     if found is None:  # equal (keys, doc) hashes: a duplicate, or a collision
@@ -235,7 +204,7 @@ def match_and_rank(
             run = _keep_best(run, columns, order)
             groups = Groups.of(run, columns.keys)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
-        found = _pairs(run, columns, join_keys, False)
+        found = pairs(run, columns, join_keys, False)
     assert found is not None
     rows, judgments = found
     judged = side()
@@ -512,49 +481,6 @@ def _sorted_rows(
     return rows if left is None else rows.hstack([count.gather(order) for count in left.above])
 
 
-def _pairs(
-    run: pl.DataFrame,
-    columns: Options,
-    join_keys: Callable[[], QrelsKeys],
-    check: bool,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """The (run row, qrels row) pairs of equal (query, doc) hash and equal doc id
-    (:func:`_doc_pairs`); None when, with ``check``, a (ranking, doc) may appear
-    twice in the run (then the qrels' keys are not asked for)."""
-    ids = [columns.query, columns.doc]
-    hashes, duplicated = _hashes(run, ids, columns.keys, check)
-    if duplicated:
-        return None
-    return _doc_pairs(run[columns.doc], hashes, join_keys())
-
-
-def _doc_pairs(
-    run_doc: pl.Series, run_hash: pl.Series, side: QrelsKeys
-) -> tuple[np.ndarray, np.ndarray]:
-    """(run row, qrels row) of every run row whose (query, doc) hash is that of one of the
-    side's wanted qrels rows, and whose doc id is that row's; run rows increasing.
-
-    A join on the hashes; the doc ids are then compared, and the queries by
-    :func:`_same_query`, so that a hash collision cannot match two different
-    documents.
-    """
-    left = run_hash.alias("h").to_frame().with_row_index(_ROW).lazy()
-    indexed = side.hashes.alias("h").to_frame().with_row_index(JUDGMENT)
-    right = indexed if side.wanted is None else indexed.filter(side.wanted)
-    pairs = left.join(right.lazy(), on="h").collect()  # the lazy join is the faster one
-    # in run row order: one sort of the pairs packed into integers (row numbers < 2^32).
-    # The join gives them as a hundred or so stretches in run row order (one a part of
-    # its work), which a merge sort joins: 10 ms for 1.36M pairs, against 37 ms for
-    # Polars' sort and 24 ms for numpy's quicksort.
-    packed = pairs[_ROW].to_numpy().astype(np.uint64) << np.uint64(32)
-    packed |= pairs[JUDGMENT].to_numpy().astype(np.uint64)
-    packed = np.sort(packed, kind="stable")
-    rows = (packed >> np.uint64(32)).astype(np.int64)
-    judgments = (packed & np.uint64(0xFFFF_FFFF)).astype(np.int64)
-    same = (gather_sorted(run_doc, rows) == side.docs.gather(judgments)).to_numpy()
-    return rows[same], judgments[same]
-
-
 def _same_query(
     rows: np.ndarray, judgments: np.ndarray, row_query: np.ndarray, side: QrelsSide
 ) -> np.ndarray:
@@ -562,24 +488,6 @@ def _same_query(
     ``FACT`` of each run row's query (-1 for a query without qrels), against the
     side's query id of the qrels row."""
     return row_query[rows] == side.query_ids[judgments]
-
-
-def _hashes(
-    run: pl.DataFrame, ids: list[str], keys: Sequence[str], check: bool
-) -> tuple[pl.Series, bool]:
-    """The :func:`~polars_rankeval.validation.key_hash` of each row's ``ids`` (query,
-    doc) and, with ``check``, whether a (ranking, doc) may appear twice.
-
-    The (``keys``, doc) hashes are checked by :func:`~polars_rankeval.validation.distinct`;
-    for a one-system run they are the (query, doc) hashes.
-    Equal hashes (a duplicate, or a collision) return True, for the exact check
-    to decide and name the rows.
-    """
-    hashes = run.select(key_hash(ids)).to_series().rechunk()
-    if not check:
-        return hashes, False
-    pairs = hashes if list(keys) == ids[:1] else run.select(key_hash([*keys, ids[1]])).to_series()
-    return hashes, not validation.distinct(pairs)
 
 
 def _keep_best(run: pl.DataFrame, columns: Options, order: Order) -> pl.DataFrame:
@@ -590,7 +498,7 @@ def _keep_best(run: pl.DataFrame, columns: Options, order: Order) -> pl.DataFram
     ones, the first row. Row order is kept.
     """
     ids = [*columns.keys, columns.doc]
-    row = fresh_name(_ROW, run.columns)
+    row = fresh_name(ROW, run.columns)
     ranked = run.with_row_index(row)
     if order != "presorted" and columns.value is not None:
         ranked = ranked.sort([columns.value, row], descending=[order == "score", False])
