@@ -45,7 +45,7 @@ _LOW = np.uint64(0xFFFF_FFFF)
 @dataclass(frozen=True)
 class HashOrder:
     """Rows in the order of the top 32 bits of their 64-bit hashes: one sort of integers
-    packing those bits over the row number (as fast as a sort of the bare hashes).
+    packing those bits over the row number (about as fast as a sort of the bare hashes).
 
     Rows whose top bits are equal are compared on all 64 (:meth:`distinct`); a pair
     of rows paired on them whose documents differ is dropped by the id check.
@@ -78,7 +78,7 @@ class HashOrder:
         """Whether no two rows have equal ``hashes`` (uint64, by row).
 
         Equal hashes have equal top bits, so only the rows that share their top bits
-        with a neighbour (one in 800 at 10M rows) are compared on the whole hash.
+        with a neighbour (about one in 900 at 9.7M rows) are compared on the whole hash.
         """
         shared = np.flatnonzero(self.top[1:] == self.top[:-1])
         rows = self.packed[np.union1d(shared, shared + 1)] & _LOW
