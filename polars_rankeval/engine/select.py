@@ -24,6 +24,7 @@ from polars_rankeval.engine.join import JUDGMENT, ROW, QrelsKeys, pairs, qrels_k
 from polars_rankeval.engine.rank import (
     Groups,
     RankOrder,
+    Spans,
     TieBreak,
     gather_rows,
     order_values,
@@ -61,8 +62,8 @@ class Reads:
     Counted rows are matched like the others and placed against them (exactly, at less
     cost than a rank: :meth:`~polars_rankeval.engine.rank.RankOrder.ranks_beside`),
     then left out of the shape (:func:`count_left_out`): each row kept says how many of
-    them lie above it, each
-    ranking how many it retrieved and how many of its query's judgments were left out.
+    them lie above it, each ranking how many it retrieved and how many of its query's
+    judgments were left out.
     Bpref and infAP read the judged non-relevant documents only so, so a call with
     them carries the relevant rows and judgments alone through the aggregation.
     The judgments kept are those of grade :attr:`rows` and up either way.
@@ -261,45 +262,27 @@ def judged_from_run(
         concurrent=concurrent,
         join_keys=join_keys,
     )
-    reads, placed, ids = matched.side.reads, matched.order, matched.groups.ids
-    grade_type = grade_column(qrels[columns.relevance])
-    run_rows, grades = matched.run_rows, grade_type.to_numpy()[matched.judgments]
+    reads, placed = matched.side.reads, matched.order
+    run_rows, grades = matched.run_rows, grade_column(qrels[columns.relevance])
+    grades = grades.gather(matched.judgments)
     counted = None
-    if reads.counted:  # the rows under reads.rows: counted, not ranked exactly
-        below = grades < reads.rows
-        counted = run_rows[below], grades[below]
-        run_rows, grades = run_rows[~below], grades[~below]
+    if reads.counted:  # the rows under reads.rows: counted, not ranked one by one
+        below = (grades < reads.rows).fill_null(False).to_numpy()
+        counted = run_rows[below], grades.filter(below).to_numpy()
+        run_rows, grades = run_rows[~below], grades.filter(~below)
     ranks, ties = placed.ranked(run_rows)
-    of = ids[run_rows].astype(np.int64)
+    of = matched.groups.ids[run_rows].astype(np.int64)
     spans = placed.tie_spans(run_rows) if tie_spans else None
     if depth is not None:
         kept = ranks <= depth
-        of, ranks, grades = of[kept], ranks[kept], grades[kept]
+        of, ranks, grades = of[kept], ranks[kept], grades.filter(kept)
         if spans is not None:
             spans = (spans[0][kept], np.minimum(spans[1][kept], depth))
     in_scope = ranking_scope(matched, columns, missing, systems)
     left = None
     if counted is not None:
-        others, other_grades = counted
-        other_ranks = placed.ranks_beside(others, ties, depth)
-        other_of = ids[others].astype(np.int64)
-        if depth is not None:
-            within = other_ranks <= depth
-            other_ranks, other_of, other_grades = (
-                other_ranks[within],
-                other_of[within],
-                other_grades[within],
-            )
-        starts = matched.groups.starts  # a row's key: its place in the sorted rows
-        left = count_left_out(
-            starts[of] + ranks - 1,
-            starts[of],
-            starts[other_of] + other_ranks - 1,
-            other_grades,
-            other_of,
-            in_scope.keys.height,
-        )
-    rows = _sorted_rows(of, ranks, pl.Series(grades, dtype=grade_type.dtype), spans, left)
+        left = _left_out(matched, counted, (of, ranks, ties), depth, in_scope.keys.height)
+    rows = _sorted_rows(of, ranks, grades, spans, left)
     judgment_rows = matched.side.judgments
     counts = matched.groups.counts
     nret = counts if depth is None else np.minimum(counts, depth)
@@ -329,6 +312,34 @@ class LeftOut:
     """Per row kept: ``LEFT_NONREL_ABOVE``, ``LEFT_UNJUDGED_ABOVE``."""
     retrieved: pl.Series
     """Per ranking: ``LEFT_NONREL_RET``."""
+
+
+def _left_out(
+    matched: Matched,
+    counted: tuple[np.ndarray, np.ndarray],
+    ranked: tuple[np.ndarray, np.ndarray, Spans],
+    depth: int | None,
+    n_rankings: int,
+) -> LeftOut:
+    """:func:`count_left_out` for a run: the ``counted`` rows (run rows and grades) placed
+    by :meth:`~polars_rankeval.engine.rank.RankOrder.ranks_beside` against the rows
+    ``ranked`` (their rankings, ranks and tie groups), cut at ``depth``."""
+    rows, grades = counted
+    of, ranks, ties = ranked
+    placed = matched.order.ranks_beside(rows, ties, depth)
+    rankings = matched.groups.ids[rows].astype(np.int64)
+    if depth is not None:
+        within = placed <= depth
+        placed, rankings, grades = placed[within], rankings[within], grades[within]
+    starts = matched.groups.starts  # a row's key: its place in the sorted rows
+    return count_left_out(
+        starts[of] + ranks - 1,
+        starts[of],
+        starts[rankings] + placed - 1,
+        grades,
+        rankings,
+        n_rankings,
+    )
 
 
 def count_left_out(
