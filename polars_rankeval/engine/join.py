@@ -156,19 +156,18 @@ def pairs(
     """
     hashes = run.select(key_hash([columns.query, columns.doc])).to_series().rechunk()
     doc = run[columns.doc]
+    order = None
     if merges(columns, check):
         order = HashOrder.of(hashes)
         if not order.distinct(hashes.to_numpy()):
             return None
-        side = join_keys()
-        if side.by_hash is not None:  # the qrels checked too
-            return _exact(doc, order.frame(ROW).join(side.by_hash, on=KEY), side, merged=True)
-        return _exact(doc, _hash_join(hashes, side), side)
-    if check:
+    elif check:
         by_ranking = run.select(key_hash([*columns.keys, columns.doc])).to_series()
         if not validation.distinct(by_ranking):
             return None
     side = join_keys()
+    if order is not None and side.by_hash is not None:  # the qrels sorted by hash too
+        return _exact(doc, order.frame(ROW).join(side.by_hash, on=KEY), side, merged=True)
     return _exact(doc, _hash_join(hashes, side), side)
 
 

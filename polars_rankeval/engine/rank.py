@@ -262,6 +262,22 @@ class Groups:
         return slices(self.starts, len(self.ids), self.contiguous)
 
 
+def span_positions(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct spans ``[lo, hi)`` (a span repeated, same ``lo``, counted once): each
+    one's size, and all their positions, span after span.
+
+    Examples
+    --------
+    >>> sizes, positions = span_positions(np.array([5, 1, 5]), np.array([7, 3, 7]))
+    >>> sizes.tolist(), positions.tolist()
+    ([2, 2], [1, 2, 5, 6])
+    """
+    starts, first = np.unique(lo, return_index=True)
+    sizes = hi[first] - starts
+    offsets = np.cumsum(sizes) - sizes
+    return sizes, np.repeat(starts - offsets, sizes) + np.arange(sizes.sum())
+
+
 @dataclass(frozen=True)
 class TieBreak:
     """Exact order within a group of rows whose packed keys are equal.
@@ -287,15 +303,13 @@ class TieBreak:
         A row's group spans ``lo:hi`` of the sorted ``packed`` keys (whose low
         bits, ``mask``, are row numbers).
         """
-        starts, first = np.unique(lo, return_index=True)
-        sizes = hi[first] - starts
+        sizes, positions = span_positions(lo, hi)
         offsets = np.cumsum(sizes) - sizes
-        positions = np.repeat(starts - offsets, sizes) + np.arange(sizes.sum())
         members = (packed[positions] & mask).astype(np.int64)
         by_member = np.argsort(members)
         tied = pl.DataFrame(
             {
-                "group": np.repeat(np.arange(len(starts)), sizes)[by_member],
+                "group": np.repeat(np.arange(len(sizes)), sizes)[by_member],
                 "row": members[by_member],
                 "value": self.values[members[by_member]],
             }
@@ -378,10 +392,8 @@ class RankOrder:
             lo, hi = np.concatenate([lo, cut_lo]), np.concatenate([hi, cut_hi])
         if not len(lo):
             return ranks
-        lo, first = np.unique(lo, return_index=True)
-        sizes = hi[first] - lo
         inside = np.zeros(len(self.packed), bool)  # the sorted positions in a span
-        inside[np.repeat(lo - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())] = True
+        inside[span_positions(lo, hi)[1]] = True
         exact = np.flatnonzero(inside[pos])
         if len(exact):
             ranks[exact] = self.ranks(rows[exact])
