@@ -192,18 +192,8 @@ def _all_distinct_by_hash(frame: pl.LazyFrame, keys: Sequence[str]) -> bool:
     return bool(frame.select(key_hash(keys).n_unique() == pl.len()).collect().item())
 
 
-def check_duplicates(
-    frame: pl.LazyFrame,
-    keys: Sequence[str],
-    table: str,
-    *,
-    keep_best: str = "error",
-    hashes: pl.Series | None = None,
-) -> None:
-    """Raise if ``keys`` are not unique in ``frame`` (unless ``keep_best``).
-
-    ``hashes``, the rows' :func:`key_hash` of ``keys`` in any key order, saves
-    hashing again when the caller has them.
+def check_duplicates(frame: pl.LazyFrame, keys: Sequence[str], table: str) -> None:
+    """Raise if ``keys`` are not unique in ``frame``, naming the first duplicated keys.
 
     Examples
     --------
@@ -213,11 +203,7 @@ def check_duplicates(
     ...
     ValueError: run has duplicate rows for (query='q', doc='a') (2 rows). trec_eval ...
     """
-    if keep_best == "keep_best":
-        return
-    if hashes is not None and distinct(hashes):
-        return
-    if hashes is None and _all_distinct_by_hash(frame, keys):
+    if _all_distinct_by_hash(frame, keys):
         return
     count = fresh_name("__n", keys)
     counts = frame.group_by(keys).agg(pl.len().alias(count))
