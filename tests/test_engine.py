@@ -486,9 +486,7 @@ def test_a_hash_collision_cannot_match_different_documents():
     side = select.qrels_side(qrels, options, check=True)
     assert side.facts["query"].to_list() == ["q", "r"]  # query ids 0 and 1
     order = join.HashOrder.of(same_hash)
-    keys = dataclasses.replace(
-        side.keys, hashes=same_hash, order=order, by_hash=order.frame(join.JUDGMENT)
-    )
+    keys = dataclasses.replace(side.keys, hashes=same_hash, by_hash=order.frame(join.JUDGMENT))
     assert not order.distinct(same_hash.to_numpy())
     merged = order.frame(join.ROW).join(keys.by_hash, on=join.KEY)
     for found, was_merged in ((join._hash_join(same_hash, keys), False), (merged, True)):

@@ -98,7 +98,7 @@ class HashOrder:
 @dataclass(frozen=True)
 class QrelsKeys:
     """What the run is joined with: the qrels' (query, doc) hashes and doc ids, which rows
-    are wanted, and for a merge their :class:`HashOrder` (:func:`qrels_keys`)."""
+    are wanted, and for a merge the wanted rows in hash order (:func:`qrels_keys`)."""
 
     hashes: pl.Series
     """The :func:`~polars_rankeval.validation.key_hash` of each qrels row's (query, doc)."""
@@ -109,16 +109,17 @@ class QrelsKeys:
     """The doc id of every qrels row, in one chunk: the matched pairs gather them in any
     order, which from a column of many chunks (one per Parquet row group) took 24 ms
     for 668k pairs, against 8 ms to copy the column and 6 ms to gather."""
-    order: HashOrder | None = None
-    """The rows in hash order (for a merge, which its duplicate check sorts them for)."""
     by_hash: pl.DataFrame | None = None
-    """``KEY, JUDGMENT`` of the wanted rows in hash order, with :attr:`order`."""
+    """``KEY, JUDGMENT`` of the wanted rows in hash order, for a merge."""
+    proven_distinct: bool | None = None
+    """Whether no two rows have the same hash, when the :class:`HashOrder` made for the
+    merge told (the order itself is not kept: only the merge and this check read it)."""
 
     def distinct(self) -> bool:
         """Whether no two qrels rows have the same (query, doc) hash."""
-        if self.order is None:
+        if self.proven_distinct is None:
             return validation.distinct(self.hashes)
-        return self.order.distinct(self.hashes.to_numpy())
+        return self.proven_distinct
 
 
 def qrels_keys(qrels: pl.DataFrame, columns: Options, lowest: float, *, check: bool) -> QrelsKeys:
@@ -134,7 +135,8 @@ def qrels_keys(qrels: pl.DataFrame, columns: Options, lowest: float, *, check: b
         return QrelsKeys(hashes, wanted, docs)
     order = HashOrder.of(hashes)
     keep = None if wanted is None else wanted.to_numpy()
-    return QrelsKeys(hashes, wanted, docs, order, order.frame(JUDGMENT, keep))
+    proven = order.distinct(hashes.to_numpy())
+    return QrelsKeys(hashes, wanted, docs, order.frame(JUDGMENT, keep), proven)
 
 
 def merges(columns: Options, check: bool) -> bool:
