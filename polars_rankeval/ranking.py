@@ -18,7 +18,9 @@ precondition the metric expressions rely on (for cumulative sums).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from functools import partial
 from typing import overload
 
 import numpy as np
@@ -34,6 +36,7 @@ from polars_rankeval._typing import (
     Order,
 )
 from polars_rankeval.conventions import Conventions
+from polars_rankeval.engine.join import qrels_keys
 from polars_rankeval.engine.pipeline import align_ids, check_values
 from polars_rankeval.engine.rank import Groups, gather_rows
 from polars_rankeval.engine.select import (
@@ -344,11 +347,11 @@ def judged_table(
         qrels.select(options.qrels_columns),
         [options.query, options.doc],
     )
-    side = qrels_side(qrels, options, check=check_duplicates)
     matched = match_and_rank(
         run,
         options,
-        lambda: side,
+        partial(qrels_side, qrels, options),
+        partial(qrels_keys, qrels, options, -math.inf, check=check_duplicates),
         order=options.order,
         duplicates=options.duplicates,
         check=check_duplicates,
@@ -372,7 +375,7 @@ def judged_table(
         {RANKING: retrieved[RANKING], JUDGMENT: pl.Series(grade_row[kept], dtype=pl.Int64)}
     ).filter(pl.col(JUDGMENT) >= 0)
     decided = ranking_scope(matched, options, options.missing, None)
-    judgments = side.judgments
+    judgments = matched.side.judgments
     wanted = decided.flags.filter(pl.col(HAS_RUN) | pl.col(SCORED)).select(RANKING, FACT)
     unretrieved = (
         wanted.join(judgments.select(FACT, JUDGMENT), on=FACT)

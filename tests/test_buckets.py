@@ -365,6 +365,35 @@ def test_every_path_of_a_lazy_run_gives_the_in_memory_values(
     assert_frame_equal(got, in_memory(run, qrels, missing=missing))
 
 
+@pytest.mark.parametrize("limit", [20_000, 100_000, None], ids=["tiny", "between", "default"])
+@pytest.mark.parametrize("run_order", ["sorted", "shuffled"])
+@pytest.mark.parametrize("qrels_kind", ["frame", "lazy"])
+def test_every_path_of_a_lazy_run_refuses_duplicate_qrels_rows_of_any_query(
+    sorted_corpus, monkeypatch, tmp_path, qrels_kind, run_order, limit
+):
+    """As the DataFrame path does, even for a query the run lacks, whose qrels no piece
+    takes (its bucket has no run rows; a piece takes only its queries' rows)."""
+    run, qrels, path = sorted_corpus
+    if run_order == "shuffled":
+        path = tmp_path / "shuffled.parquet"
+        run.sample(fraction=1.0, shuffle=True, seed=8).write_parquet(path, row_group_size=400)
+    bucket = buckets.query_bucket("query", buckets.BUCKETS)
+    taken = set(run.select(bucket)["query"].to_list())
+    names = pl.DataFrame({"query": [f"zz{i}" for i in range(200)]})
+    names = names.filter(~names.select(bucket)["query"].is_in(list(taken)))
+    lacking = names["query"][0]  # a query whose bucket holds no run rows
+    twice = pl.DataFrame({"query": [lacking] * 2, "doc": ["d1", "d1"], "relevance": [1, 0]})
+    qrels = pl.concat([qrels, twice.cast(qrels.schema)])  # type: ignore[arg-type]
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
+    refused = rf"qrels has duplicate rows for \(query='{lacking}', doc='d1'\)"
+    with pytest.raises(ValueError, match=refused):
+        in_memory(run, qrels)
+    given = qrels if qrels_kind == "frame" else qrels.lazy()
+    kw = {} if limit is None else {"memory_limit": buckets.PIECE_SHARE * limit}
+    with pytest.raises(ValueError, match=refused):
+        spilled(path, given, **kw)
+
+
 def test_rows_of_queries_are_the_filtered_rows_in_order(monkeypatch):
     """Slices of the stretches and the filter give the same rows, in the frame's order,
     whatever the order of the frame's query ids."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from functools import partial
 
 import numpy as np
 import polars as pl
@@ -295,13 +294,9 @@ def test_measures_of_relevant_documents_select_fewer_rows():
     run, qrels = random_corpus(12, n_queries=10)
     options = run_options(run.schema, qrels.schema)
     every, graded = (
-        select.judged_from_run(
-            run, qrels, options,
-            partial(select.qrels_side, qrels, options, check=True, reads=select.Reads(grade)),
-            order="score", depth=None, missing="drop", duplicates="error", check=True,
-        )
+        pipeline.judged_piece(run, qrels, options, reads=select.Reads(grade))
         for grade in (-math.inf, 2)
-    )  # fmt: skip
+    )
     assert every.rows[GRADE].min() < 2 <= graded.rows[GRADE].min()
     assert graded.rows.height == every.rows.filter(pl.col(GRADE) >= 2).height
     assert graded.judgments[GRADE].min() >= 2
@@ -337,9 +332,7 @@ def test_rows_under_the_lowest_grade_read_are_counted():
     options = run_options(run.schema, qrels.schema)
 
     def shape(reads):
-        side = partial(select.qrels_side, qrels, options, check=True, reads=reads)
-        return select.judged_from_run(run, qrels, options, side, order="score", depth=None,
-                                      missing="drop", duplicates="error", check=True)  # fmt: skip
+        return pipeline.judged_piece(run, qrels, options, reads=reads)
 
     every, counted = shape(select.EVERY_ROW), shape(select.Reads(2, counted=True))
     assert counted.rows.select(RANKING, RANK, GRADE).equals(every.rows.filter(pl.col(GRADE) >= 2))
@@ -483,10 +476,11 @@ def test_a_hash_collision_cannot_match_different_documents():
     qrels = pl.DataFrame({"query": ["q", "r", "r"], "doc": ["b", "a", "c"], "relevance": [1] * 3})
     same_hash = pl.Series([7, 7, 7], dtype=pl.UInt64)
     options = run_options(run.schema, qrels.schema, order="presorted")
-    side = select.qrels_side(qrels, options, check=True)
+    side = select.qrels_side(qrels, options)
     assert side.facts["query"].to_list() == ["q", "r"]  # query ids 0 and 1
     order = join.HashOrder.of(same_hash)
-    keys = dataclasses.replace(side.keys, hashes=same_hash, by_hash=order.frame(join.JUDGMENT))
+    keys = join.qrels_keys(qrels, options, -math.inf, check=True)
+    keys = dataclasses.replace(keys, hashes=same_hash, by_hash=order.frame(join.JUDGMENT))
     assert not order.distinct(same_hash.to_numpy())
     merged = order.frame(join.ROW).join(keys.by_hash, on=join.KEY)
     for found, was_merged in ((join._hash_join(same_hash, keys), False), (merged, True)):
@@ -513,22 +507,40 @@ def test_hash_order_finds_equal_hashes(tops, lows):
 
 
 @pytest.mark.parametrize("concurrent", [True, False])
-def test_the_qrels_side_is_made_once(concurrent):
-    """The join asks for the side's keys and the rest for the side itself: one side."""
+def test_the_qrels_parts_are_made_once(concurrent):
+    """The join asks for the qrels' keys, the rest for the qrels side: each made once."""
     run = pl.DataFrame({"query": ["q", "q", "r"], "doc": ["a", "b", "a"], "score": [2.0, 1, 1]})
     qrels = pl.DataFrame({"query": ["q", "r"], "doc": ["b", "a"], "relevance": [1, 1]})
     options = run_options(run.schema, qrels.schema)
     made = []
 
     def side() -> select.QrelsSide:
-        made.append(1)
-        return select.qrels_side(qrels, options, check=True)
+        made.append("side")
+        return select.qrels_side(qrels, options)
+
+    def keys() -> join.QrelsKeys:
+        made.append("keys")
+        return join.qrels_keys(qrels, options, -math.inf, check=True)
 
     matched = select.match_and_rank(
-        run, options, side, order="score", duplicates="error", check=True, concurrent=concurrent
-    )
+        run, options, side, keys, order="score", duplicates="error", check=True,
+        concurrent=concurrent,
+    )  # fmt: skip
     assert matched.run_rows.tolist() == [1, 2]
-    assert len(made) == 1
+    assert sorted(made) == ["keys", "side"]
+
+
+@pytest.mark.parametrize("systems", [1, 2], ids=["merge", "hash join"])
+def test_the_run_duplicates_are_named_before_the_qrels(systems):
+    run = pl.DataFrame({"query": ["q"] * 3, "doc": ["a", "a", "b"], "score": [3.0, 2, 1]})
+    if systems == 2:
+        run = run.with_columns(system=pl.Series(["s", "s", "t"]))
+    qrels = pl.DataFrame({"query": ["q", "q"], "doc": ["b", "b"], "relevance": [1, 0]})
+    with pytest.raises(ValueError, match="run") as raised:
+        pr.evaluate(run, qrels, ["P@1"])
+    assert "qrels" not in str(raised.value)
+    with pytest.raises(ValueError, match="qrels"):
+        pr.evaluate(run.unique(["query", "doc"], keep="first", maintain_order=True), qrels, ["P@1"])
 
 
 @pytest.mark.parametrize("order", [[0, 1, 2, 3], [0, 2, 1, 3]], ids=["contiguous", "interleaved"])

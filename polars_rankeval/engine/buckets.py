@@ -71,7 +71,7 @@ from polars_rankeval.engine.outcome import (
 from polars_rankeval.engine.pipeline import Piece, check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.measures import Measure
 from polars_rankeval.options import Options
-from polars_rankeval.validation import fresh_name, key_hash
+from polars_rankeval.validation import check_duplicates, fresh_name, key_hash
 
 DEFAULT_LIMIT = 1 << 30
 """The default ``memory_limit`` of a lazy evaluation: 1 GiB."""
@@ -672,9 +672,11 @@ def _score_lazy(
                     continue
                 if checking and run_in.held_bytes > min(run_in.budget, budget // 4):
                     for part in run_in.take_complete(options.keys, budget // 4):
-                        streamed = streamed or _Streamed(
-                            qrels_in.frame(qrels_schema), options.query, budget // 2
-                        )
+                        if streamed is None:
+                            streamed = _Streamed(qrels_in.frame(qrels_schema), options.query,
+                                                 budget // 2)  # fmt: skip
+                            if validate:  # a piece checks only its queries' rows
+                                check_qrels_duplicates(streamed.qrels, options)
                         scoring.submit(streamed.score, part, measures, options, validate)
             if options.missing == "error":
                 raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
@@ -685,7 +687,8 @@ def _score_lazy(
                 scoring.submit(streamed.score, last, measures, options, validate)
                 pieces.extend(scoring.results())
             elif held := _held_together(run_in, qrels_in, run_schema, qrels_schema, options,
-                                        budget, whole_qrels=not in_memory):  # fmt: skip
+                                        budget, whole_qrels=not in_memory,
+                                        validate=validate):  # fmt: skip
                 pieces.append(scorer.score(*held, size=nbytes(held[0]) + nbytes(held[1])))
             else:
                 if qrels_in.spill is None and run_in.held_bytes + qrels_in.held_bytes > budget:
@@ -709,13 +712,15 @@ def _held_together(
     budget: int,
     *,
     whole_qrels: bool,
+    validate: bool,
 ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     """The run and qrels held, as one piece within ``budget`` bytes; None when either
     was spilled or they do not fit. Unless ``whole_qrels`` (lazy qrels, within the
     budget: all of them), only the qrels rows of the run's queries are taken (a
-    qrels DataFrame of any size against a small run), unless ``missing="zero"``
-    scores the qrels queries the run lacks. The run's batches are put together only
-    once they make the piece: the buckets split them batch by batch."""
+    qrels DataFrame of any size against a small run; all of them checked for
+    duplicates with ``validate``), unless ``missing="zero"`` scores the qrels
+    queries the run lacks. The run's batches are put together only once they make
+    the piece: the buckets split them batch by batch."""
     if run_in.spill is not None or qrels_in.spill is not None:
         return None
     qrels = qrels_in.frame(qrels_schema)
@@ -724,10 +729,20 @@ def _held_together(
             return None
         query = options.query
         queries = pl.concat([batch[query] for batch in run_in.held]).unique()
-        qrels = _rows_of(qrels, _stretches(qrels, query), query, queries)
-        if run_in.held_bytes + nbytes(qrels) > budget:
+        taken = _rows_of(qrels, _stretches(qrels, query), query, queries)
+        if run_in.held_bytes + nbytes(taken) > budget:
             return None
+        if validate:  # as the DataFrame path does, though the piece takes some
+            check_qrels_duplicates(qrels, options)
+        qrels = taken
     return run_in.frame(run_schema), qrels
+
+
+def check_qrels_duplicates(qrels: pl.DataFrame, options: Options) -> None:
+    """Refuse duplicate (query, doc) rows in the ``qrels`` of queries no piece may take
+    (see :func:`~polars_rankeval.validation.check_duplicates`): a piece checks only
+    the qrels rows it is given, and the DataFrame path checks them all."""
+    check_duplicates(qrels.lazy(), [options.query, options.doc], "qrels")
 
 
 def _reads_ahead(run: pl.LazyFrame) -> bool:
@@ -920,7 +935,9 @@ class _Scorer:
             self.progress.scoring(b, run.n_buckets)
             size = run.size(b) + qrels.size(b)
             if not run.has(b) and self.options.missing != "zero":
-                qrels.drop(b)  # no rankings to score: its qrels are not read
+                if self.validate and qrels.has(b):  # read only to be checked
+                    check_qrels_duplicates(qrels.read(b), self.options)
+                qrels.drop(b)  # no rankings to score
                 continue
             if size > self.budget and splits > 0 and run.has(b):
                 yield from self._split(run, qrels, b, splits)

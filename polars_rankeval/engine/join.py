@@ -68,10 +68,9 @@ class HashOrder:
     @classmethod
     def of(cls, hashes: pl.Series) -> HashOrder:
         """The order of the rows of ``hashes`` (UInt64, fewer than 2^32 rows)."""
-        packed = hashes.to_frame("h").select(
-            (pl.col("h") & _TOP) | pl.int_range(pl.len(), dtype=pl.UInt64)
-        )
-        ordered = packed.to_series().sort(multithreaded=False).to_numpy()
+        ordered = hashes.to_numpy() & np.uint64(_TOP)
+        ordered |= np.arange(len(ordered), dtype=np.uint64)
+        ordered.sort()  # numpy's: 10-35% faster than Polars' here, and without the GIL
         return cls(ordered, ordered & np.uint64(_TOP))
 
     def distinct(self, hashes: np.ndarray) -> bool:
@@ -88,11 +87,10 @@ class HashOrder:
     def frame(self, name: str, keep: np.ndarray | None = None) -> pl.DataFrame:
         """``KEY`` (flagged sorted) and ``name`` (the packed integer, whose low 32 bits are
         the row), for every row or those that ``keep`` (a mask by row) keeps."""
-        top, packed = self.top, self.packed
-        if keep is not None:
-            kept = keep[(packed & _LOW).astype(np.intp)]
-            top, packed = top[kept], packed[kept]
-        return pl.DataFrame({KEY: top, name: packed}).with_columns(pl.col(KEY).set_sorted())
+        frame = pl.DataFrame({KEY: self.top, name: self.packed})
+        if keep is not None:  # Polars' filter: a third of the time of numpy's masks
+            frame = frame.filter(pl.Series(keep[(self.packed & _LOW).astype(np.intp)]))
+        return frame.with_columns(pl.col(KEY).set_sorted())
 
 
 @dataclass(frozen=True)
@@ -111,32 +109,27 @@ class QrelsKeys:
     for 668k pairs, against 8 ms to copy the column and 6 ms to gather."""
     by_hash: pl.DataFrame | None = None
     """``KEY, JUDGMENT`` of the wanted rows in hash order, for a merge."""
-    proven_distinct: bool | None = None
-    """Whether no two rows have the same hash, when the :class:`HashOrder` made for the
-    merge told (the order itself is not kept: only the merge and this check read it)."""
-
-    def distinct(self) -> bool:
-        """Whether no two qrels rows have the same (query, doc) hash."""
-        if self.proven_distinct is None:
-            return validation.distinct(self.hashes)
-        return self.proven_distinct
 
 
 def qrels_keys(qrels: pl.DataFrame, columns: Options, lowest: float, *, check: bool) -> QrelsKeys:
     """The qrels' part of the join (:class:`QrelsKeys`), for the grades ``lowest`` and up.
 
-    Qrels to be checked for duplicates (``check``) are sorted by hash for the check
-    when the run will be too (:func:`merges`), so that the two are merged.
+    ``check`` refuses duplicate (query, doc) rows, on the hashes (equal hashes: the
+    exact check decides, and names the rows). Checked qrels are sorted by hash for
+    the check when the run will be too (:func:`merges`), so that the two are merged.
     """
     hashes = qrels.select(key_hash([columns.query, columns.doc])).to_series().rechunk()
     wanted = None if lowest == -math.inf else qrels[columns.relevance] >= lowest
     docs = qrels[columns.doc].rechunk()
-    if not merges(columns, check):
+    order = HashOrder.of(hashes) if merges(columns, check) else None
+    if check and not (
+        validation.distinct(hashes) if order is None else order.distinct(hashes.to_numpy())
+    ):
+        validation.check_duplicates(qrels.lazy(), [columns.query, columns.doc], "qrels")
+    if order is None:
         return QrelsKeys(hashes, wanted, docs)
-    order = HashOrder.of(hashes)
     keep = None if wanted is None else wanted.to_numpy()
-    proven = order.distinct(hashes.to_numpy())
-    return QrelsKeys(hashes, wanted, docs, order.frame(JUDGMENT, keep), proven)
+    return QrelsKeys(hashes, wanted, docs, order.frame(JUDGMENT, keep))
 
 
 def merges(columns: Options, check: bool) -> bool:

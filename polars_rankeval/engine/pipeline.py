@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
@@ -136,18 +136,22 @@ def judged_piece(
     them, as the judged shape, with the judged rows and judgments ``reads`` keeps
     (and each row's tie group with ``tie_spans``).
 
-    ``side`` gives the qrels' part (:func:`~polars_rankeval.engine.select.qrels_side`)
-    when the caller computes it; else it is computed here, once the run is ranked.
-    ``concurrent`` and ``join_keys``: see
-    :func:`~polars_rankeval.engine.select.match_and_rank`.
+    ``side`` and ``join_keys`` give the qrels' parts
+    (:func:`~polars_rankeval.engine.select.qrels_side`,
+    :func:`~polars_rankeval.engine.join.qrels_keys`) when the caller makes them; else
+    they are made here when the engine asks for them (see ``concurrent`` in
+    :func:`~polars_rankeval.engine.select.match_and_rank`).
     """
     if side is None:
-        side = partial(qrels_side, qrels, options, check=check_duplicates, reads=reads)
+        side = partial(qrels_side, qrels, options, reads=reads)
+    if join_keys is None:
+        join_keys = partial(qrels_keys, qrels, options, reads.matched, check=check_duplicates)
     return judged_from_run(
         run,
         qrels,
         options,
         side,
+        join_keys,
         order=options.order,
         depth=options.depth,
         missing=options.missing,
@@ -157,7 +161,6 @@ def judged_piece(
         systems=systems,
         tie_spans=tie_spans,
         concurrent=concurrent,
-        join_keys=join_keys,
     )
 
 
@@ -296,14 +299,15 @@ def score_piece(
     grades with a fraction are read by the measures that take them, from grade 0 up
     (:func:`check_fractional_grades`).
 
-    The qrels' part (their hashes, query ids, judgments and per-query features:
-    :func:`~polars_rankeval.engine.select.qrels_side`,
-    :meth:`~polars_rankeval.engine.features.Features.query_facts`) needs no run,
-    and is computed on a second thread while the run is ranked: Polars and numpy
-    release the GIL, and ranking leaves a core idle part of the time. The hashes
-    the join needs come first (:func:`~polars_rankeval.engine.join.qrels_keys`),
-    so the run is joined while the rest is computed: with twice as many qrels rows
-    as run rows, the join waited for all of it (1M run rows, 100 a query). Errors are
+    The qrels' part needs no run. The hashes the join needs
+    (:func:`~polars_rankeval.engine.join.qrels_keys`) are made on a second thread
+    while the run is ranked (Polars and numpy release the GIL); the query ids and
+    judgments (:func:`~polars_rankeval.engine.select.qrels_side`) on this thread
+    once the run is ranked, while the join goes on; their per-query features
+    (:meth:`~polars_rankeval.engine.features.Features.query_facts`) on the second
+    thread again, while this one places the judged rows. Made one after the other
+    on the second thread, the qrels' parts kept this one waiting for a third of the
+    call at 1M run rows against 1.9M qrels rows (100 a query). Errors are
     raised in the same order as one after the other (the run's duplicates first).
     Without ``concurrent`` everything is done one step after the other, which
     keeps the peak lower: the memory-bounded pieces of a lazy run are scored so.
@@ -335,13 +339,16 @@ def score_piece(
             joined = qrels_thread.submit(
                 qrels_keys, qrels, options, reads.matched, check=check_duplicates
             )
-            side = qrels_thread.submit(qrels_side, qrels, options, check=check_duplicates,
-                                       reads=reads, keys=joined.result)  # fmt: skip
-            facts = None
-            if not own_judgments:
-                facts = qrels_thread.submit(lambda: features.query_facts(side.result().judgments))
-            shape = shaping(side=side.result, join_keys=joined.result)
-            query_facts = facts.result() if facts is not None else None
+            facts: list[Future[QueryFacts]] = []
+
+            def side() -> QrelsSide:
+                made = qrels_side(qrels, options, reads=reads)
+                if not own_judgments:
+                    facts.append(qrels_thread.submit(features.query_facts, made.judgments))
+                return made
+
+            shape = shaping(side=side, join_keys=joined.result)
+            query_facts = facts[0].result() if facts else None
     run_rankings = shape.rankings[HAS_RUN]
     no_qrels = shape.keys.filter(run_rankings & shape.rankings[FACT].is_null())
     scores = aggregate(shape, measures, options.context, empty, query_facts, concurrent=concurrent)

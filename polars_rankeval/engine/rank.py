@@ -442,10 +442,6 @@ class RankOrder:
         )
         return spans["first"].to_numpy()[rows], spans["last"].to_numpy()[rows]
 
-    def sorted_rows(self) -> np.ndarray:
-        """Row numbers by sorted position (int64): rankings in id order, each by key."""
-        return (self.packed & self._mask).astype(np.int64)
-
     def first_rows(self) -> np.ndarray:
         """The first row (by sorted position) of each ranking (int64)."""
         return (self.packed[self.groups.starts] & self._mask).astype(np.int64)

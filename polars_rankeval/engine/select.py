@@ -13,14 +13,13 @@ import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import polars as pl
 
 from polars_rankeval import validation
 from polars_rankeval._typing import Missing, Order
-from polars_rankeval.engine.join import JUDGMENT, ROW, QrelsKeys, pairs, qrels_keys
+from polars_rankeval.engine.join import JUDGMENT, ROW, QrelsKeys, pairs
 from polars_rankeval.engine.rank import (
     Groups,
     RankOrder,
@@ -91,9 +90,9 @@ EVERY_ROW = Reads()
 
 @dataclass(frozen=True)
 class QrelsSide:
-    """What a piece's qrels give without its run (see :func:`qrels_side`)."""
+    """What a piece's qrels give without its run, but for the join's keys (see
+    :func:`qrels_side`)."""
 
-    keys: QrelsKeys
     facts: pl.DataFrame
     """``[query parts], query, FACT``: one row per qrels query."""
     judgments: pl.DataFrame
@@ -127,26 +126,15 @@ class Matched:
     """``FACT`` of each ranking: its query's id in the qrels, null when it has none."""
 
 
-def qrels_side(
-    qrels: pl.DataFrame,
-    columns: Options,
-    *,
-    check: bool,
-    reads: Reads = EVERY_ROW,
-    keys: Callable[[], QrelsKeys] | None = None,
-) -> QrelsSide:
-    """The qrels' part of a piece: the join's keys, one id per query, the judgments.
+def qrels_side(qrels: pl.DataFrame, columns: Options, *, reads: Reads = EVERY_ROW) -> QrelsSide:
+    """The qrels' part of a piece but for the join's keys (made apart, and checked for
+    duplicate rows, by :func:`~polars_rankeval.engine.join.qrels_keys`): one id per
+    query, the judgments.
 
-    ``check`` refuses duplicate (query, doc) rows, on the hashes the join needs
-    anyway. Which queries exist is decided on every qrels row; the run is matched
-    against the grades ``reads.matched`` and up, and the judgments keep the grades
+    Which queries exist is decided on every qrels row; the judgments keep the grades
     ``reads.rows`` and up (the grades the measures read), those of grade 0 up to it
-    counted per query with ``reads.counted``. ``keys`` gives the
-    :func:`qrels_keys` when the caller made them first (for the join to start on).
+    counted per query with ``reads.counted``.
     """
-    joined = keys() if keys is not None else qrels_keys(qrels, columns, reads.matched, check=check)
-    if check and not joined.distinct():  # equal hashes: the exact check names the rows
-        validation.check_duplicates(qrels.lazy(), [columns.query, columns.doc], "qrels")
     facts, judgments = _facts(qrels, columns)
     query_ids = judgments[FACT].to_numpy().astype(np.int64)
     left = None
@@ -156,48 +144,46 @@ def qrels_side(
         left = np.bincount(below, minlength=facts.height)
     if reads.rows != -math.inf:
         judgments = judgments.filter(pl.col(GRADE) >= reads.rows)
-    return QrelsSide(joined, facts, judgments, query_ids, reads, left)
+    return QrelsSide(facts, judgments, query_ids, reads, left)
 
 
 def match_and_rank(
     run: pl.DataFrame,
     columns: Options,
     side: Callable[[], QrelsSide],
+    join_keys: Callable[[], QrelsKeys],
     *,
     order: Order,
     duplicates: str,
     check: bool,
     single_precision: bool = False,
     concurrent: bool = True,
-    join_keys: Callable[[], QrelsKeys] | None = None,
 ) -> Matched:
     """Rank every row of a run and find those that have one of the wanted qrels rows.
 
     Two threads (one without ``concurrent``): this one groups the rows into
-    rankings and sorts them; the second hashes (query, doc), checks (with
-    ``check``) that no (ranking, doc) appears twice, then asks ``join_keys`` for
-    the :func:`~polars_rankeval.engine.join.qrels_keys` (those of ``side`` when not
-    given) and joins (:func:`~polars_rankeval.engine.join.pairs`); the rest of the
-    :func:`qrels_side` (which the caller may be computing meanwhile) is asked for
-    after the join. A run that may hold duplicates is checked exactly, and joined,
-    once it is ranked: an error names the run's duplicates before anything of the
-    qrels.
+    rankings and sorts them, then asks for the :func:`qrels_side`; the second
+    hashes (query, doc), checks (with ``check``) that no (ranking, doc) appears
+    twice, then asks ``join_keys`` for the
+    :func:`~polars_rankeval.engine.join.qrels_keys` (which the caller may be making
+    meanwhile) and joins (:func:`~polars_rankeval.engine.join.pairs`). A run that
+    may hold duplicates is checked exactly, and joined, once it is ranked: an error
+    names the run's duplicates before anything of the qrels.
     """
     doc = columns.doc
     look = check or duplicates == "keep_best"
-    if join_keys is None:  # the side's own: made once, asked for twice
-        side = cache(side)
-        join_keys = lambda: side().keys  # noqa: E731
     if concurrent:
         with ThreadPoolExecutor(max_workers=1) as second:
             paired = second.submit(pairs, run, columns, join_keys, look)
             groups = Groups.of(run, columns.keys)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
+            judged = side()  # while the join goes on
             found = paired.result()
     else:
         found = pairs(run, columns, join_keys, look)
         groups = Groups.of(run, columns.keys)
         ranked = rank_order_of(run, columns, groups, order, single_precision)
+        judged = side()
     if found is None:  # equal (keys, doc) hashes: a duplicate, or a collision
         if duplicates != "keep_best":
             validation.check_duplicates(run.lazy(), [*columns.keys, doc], "run")
@@ -208,7 +194,6 @@ def match_and_rank(
         found = pairs(run, columns, join_keys, False)
     assert found is not None
     rows, judgments = found
-    judged = side()
     keys = gather_rows(run.select(columns.keys), ranked.first_rows())
     facts = keys.select(columns.query).join(
         judged.facts, on=columns.query, how="left", maintain_order="left"
@@ -223,6 +208,7 @@ def judged_from_run(
     qrels: pl.DataFrame,
     columns: Options,
     side: Callable[[], QrelsSide],
+    join_keys: Callable[[], QrelsKeys],
     *,
     order: Order,
     depth: int | None,
@@ -233,11 +219,10 @@ def judged_from_run(
     systems: pl.Series | None = None,
     tie_spans: bool = False,
     concurrent: bool = True,
-    join_keys: Callable[[], QrelsKeys] | None = None,
 ) -> Judged:
     """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels
-    (``side``: their :func:`qrels_side`, asked for once the run is ranked;
-    ``concurrent`` and ``join_keys``: see :func:`match_and_rank`).
+    (``side`` and ``join_keys``: their :func:`qrels_side` and
+    :func:`~polars_rankeval.engine.join.qrels_keys`, see :func:`match_and_rank`).
 
     ``tie_spans`` adds each row's tie group (``TIE_FIRST, TIE_LAST``) for the measures
     that average over ties. Under the conventions' ``judgments="retrieved"`` each
@@ -255,12 +240,12 @@ def judged_from_run(
         run,
         columns,
         side,
+        join_keys,
         order=order,
         duplicates=duplicates,
         check=check,
         single_precision=single_precision,
         concurrent=concurrent,
-        join_keys=join_keys,
     )
     reads, placed = matched.side.reads, matched.order
     run_rows, grades = matched.run_rows, grade_column(qrels[columns.relevance])

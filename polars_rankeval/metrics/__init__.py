@@ -1,7 +1,10 @@
 """Metric expressions: each reduces one query's rows of a judged table.
 
-Use them in ``judged.group_by("query").agg(...)``; :func:`polars_rankeval.evaluate`
-does exactly that for measures given by name.
+Use them in ``judged.group_by("query").agg(...)`` over :func:`polars_rankeval.judge`'s
+table. They give the values :func:`polars_rankeval.evaluate` gives for the measures of
+the same name, which it computes otherwise: from the engine's judged shape, with
+row-level columns and per-ranking sums (:mod:`polars_rankeval.engine`). The tests hold
+the two to the same values.
 """
 
 from polars_rankeval.metrics.ap import average_precision
