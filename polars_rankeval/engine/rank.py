@@ -11,10 +11,11 @@ value, then doc id descending compared as strings (trec_eval's
 ``comp_sim_docno``). Only the rows whose rank is asked for pay for that.
 
 The packing is split into slices worked on in parallel (numpy releases the
-GIL). The sort is Polars' sort on one thread: as fast as its parallel sort
-alone (16 ms at 1M rows, a third of numpy's), and it leaves Polars' threads
-to the hashing and joining that go on meanwhile (see
-:func:`polars_rankeval.engine.select.match_and_rank`).
+GIL). When each ranking's rows are contiguous, a slice holds whole rankings and
+is sorted on its own, in place, the slices in parallel: at 9.7M rows in 37
+slices, 98 ms against 217 ms for Polars' sort of the whole array on one thread
+(134 ms one slice after the other: a slice's keys stay in cache). Otherwise the
+whole array is sorted by numpy (187 ms).
 """
 
 from __future__ import annotations
@@ -509,7 +510,10 @@ def rank_order(
         part |= np.arange(start, stop, dtype=np.uint64)
 
     in_parallel(pack, parts)
-    packed = pl.Series(packed).sort(multithreaded=False).to_numpy()  # a third of numpy's time
+    if groups.contiguous:  # each slice holds whole rankings: sorted, they sort the whole
+        in_parallel(lambda start, stop: packed[start:stop].sort(), parts)
+    else:
+        packed.sort()
     return RankOrder(groups, packed, row_bits, _positions(packed, row_bits, parts), tie_break)
 
 
