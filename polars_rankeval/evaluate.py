@@ -32,7 +32,13 @@ from polars_rankeval.engine.outcome import (
     warn_unjudged_queries,
     warn_unscored_queries,
 )
-from polars_rankeval.engine.pipeline import aggregate, check_values, measure_reads, score_piece
+from polars_rankeval.engine.pipeline import (
+    Piece,
+    aggregate,
+    check_values,
+    measure_reads,
+    score_piece,
+)
 from polars_rankeval.engine.scope import scope
 from polars_rankeval.engine.select import judged_from_table
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED
@@ -341,6 +347,7 @@ def evaluate_judged(
     rel_level: int = 1,
     validate: bool = True,
     conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
 ) -> FrameT: ...
 @overload
 def evaluate_judged(
@@ -356,6 +363,7 @@ def evaluate_judged(
     rel_level: int = 1,
     validate: bool = True,
     conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame: ...
 def evaluate_judged(
     judged: IntoFrame,
@@ -370,6 +378,7 @@ def evaluate_judged(
     rel_level: int = 1,
     validate: bool = True,
     conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     r"""Score a table that already carries relevance and order: no qrels needed.
 
@@ -410,6 +419,12 @@ def evaluate_judged(
     conventions
         As for :func:`evaluate` (IPrec's rounding, the nicknames, a tool's measure
         parameters; ``judgments="retrieved"`` presets read only the shown rows).
+    memory_limit
+        LazyFrame tables only, as for :func:`evaluate` (default ``"1GiB"``): the
+        table is read once, in batches, each checked as it arrives; while its rows
+        fit an eighth of the limit they are scored in one piece, else they are
+        written to buckets on disk by a hash of the query and scored bucket by
+        bucket, so that logs of any size are scored in bounded memory.
 
     Examples
     --------
@@ -445,12 +460,14 @@ def evaluate_judged(
     check_grade_dtype(schema, relevance, table="judged")
     check_output_names(keys, [str(m) for m in parsed])
     context = Context(rel_level=rel_level, iprec_rounding=conv.iprec_rounding)
+    columns = [*keys, rank, relevance, *([n_rel] if n_rel else [])]
+    reads = measure_reads(parsed, context, conv)
+    limit = buckets.memory_bytes(memory_limit)
 
-    def scored(frame: pl.DataFrame) -> pl.DataFrame:
-        columns = [*keys, rank, relevance, *([n_rel] if n_rel else [])]
-        table = frame.select(columns)
-        if validate:
-            check_judged_values(table, keys=keys, rank=rank, relevance=relevance)
+    def check(table: pl.DataFrame, offset: int = 0) -> None:
+        check_judged_values(table, keys=keys, rank=rank, relevance=relevance, offset=offset)
+
+    def piece(table: pl.DataFrame) -> Piece:
         shape = judged_from_table(
             table,
             keys=keys,
@@ -458,18 +475,31 @@ def evaluate_judged(
             relevance=relevance,
             n_rel=n_rel,
             check=validate,
-            reads=measure_reads(parsed, context, conv),
+            reads=reads,
             retrieved_only=conv.judgments == "retrieved",
         )
-        unjudged = shape.keys.filter(~shape.rankings[SCORED])
         ids = [pl.col(q).cast(pl.String) for q in queries]
-        warn_unjudged_queries(unjudged.select(pl.concat_str(ids, separator=" / ")).to_series())
-        return aggregate(shape, parsed, context, conv.empty_queries).sort(keys)
+        unjudged = shape.keys.filter(~shape.rankings[SCORED])
+        scores = aggregate(shape, parsed, context, conv.empty_queries)
+        return Piece(scores, unjudged.select(pl.concat_str(ids, separator=" / ")), table.height, 0)
+
+    def finished(pieces: list[Piece]) -> pl.DataFrame:
+        unjudged = pl.concat([p.no_qrels for p in pieces], how="vertical_relaxed")
+        warn_unjudged_queries(unjudged.to_series())  # one warning, whatever the pieces
+        return pl.concat([p.scores for p in pieces], how="vertical_relaxed").sort(keys)
 
     if isinstance(judged, pl.DataFrame):
-        return scored(judged)
+        table = judged.select(columns)
+        if validate:
+            check(table)
+        return finished([piece(table)])
     out_schema = pl.Schema({k: schema[k] for k in keys} | {str(m): pl.Float64 for m in parsed})
-    return pl.defer(lambda: scored(judged.collect()), schema=out_schema)
+    lazy = judged
+    return pl.defer(
+        lambda: finished(buckets.score_judged_lazy(lazy, columns, queries[0], piece,
+                                                   check if validate else None, limit)),
+        schema=out_schema,
+    )  # fmt: skip
 
 
 def coverage(

@@ -319,13 +319,14 @@ def check_output_names(keys: Sequence[str], measures: Sequence[str]) -> None:
 
 
 def check_judged_values(
-    table: pl.DataFrame, *, keys: Sequence[str], rank: str, relevance: str
+    table: pl.DataFrame, *, keys: Sequence[str], rank: str, relevance: str, offset: int = 0
 ) -> None:
     """A pre-judged table: ranks integers >= 1, grades integers (two rows at one rank are
     found when the table is ranked, see :func:`polars_rankeval.engine.select.judged_from_table`).
 
     Null ranks (judged but not shown) and null grades (shown but not judged)
-    are allowed, as in the table :func:`polars_rankeval.judge` returns.
+    are allowed, as in the table :func:`polars_rankeval.judge` returns. ``offset``
+    is the table's first row number in the whole input (for batches).
 
     Examples
     --------
@@ -357,4 +358,4 @@ def check_judged_values(
         problems.append(
             (fractional.fill_null(False), f"has a grade {relevance!r} that is not an integer")
         )
-    _raise_first(table, problems, "judged")
+    _raise_first(table, problems, "judged", offset=offset)

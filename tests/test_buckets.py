@@ -624,3 +624,57 @@ def test_plans_that_scan_are_read_ahead(tmp_path):
         frame.lazy().join(frame.lazy(), on="doc").filter(pl.col("score") > 0),
     ]
     assert not any(buckets._reads_ahead(plan) for plan in in_memory_plans)
+
+
+def judged_log(seed: int) -> pl.DataFrame:
+    """``pr.judge``'s table of a random run of 3 systems, with a day segment, a per-query
+    |R| and queries without qrels (null grades), shuffled across rankings."""
+    run, qrels = random_corpus(seed, n_queries=60, systems=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        table = pr.judge(run, qrels)
+    n_rel = qrels.group_by("query").agg(n_rel=(pl.col("relevance") >= 1).sum())
+    table = table.join(n_rel, on="query", how="left", maintain_order="left")
+    table = table.with_columns(day=pl.col("query").str.len_bytes() % 2)
+    return table.sample(fraction=1.0, shuffle=True, seed=seed)
+
+
+@pytest.mark.parametrize(
+    ("limit", "splits"), [(5_000, True), (100_000, False), (None, None)],
+    ids=["split", "buckets", "held"],
+)  # fmt: skip
+def test_a_lazy_judged_table_is_scored_bucket_by_bucket_as_in_memory(
+    tmp_path, monkeypatch, limit, splits
+):
+    table = judged_log(41)
+    path = tmp_path / "judged.parquet"
+    table.write_parquet(path, row_group_size=500)
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 700)
+    kw = {"by": "day", "n_rel": "n_rel"}
+    with pytest.warns(pr.UnscoredQueriesWarning) as in_memory_warnings:
+        want = pr.evaluate_judged(table, MEASURES, **kw)
+    scored = count_calls(monkeypatch, buckets, "_batches")
+    bucketed = count_calls(monkeypatch, buckets._Scorer, "score_buckets")
+    split = count_calls(monkeypatch, buckets._Scorer, "_split")
+    limit_kw = {} if limit is None else {"memory_limit": buckets.PIECE_SHARE * limit}
+    with pytest.warns(pr.UnscoredQueriesWarning) as lazy_warnings:
+        got = pr.evaluate_judged(pl.scan_parquet(path), MEASURES, **kw, **limit_kw).collect()
+    assert_frame_equal(got, want)
+    assert scored == [1]  # read once
+    assert (bucketed[0] > 0, split[0] > 0) == ((False, False) if splits is None else (True, splits))
+    assert len(lazy_warnings) == len(in_memory_warnings) == 1
+    counted = str(lazy_warnings[0].message).split()[0]
+    assert counted == str(in_memory_warnings[0].message).split()[0]
+
+
+def test_a_lazy_judged_table_is_checked_as_it_is_read(tmp_path, monkeypatch):
+    table = judged_log(42).with_row_index("i")
+    table = table.with_columns(rank=pl.when(pl.col("i") == 1234).then(0).otherwise(pl.col("rank")))
+    path = tmp_path / "judged.parquet"
+    table.drop("i").write_parquet(path, row_group_size=500)
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 700)
+    refused = r"judged row 1234 \(0-based\) has a rank 'rank' below 1"
+    for limit in (buckets.PIECE_SHARE * 20_000, None):
+        planned = pr.evaluate_judged(pl.scan_parquet(path), ["AP"], memory_limit=limit)
+        with pytest.raises(ValueError, match=refused):
+            planned.collect()

@@ -57,6 +57,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -681,7 +682,14 @@ def _score_lazy(
             if options.missing == "error":
                 raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
             systems = seen.all_systems()
-            scorer = _Scorer(measures, options, validate, systems, budget, progress, Path(folder))
+
+            def piece(run: pl.DataFrame, qrels: pl.DataFrame, concurrent: bool) -> Piece:
+                return score_piece(run, qrels, measures, options, check_duplicates=validate,
+                                   systems=systems, concurrent=concurrent)  # fmt: skip
+
+            check = partial(check_qrels_duplicates, options=options) if validate else None
+            scorer = _Scorer(piece, options.query, options.missing == "zero", check, budget,
+                             progress, Path(folder))  # fmt: skip
             if streamed is not None:  # the last rankings, with their queries' qrels rows
                 last = _Part(run_in.frame(run_schema), run_in.held_bytes)
                 scoring.submit(streamed.score, last, measures, options, validate)
@@ -901,14 +909,23 @@ def _batches(
     yield from table.select(columns).collect_batches(chunk_size=BATCH_ROWS)
 
 
+PieceScorer = Callable[[pl.DataFrame, pl.DataFrame, bool], Piece]
+"""Scores one in-memory piece: ``(run, qrels, concurrent)`` (see :class:`_Scorer`)."""
+
+
 @dataclass(frozen=True)
 class _Scorer:
-    """Scores pieces of one lazy run: in memory, or bucket by bucket."""
+    """Scores the pieces of one lazy table bucket by bucket: a run and its qrels, or a
+    pre-judged table (its qrels then empty)."""
 
-    measures: Sequence[Measure]
-    options: Options
-    validate: bool
-    systems: pl.Series | None
+    piece: PieceScorer
+    """Scores one piece; ``concurrent``: with the engine's second threads."""
+    query: str
+    every_bucket: bool
+    """Whether a bucket without run rows is scored (``missing="zero"``)."""
+    check_qrels: Callable[[pl.DataFrame], None] | None
+    """Checks the qrels rows of a bucket that is not scored (see
+    :func:`check_qrels_duplicates`)."""
     budget: int
     progress: _Progress
     folder: Path
@@ -919,9 +936,7 @@ class _Scorer:
         half the budget, scored with the engine's second threads
         (:func:`~polars_rankeval.engine.pipeline.score_piece`), which take more memory
         at the peak than one step after the other."""
-        return score_piece(run, qrels, self.measures, self.options,
-                           check_duplicates=self.validate, systems=self.systems,
-                           concurrent=size <= self.budget // 2)  # fmt: skip
+        return self.piece(run, qrels, size <= self.budget // 2)
 
     def score_buckets(self, run: Bucketed, qrels: Bucketed, splits: int) -> Iterator[Piece]:
         """Every bucket (run and qrels share the buckets: same count, same seed), several
@@ -934,9 +949,9 @@ class _Scorer:
         for b in range(run.n_buckets):
             self.progress.scoring(b, run.n_buckets)
             size = run.size(b) + qrels.size(b)
-            if not run.has(b) and self.options.missing != "zero":
-                if self.validate and qrels.has(b):  # read only to be checked
-                    check_qrels_duplicates(qrels.read(b), self.options)
+            if not run.has(b) and not self.every_bucket:
+                if self.check_qrels is not None and qrels.has(b):  # read only to be checked
+                    self.check_qrels(qrels.read(b))
                 qrels.drop(b)  # no rankings to score
                 continue
             if size > self.budget and splits > 0 and run.has(b):
@@ -960,13 +975,50 @@ class _Scorer:
         """Bucket ``b`` split again by another hash seed, and scored."""
         seed = run.seed + 1
         folder = Path(tempfile.mkdtemp(dir=self.folder))
-        inner_run = Spill(folder, self.options.query, BUCKETS, max(1, self.budget // 2), seed)
+        inner_run = Spill(folder, self.query, BUCKETS, max(1, self.budget // 2), seed)
         for part in run.parts(b):
             inner_run.add(part)
         inner_run.flush()
-        rows = [qrels.read(b)]
-        inner_qrels = Held(rows, rows[0].schema, self.options.query, BUCKETS, seed)
+        rows = [qrels.read(b)] if qrels.has(b) else []
+        inner_qrels = Held(rows, qrels.schema or pl.Schema(), self.query, BUCKETS, seed)
         yield from self.score_buckets(inner_run, inner_qrels, splits - 1)
+
+
+def score_judged_lazy(
+    table: pl.LazyFrame,
+    columns: list[str],
+    query: str,
+    score: Callable[[pl.DataFrame], Piece],
+    check: Callable[[pl.DataFrame, int], None] | None,
+    limit: int,
+) -> list[Piece]:
+    """A lazy pre-judged table (:func:`polars_rankeval.evaluate_judged`), read once in
+    batches, each checked as it arrives (``check(batch, its first row's number)``):
+    scored whole (``score``) while its rows fit the budget (an eighth of ``limit``),
+    else spilled by a hash of ``query`` (any one of the ranking keys: a ranking's
+    rows share it) and scored bucket by bucket as a run is."""
+    budget = max(1, limit // PIECE_SHARE)
+    schema = table.select(columns).collect_schema()
+    progress = _Progress()
+    with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
+        rows_in = _Input("judged", query, budget, Path(folder))
+        try:
+            for batch in _batches(table, columns):
+                if check is not None:
+                    check(batch, rows_in.rows)
+                rows_in.add(batch)
+                progress.reading(rows_in.rows)
+            if rows_in.spill is None:
+                pieces = [score(rows_in.frame(schema))]
+            else:
+                scorer = _Scorer(lambda rows, _, __: score(rows), query, False, None, budget,
+                                 progress, Path(folder))  # fmt: skip
+                none = Held([], pl.Schema(), query, BUCKETS, BUCKET_SEED)
+                pieces = list(scorer.score_buckets(rows_in.buckets(schema), none, SPLITS))
+        finally:  # no spill write may outlive the folder
+            rows_in.stop()
+    progress.done()
+    return pieces
 
 
 class _Progress:
