@@ -496,7 +496,7 @@ def evaluate_judged(
     out_schema = pl.Schema({k: schema[k] for k in keys} | {str(m): pl.Float64 for m in parsed})
     lazy = judged
     return pl.defer(
-        lambda: finished(buckets.score_judged_lazy(lazy, columns, queries[0], piece,
+        lambda: finished(buckets.score_judged_lazy(lazy, columns, keys, piece,
                                                    check if validate else None, limit)),
         schema=out_schema,
     )  # fmt: skip

@@ -640,13 +640,17 @@ def judged_log(seed: int) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize(
-    ("limit", "splits"), [(5_000, True), (100_000, False), (None, None)],
-    ids=["split", "buckets", "held"],
+    ("order", "limit", "way"),
+    [("shuffled", 5_000, "split"), ("shuffled", 100_000, "buckets"), ("shuffled", None, "held"),
+     ("by ranking", 100_000, "as it comes"), ("by ranking", None, "held")],
+    ids=lambda v: str(v),
 )  # fmt: skip
-def test_a_lazy_judged_table_is_scored_bucket_by_bucket_as_in_memory(
-    tmp_path, monkeypatch, limit, splits
-):
+def test_a_lazy_judged_table_is_scored_as_in_memory(tmp_path, monkeypatch, order, limit, way):
+    """Held whole, by bucket (a bucket split again), or as it comes (each ranking in one
+    stretch), read once."""
     table = judged_log(41)
+    if order == "by ranking":
+        table = table.sort("day", "system", "query", maintain_order=True)
     path = tmp_path / "judged.parquet"
     table.write_parquet(path, row_group_size=500)
     monkeypatch.setattr(buckets, "BATCH_ROWS", 700)
@@ -656,12 +660,15 @@ def test_a_lazy_judged_table_is_scored_bucket_by_bucket_as_in_memory(
     scored = count_calls(monkeypatch, buckets, "_batches")
     bucketed = count_calls(monkeypatch, buckets._Scorer, "score_buckets")
     split = count_calls(monkeypatch, buckets._Scorer, "_split")
+    taken = count_calls(monkeypatch, buckets._Input, "take_complete")
     limit_kw = {} if limit is None else {"memory_limit": buckets.PIECE_SHARE * limit}
     with pytest.warns(pr.UnscoredQueriesWarning) as lazy_warnings:
         got = pr.evaluate_judged(pl.scan_parquet(path), MEASURES, **kw, **limit_kw).collect()
     assert_frame_equal(got, want)
     assert scored == [1]  # read once
-    assert (bucketed[0] > 0, split[0] > 0) == ((False, False) if splits is None else (True, splits))
+    assert (bucketed[0] > 0) == (way in ("split", "buckets"))
+    assert (split[0] > 0) == (way == "split")
+    assert (taken[0] > 0) == (way == "as it comes")
     assert len(lazy_warnings) == len(in_memory_warnings) == 1
     counted = str(lazy_warnings[0].message).split()[0]
     assert counted == str(in_memory_warnings[0].message).split()[0]

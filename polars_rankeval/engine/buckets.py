@@ -562,6 +562,51 @@ class _Contiguity:
             self.closed = [pl.concat(self.closed)]
 
 
+class _AsItComes:
+    """A table's rows held as they are read, given back as pieces of whole rankings
+    while its rankings come in one stretch each (:class:`_Contiguity`).
+
+    Nothing is given while the rows held fit what the budget leaves them; from the
+    first time they pass it, and then each time they pass a quarter of the budget,
+    the rankings complete so far are given in pieces of about a quarter of the budget
+    each (:meth:`_Input.take_complete`). Found not contiguous before any piece was
+    given, the rows are held or spilled as they come (:meth:`_Input.add`); after,
+    :class:`_RankingCameBackError` is raised: the table must be read again.
+    """
+
+    def __init__(self, rows_in: _Input, keys: Sequence[str], budget: int, *, on: bool) -> None:
+        """``on``: whether pieces may be given at all (else the rows are only added)."""
+        self.rows_in, self.keys, self.budget = rows_in, list(keys), budget
+        self.order = _Contiguity(keys, budget // 4) if on else None
+        self.checking = False
+        """From the first time the rows held pass the budget."""
+        self.given = False
+
+    def add(self, batch: pl.DataFrame) -> list[_Part]:
+        """Take ``batch``; the pieces now complete (often none)."""
+        rows_in = self.rows_in
+        rows_in.add(batch, hold=self.order is not None)
+        if self.order is None:
+            return []
+        if not self.checking and rows_in.held_bytes > rows_in.budget:
+            self.checking = True
+            contiguous = all(self.order.add(held) for held in rows_in.held)
+        else:
+            contiguous = not self.checking or self.order.add(batch)
+        if not contiguous:
+            if self.given:
+                raise _RankingCameBackError
+            self.order = None
+            if rows_in.held_bytes > rows_in.budget:
+                rows_in.spill_all()
+            return []
+        if not self.checking or rows_in.held_bytes <= min(rows_in.budget, self.budget // 4):
+            return []
+        parts = rows_in.take_complete(self.keys, self.budget // 4)
+        self.given = self.given or bool(parts)
+        return parts
+
+
 @dataclass
 class _Seen:
     """What the pass over the run collects for the whole run (not per bucket)."""
@@ -644,41 +689,24 @@ def _score_lazy(
             if not in_memory:  # held together: one budget
                 run_in.budget = max(1, budget - qrels_in.held_bytes)
             seen = _Seen(options)
-            order = None
-            if stream and options.missing != "zero" and qrels_in.spill is None:
-                order = _Contiguity(options.keys, budget // 4)
+            on = stream and options.missing != "zero" and qrels_in.spill is None
+            coming = _AsItComes(run_in, options.keys, budget, on=on)
             streamed: _Streamed | None = None  # the qrels, once a piece is scored as it comes
             pieces: list[Piece] = []
             scoring = _InFlight(pool, 0 if _reads_ahead(run) else PIECES_AT_ONCE)
-            checking = False  # from the first time the rows held pass the budget
             for batch in _batches(run, options.run_columns):
                 if validate:
                     check_run_rows(batch, options, offset=run_in.rows)
                 seen.add(batch)
-                run_in.add(batch, hold=order is not None)
+                parts = coming.add(batch)
                 progress.reading(run_in.rows)
-                if order is None:
-                    continue
-                if not checking and run_in.held_bytes > run_in.budget:
-                    checking = True
-                    contiguous = all(order.add(held) for held in run_in.held)
-                else:
-                    contiguous = not checking or order.add(batch)
-                if not contiguous:
-                    if scoring.started:
-                        raise _RankingCameBackError
-                    order = None
-                    if run_in.held_bytes > run_in.budget:
-                        run_in.spill_all()
-                    continue
-                if checking and run_in.held_bytes > min(run_in.budget, budget // 4):
-                    for part in run_in.take_complete(options.keys, budget // 4):
-                        if streamed is None:
-                            streamed = _Streamed(qrels_in.frame(qrels_schema), options.query,
-                                                 budget // 2)  # fmt: skip
-                            if validate:  # a piece checks only its queries' rows
-                                check_qrels_duplicates(streamed.qrels, options)
-                        scoring.submit(streamed.score, part, measures, options, validate)
+                for part in parts:
+                    if streamed is None:
+                        streamed = _Streamed(qrels_in.frame(qrels_schema), options.query,
+                                             budget // 2)  # fmt: skip
+                        if validate:  # a piece checks only its queries' rows
+                            check_qrels_duplicates(streamed.qrels, options)
+                    scoring.submit(streamed.score, part, measures, options, validate)
             if options.missing == "error":
                 raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
             systems = seen.all_systems()
@@ -776,11 +804,6 @@ class _InFlight:
         self.pool, self.most = pool, most
         self.pending: list[Future[Piece]] = []
         self.done: list[Piece] = []
-
-    @property
-    def started(self) -> bool:
-        """Whether a piece was given."""
-        return bool(self.pending or self.done)
 
     def submit(self, score: Callable[..., Piece], *args: Any) -> None:
         """Score ``score(*args)``, waiting first for the oldest pieces past ``most``."""
@@ -987,34 +1010,57 @@ class _Scorer:
 def score_judged_lazy(
     table: pl.LazyFrame,
     columns: list[str],
-    query: str,
+    keys: list[str],
     score: Callable[[pl.DataFrame], Piece],
     check: Callable[[pl.DataFrame, int], None] | None,
     limit: int,
 ) -> list[Piece]:
-    """A lazy pre-judged table (:func:`polars_rankeval.evaluate_judged`), read once in
-    batches, each checked as it arrives (``check(batch, its first row's number)``):
-    scored whole (``score``) while its rows fit the budget (an eighth of ``limit``),
-    else spilled by a hash of ``query`` (any one of the ranking keys: a ranking's
-    rows share it) and scored bucket by bucket as a run is."""
+    """A lazy pre-judged table (:func:`polars_rankeval.evaluate_judged`) of rankings
+    ``keys`` (the last one a query id), read once in batches, each checked as it
+    arrives (``check(batch, its first row's number)``), and scored (``score``) as a
+    run is: whole while its rows fit the budget (an eighth of ``limit``); past it,
+    piece by piece as it is read while its rankings come in one stretch each (a log
+    written ranking by ranking, :func:`polars_rankeval.judge`'s table); else spilled
+    by a hash of the query id and scored bucket by bucket. Should a ranking come back
+    after a piece was scored, the table is read again, bucket by bucket."""
+    try:
+        return _score_judged(table, columns, keys, score, check, limit, stream=True)
+    except _RankingCameBackError:
+        return _score_judged(table, columns, keys, score, check, limit, stream=False)
+
+
+def _score_judged(
+    table: pl.LazyFrame,
+    columns: list[str],
+    keys: list[str],
+    score: Callable[[pl.DataFrame], Piece],
+    check: Callable[[pl.DataFrame, int], None] | None,
+    limit: int,
+    *,
+    stream: bool,
+) -> list[Piece]:
+    """:func:`score_judged_lazy`, scoring contiguous rankings as they come when ``stream``."""
     budget = max(1, limit // PIECE_SHARE)
     schema = table.select(columns).collect_schema()
+    query = keys[-1]
     progress = _Progress()
+    pieces: list[Piece] = []
     with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
         rows_in = _Input("judged", query, budget, Path(folder))
         try:
+            coming = _AsItComes(rows_in, keys, budget, on=stream)
             for batch in _batches(table, columns):
                 if check is not None:
                     check(batch, rows_in.rows)
-                rows_in.add(batch)
+                pieces.extend(score(part.rows) for part in coming.add(batch))
                 progress.reading(rows_in.rows)
-            if rows_in.spill is None:
-                pieces = [score(rows_in.frame(schema))]
+            if rows_in.spill is None:  # the whole table, or its last rankings
+                pieces.append(score(rows_in.frame(schema)))
             else:
                 scorer = _Scorer(lambda rows, _, __: score(rows), query, False, None, budget,
                                  progress, Path(folder))  # fmt: skip
                 none = Held([], pl.Schema(), query, BUCKETS, BUCKET_SEED)
-                pieces = list(scorer.score_buckets(rows_in.buckets(schema), none, SPLITS))
+                pieces.extend(scorer.score_buckets(rows_in.buckets(schema), none, SPLITS))
         finally:  # no spill write may outlive the folder
             rows_in.stop()
     progress.done()
