@@ -22,8 +22,9 @@ mix      (``--mix-sizes``)     core ten vs core ten + Bpref, infAP, IPrec@0.5, S
                                NumRet: one process, calls in alternation
 inputs   (``--input-sizes`` x ``--depths``)  one run as DataFrame, ``df.lazy()``,
                                Parquet scan, read_parquet + DataFrame, and
-                               ``evaluate_judged`` on ``pr.judge``'s table: one
-                               process, in alternation; plus pytrec_eval (frames)
+                               ``evaluate_judged`` on ``pr.judge``'s table (a
+                               DataFrame, and a Parquet scan): one process, in
+                               alternation; plus pytrec_eval (frames)
 versus   (``--versus-sizes`` x ``--depths``)  ours and pytrec_eval, core ten and
                                all_trec, in one process in alternation: ratios
                                to the peer that hold under load (no peak RSS)
@@ -360,13 +361,16 @@ def targets(rows: list[dict[str, Any]], checks: list[str]) -> list[str]:
         if r["workload"] == "inputs" and r["tool"] in LAZY_AND_JUDGED:
             where = f"{r['size']}, depth {r['depth']}, {r['tool']}"
             x = r.get("round_ratio")
-            add("within 1.1x of the DataFrame path (done: 1.15x)", where, fmt(x),
-                at_most(x, 1.1), at_most(x, 1.15))  # fmt: skip
-            if r["tool"] == "scan_parquet":  # both read the file
+            if r["tool"] == "scan_parquet":  # the scan reads the file: so does its reference
                 read = find(rows, "inputs", r["size"], "read_parquet + DataFrame", depth=r["depth"])
                 y = pair_ratio(read, r)
-                add("(scan within 1.1x of read_parquet + DataFrame)", where, fmt(y),
-                    at_most(y, 1.1), at_most(y, 1.15))  # fmt: skip
+                add("within 1.1x of the DataFrame path, reading the file (done: 1.15x)", where,
+                    fmt(y), at_most(y, 1.1), at_most(y, 1.15))  # fmt: skip
+                add("(scan against the DataFrame in memory, no bar: reading not counted)",
+                    where, fmt(x), None, "-")  # fmt: skip
+            else:
+                add("within 1.1x of the DataFrame path (done: 1.15x)", where, fmt(x),
+                    at_most(x, 1.1), at_most(x, 1.15))  # fmt: skip
             pytrec, m = median(r.get("pytrec")), median(r)
             y = pytrec / m if pytrec and m else None
             add(">= 10x pytrec_eval", where, fmt(y), at_least(y, 10))

@@ -381,8 +381,15 @@ def input_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, 
         warnings.simplefilter("ignore")
         judged = pr.judge(run, qrels)
 
+    judged_path = base / "judged.parquet"  # ranking by ranking, as judge returns it
+    if not judged_path.exists():
+        judged.write_parquet(judged_path)
+
     def judged_call() -> pl.DataFrame:
         return pr.evaluate_judged(judged, MEASURES)
+
+    def judged_scan() -> pl.DataFrame:
+        return pr.evaluate_judged(pl.scan_parquet(judged_path), MEASURES).collect()
 
     calls = {
         "DataFrame": lambda: _evaluate(run, qrels, MEASURES),
@@ -390,6 +397,7 @@ def input_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, 
         "scan_parquet": lambda: _evaluate(pl.scan_parquet(run_path), qrels, MEASURES),
         "read_parquet + DataFrame": lambda: _evaluate(pl.read_parquet(run_path), qrels, MEASURES),
         "evaluate_judged": judged_call,
+        "evaluate_judged (scan_parquet)": judged_scan,
     }
     extra = {
         "input_bytes": run.estimated_size() + qrels.estimated_size(),
