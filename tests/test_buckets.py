@@ -10,6 +10,9 @@ the row of the whole input.
 from __future__ import annotations
 
 import os
+import pty
+import subprocess
+import sys
 import threading
 import warnings
 from datetime import date
@@ -685,3 +688,38 @@ def test_a_lazy_judged_table_is_checked_as_it_is_read(tmp_path, monkeypatch):
         planned = pr.evaluate_judged(pl.scan_parquet(path), ["AP"], memory_limit=limit)
         with pytest.raises(ValueError, match=refused):
             planned.collect()
+
+
+PROGRESS = """
+import sys, warnings
+import polars as pl
+import polars_rankeval as pr
+from polars_rankeval.engine import buckets
+buckets.BATCH_ROWS = 300
+warnings.simplefilter("ignore")
+qrels = pl.read_parquet(sys.argv[2])
+pr.evaluate(pl.scan_parquet(sys.argv[1]), qrels, ["AP"], memory_limit=8 * 20_000).collect()
+"""
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_progress_is_shown_on_a_terminal_only(corpus, tmp_path, terminal):
+    """A lazy run scored bucket by bucket reports its reading and buckets on stderr
+    when it is a terminal, and writes nothing there otherwise."""
+    _, qrels, path = corpus
+    qrels_path = tmp_path / "qrels.parquet"
+    qrels.write_parquet(qrels_path)
+    command = [sys.executable, "-c", PROGRESS, str(path), str(qrels_path)]
+    if not terminal:
+        done = subprocess.run(command, capture_output=True, check=True, timeout=120)
+        assert done.stderr == b""
+        return
+    leader, follower = pty.openpty()
+    try:
+        subprocess.run(command, stderr=follower, check=True, timeout=120)
+        text = os.read(leader, 1 << 16).decode()
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert "polars_rankeval: read " in text
+    assert "polars_rankeval: scoring bucket 64/64" in text

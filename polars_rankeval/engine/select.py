@@ -33,7 +33,6 @@ from polars_rankeval.engine.scope import Scope, scope
 from polars_rankeval.engine.shape import (
     FACT,
     GRADE,
-    HAS_RUN,
     JUDGMENT_SCHEMA,
     LEFT_NONREL_ABOVE,
     LEFT_NONREL_JUDGED,
@@ -44,7 +43,6 @@ from polars_rankeval.engine.shape import (
     RANK,
     RANKING,
     ROW_SCHEMA,
-    SCORED,
     TIE_FIRST,
     TIE_LAST,
     Judged,
@@ -523,7 +521,8 @@ def judged_from_table(
     which those of grade ``reads.rows`` or more are kept (the others counted, with
     ``reads.counted``: see :func:`count_left_out`). A ranking is
     scored when it has a judgment (a row with a grade, any grade), as a run
-    query is scored when it has a qrels row. Rows already in rank order within
+    query is scored when it has a qrels row (:func:`~polars_rankeval.engine.scope.scope`
+    decides, each ranking its own query). Rows already in rank order within
     contiguous rankings (the usual layout of logs) are taken as they are; others
     are sorted. ``check`` refuses two rows at one rank.
     """
@@ -578,13 +577,18 @@ def judged_from_table(
         schema=JUDGMENT_SCHEMA,
     )
     first = groups.starts if groups.contiguous else _first_rows(ids, groups.n)
-    rankings = pl.DataFrame(
-        {
-            RANKING: pl.Series(np.arange(groups.n), dtype=pl.UInt32),
-            FACT: pl.Series(np.arange(groups.n), dtype=pl.UInt32),
-            NRET: pl.Series(nret, dtype=pl.Int64),
-        }
-    ).with_columns(pl.Series(SCORED, has_judgment), pl.lit(True).alias(HAS_RUN))
+    ranking_keys = table.select(keys)[first]
+    # each ranking is its own query, whose judgments are its graded rows (FACT: its id)
+    own = pl.Series(FACT, np.arange(groups.n), dtype=pl.UInt32)
+    decided = scope(
+        ranking_keys,
+        own.clear().to_frame(),
+        query=keys[-1],
+        system=None,
+        missing="drop",
+        run_facts=own.to_frame().select(pl.when(pl.Series(has_judgment)).then(FACT)).to_series(),
+    )
+    rankings = decided.flags.with_columns(pl.Series(NRET, nret, dtype=pl.Int64))
     if n_rel is not None:
         rankings = rankings.with_columns(table[n_rel].gather(first).cast(pl.Float64).alias(N_REL))
     if left is not None:
@@ -593,7 +597,7 @@ def judged_from_table(
         rankings = rankings.hstack(
             [left.retrieved, pl.Series(LEFT_NONREL_JUDGED, per_ranking, dtype=pl.Int64)]
         )
-    return Judged(table.select(keys)[first], rankings, rows, judgments)
+    return Judged(decided.keys, rankings, rows, judgments)
 
 
 def _first_rows(ids: np.ndarray, n: int) -> np.ndarray:
