@@ -1014,55 +1014,44 @@ def score_judged_lazy(
     score: Callable[[pl.DataFrame], Piece],
     check: Callable[[pl.DataFrame, int], None] | None,
     limit: int,
+    *,
+    stream: bool = True,
 ) -> list[Piece]:
     """A lazy pre-judged table (:func:`polars_rankeval.evaluate_judged`) of rankings
     ``keys`` (the last one a query id), read once in batches, each checked as it
     arrives (``check(batch, its first row's number)``), and scored (``score``) as a
     run is: whole while its rows fit the budget (an eighth of ``limit``); past it,
     piece by piece as it is read while its rankings come in one stretch each (a log
-    written ranking by ranking, :func:`polars_rankeval.judge`'s table); else spilled
-    by a hash of the query id and scored bucket by bucket. Should a ranking come back
-    after a piece was scored, the table is read again, bucket by bucket."""
-    try:
-        return _score_judged(table, columns, keys, score, check, limit, stream=True)
-    except _RankingCameBackError:
-        return _score_judged(table, columns, keys, score, check, limit, stream=False)
-
-
-def _score_judged(
-    table: pl.LazyFrame,
-    columns: list[str],
-    keys: list[str],
-    score: Callable[[pl.DataFrame], Piece],
-    check: Callable[[pl.DataFrame, int], None] | None,
-    limit: int,
-    *,
-    stream: bool,
-) -> list[Piece]:
-    """:func:`score_judged_lazy`, scoring contiguous rankings as they come when ``stream``."""
+    written ranking by ranking, :func:`polars_rankeval.judge`'s table; with
+    ``stream``); else spilled by a hash of the query id and scored bucket by bucket.
+    Should a ranking come back after a piece was scored, the table is read again,
+    bucket by bucket."""
     budget = max(1, limit // PIECE_SHARE)
     schema = table.select(columns).collect_schema()
     query = keys[-1]
     progress = _Progress()
     pieces: list[Piece] = []
-    with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
-        rows_in = _Input("judged", query, budget, Path(folder))
-        try:
-            coming = _AsItComes(rows_in, keys, budget, on=stream)
-            for batch in _batches(table, columns):
-                if check is not None:
-                    check(batch, rows_in.rows)
-                pieces.extend(score(part.rows) for part in coming.add(batch))
-                progress.reading(rows_in.rows)
-            if rows_in.spill is None:  # the whole table, or its last rankings
-                pieces.append(score(rows_in.frame(schema)))
-            else:
-                scorer = _Scorer(lambda rows, _, __: score(rows), query, False, None, budget,
-                                 progress, Path(folder))  # fmt: skip
-                none = Held([], pl.Schema(), query, BUCKETS, BUCKET_SEED)
-                pieces.extend(scorer.score_buckets(rows_in.buckets(schema), none, SPLITS))
-        finally:  # no spill write may outlive the folder
-            rows_in.stop()
+    try:
+        with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
+            rows_in = _Input("judged", query, budget, Path(folder))
+            try:
+                coming = _AsItComes(rows_in, keys, budget, on=stream)
+                for batch in _batches(table, columns):
+                    if check is not None:
+                        check(batch, rows_in.rows)
+                    pieces.extend(score(part.rows) for part in coming.add(batch))
+                    progress.reading(rows_in.rows)
+                if rows_in.spill is None:  # the whole table, or its last rankings
+                    pieces.append(score(rows_in.frame(schema)))
+                else:
+                    scorer = _Scorer(lambda rows, _, __: score(rows), query, False, None, budget,
+                                     progress, Path(folder))  # fmt: skip
+                    none = Held([], pl.Schema(), query, BUCKETS, BUCKET_SEED)
+                    pieces.extend(scorer.score_buckets(rows_in.buckets(schema), none, SPLITS))
+            finally:  # no spill write may outlive the folder
+                rows_in.stop()
+    except _RankingCameBackError:
+        return score_judged_lazy(table, columns, keys, score, check, limit, stream=False)
     progress.done()
     return pieces
 
