@@ -704,8 +704,6 @@ def _score_lazy(
                     if streamed is None:
                         streamed = _Streamed(qrels_in.frame(qrels_schema), options.query,
                                              budget // 2)  # fmt: skip
-                        if validate:  # a piece checks only its queries' rows
-                            check_qrels_duplicates(streamed.qrels, options)
                     scoring.submit(streamed.score, part, measures, options, validate)
             if options.missing == "error":
                 raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
@@ -722,6 +720,8 @@ def _score_lazy(
                 last = _Part(run_in.frame(run_schema), run_in.held_bytes)
                 scoring.submit(streamed.score, last, measures, options, validate)
                 pieces.extend(scoring.results())
+                if validate:
+                    streamed.check_rest(options)
             elif held := _held_together(run_in, qrels_in, run_schema, qrels_schema, options,
                                         budget, whole_qrels=not in_memory,
                                         validate=validate):  # fmt: skip
@@ -753,7 +753,7 @@ def _held_together(
     """The run and qrels held, as one piece within ``budget`` bytes; None when either
     was spilled or they do not fit. Unless ``whole_qrels`` (lazy qrels, within the
     budget: all of them), only the qrels rows of the run's queries are taken (a
-    qrels DataFrame of any size against a small run; all of them checked for
+    qrels DataFrame of any size against a small run; the others checked for
     duplicates with ``validate``), unless ``missing="zero"`` scores the qrels
     queries the run lacks. The run's batches are put together only once they make
     the piece: the buckets split them batch by batch."""
@@ -765,17 +765,20 @@ def _held_together(
             return None
         query = options.query
         queries = pl.concat([batch[query] for batch in run_in.held]).unique()
-        taken = _rows_of(qrels, _stretches(qrels, query), query, queries)
+        stretches = _stretches(qrels, query)
+        taken = _rows_of(qrels, stretches, query, queries)
         if run_in.held_bytes + nbytes(taken) > budget:
             return None
-        if validate:  # as the DataFrame path does, though the piece takes some
-            check_qrels_duplicates(qrels, options)
+        if validate:  # the rows the piece does not take (it checks its own)
+            check_qrels_duplicates(
+                _rows_of(qrels, stretches, query, queries, outside=True), options
+            )
         qrels = taken
     return run_in.frame(run_schema), qrels
 
 
 def check_qrels_duplicates(qrels: pl.DataFrame, options: Options) -> None:
-    """Refuse duplicate (query, doc) rows in the ``qrels`` of queries no piece may take
+    """Refuse duplicate (query, doc) rows in the ``qrels`` of queries no piece takes
     (see :func:`~polars_rankeval.validation.check_duplicates`): a piece checks only
     the qrels rows it is given, and the DataFrame path checks them all."""
     check_duplicates(qrels.lazy(), [options.query, options.doc], "qrels")
@@ -829,6 +832,8 @@ class _Streamed:
         engine's threads."""
         self.qrels, self.query, self.threaded = qrels, query, threaded
         self.stretches = _stretches(qrels, query)
+        self.taken: list[pl.Series] = []
+        """The query ids of the pieces scored."""
 
     def score(
         self, part: _Part, measures: Sequence[Measure], options: Options, validate: bool
@@ -838,10 +843,18 @@ class _Streamed:
         and this took a third of the time of the distinct ids)."""
         run = part.rows
         queries = stretch_heads(run, [self.query]).to_series()
+        self.taken.append(queries)
         qrels = _rows_of(self.qrels, self.stretches, self.query, queries)
         threads = part.nbytes + nbytes(qrels) <= self.threaded
         return score_piece(run, qrels, measures, options, check_duplicates=validate,
                            concurrent=threads)  # fmt: skip
+
+    def check_rest(self, options: Options) -> None:
+        """Refuse duplicates among the qrels rows no piece took (each piece checks its
+        own), once every piece is scored."""
+        taken = pl.concat(self.taken) if self.taken else self.qrels[self.query].clear()
+        rest = _rows_of(self.qrels, self.stretches, self.query, taken, outside=True)
+        check_qrels_duplicates(rest, options)
 
 
 MAX_STRETCHES = 1024
@@ -877,9 +890,15 @@ def _stretches(frame: pl.DataFrame, query: str) -> pl.DataFrame | None:
 
 
 def _rows_of(
-    frame: pl.DataFrame, stretches: pl.DataFrame | None, query: str, queries: pl.Series
+    frame: pl.DataFrame,
+    stretches: pl.DataFrame | None,
+    query: str,
+    queries: pl.Series,
+    *,
+    outside: bool = False,
 ) -> pl.DataFrame:
-    """The rows of ``frame`` whose ``query`` is one of ``queries``, in their order:
+    """The rows of ``frame`` whose ``query`` is one of ``queries`` (``outside``: is none
+    of them), in their order:
     slices of ``frame`` (no copy) where their stretches (:func:`_stretches`), joined
     where they meet, number at most :data:`MAX_STRETCHES`, else (or without
     ``stretches``) filtered (a filter goes through every row: 60-100 ms at 18.8M
@@ -891,15 +910,17 @@ def _rows_of(
     >>> frame = pl.DataFrame({"q": ["a", "a", "b", "c", "a"], "d": [1, 2, 3, 4, 5]})
     >>> _rows_of(frame, _stretches(frame, "q"), "q", pl.Series(["a", "b"]))["d"].to_list()
     [1, 2, 3, 5]
+    >>> _rows_of(frame, None, "q", pl.Series(["a", "b"]), outside=True)["d"].to_list()
+    [4]
     """
     value = pl.col("value")
     if queries.dtype != frame.schema[query]:
         queries, value = queries.cast(pl.String), value.cast(pl.String)
     wanted = queries.implode()
-    filtered = pl.col(query).cast(queries.dtype).is_in(wanted)
+    filtered = pl.col(query).cast(queries.dtype).is_in(wanted) ^ outside
     if stretches is None:
         return frame.filter(filtered)
-    chosen = stretches.filter(value.is_in(wanted))
+    chosen = stretches.filter(value.is_in(wanted) ^ outside)
     if chosen.height == 0:
         return frame.clear()
     start, length = chosen["start"].to_numpy(), chosen["len"].to_numpy()
