@@ -769,10 +769,8 @@ def _held_together(
         taken = _rows_of(qrels, stretches, query, queries)
         if run_in.held_bytes + nbytes(taken) > budget:
             return None
-        if validate:  # the rows the piece does not take (it checks its own)
-            check_qrels_duplicates(
-                _rows_of(qrels, stretches, query, queries, outside=True), options
-            )
+        if validate:
+            _check_not_taken(qrels, stretches, queries, options)
         qrels = taken
     return run_in.frame(run_schema), qrels
 
@@ -782,6 +780,15 @@ def check_qrels_duplicates(qrels: pl.DataFrame, options: Options) -> None:
     (see :func:`~polars_rankeval.validation.check_duplicates`): a piece checks only
     the qrels rows it is given, and the DataFrame path checks them all."""
     check_duplicates(qrels.lazy(), [options.query, options.doc], "qrels")
+
+
+def _check_not_taken(
+    qrels: pl.DataFrame, stretches: pl.DataFrame | None, taken: pl.Series, options: Options
+) -> None:
+    """:func:`check_qrels_duplicates` of the rows of ``qrels`` (with their
+    :func:`_stretches`) whose query is not one of ``taken`` (the pieces' queries)."""
+    rest = _rows_of(qrels, stretches, options.query, taken, outside=True)
+    check_qrels_duplicates(rest, options)
 
 
 def _reads_ahead(run: pl.LazyFrame) -> bool:
@@ -853,8 +860,7 @@ class _Streamed:
         """Refuse duplicates among the qrels rows no piece took (each piece checks its
         own), once every piece is scored."""
         taken = pl.concat(self.taken) if self.taken else self.qrels[self.query].clear()
-        rest = _rows_of(self.qrels, self.stretches, self.query, taken, outside=True)
-        check_qrels_duplicates(rest, options)
+        _check_not_taken(self.qrels, self.stretches, taken, options)
 
 
 MAX_STRETCHES = 1024
