@@ -422,9 +422,11 @@ def evaluate_judged(
     memory_limit
         LazyFrame tables only, as for :func:`evaluate` (default ``"1GiB"``): the
         table is read once, in batches, each checked as it arrives; while its rows
-        fit an eighth of the limit they are scored in one piece, else they are
-        written to buckets on disk by a hash of the query and scored bucket by
-        bucket, so that logs of any size are scored in bounded memory.
+        fit an eighth of the limit they are scored in one piece; past it, a table
+        whose rankings each come in one stretch (as :func:`polars_rankeval.judge`
+        returns them) is scored piece by piece as it is read, any other is written
+        to buckets on disk by a hash of the query and scored bucket by bucket, so
+        that logs of any size are scored in bounded memory.
 
     Examples
     --------
