@@ -8,6 +8,7 @@
 from polars_rankeval import curves, metrics, namespace  # namespace registers df.rankeval
 from polars_rankeval.compare import align, compare, discriminative_power, summarize
 from polars_rankeval.curves import precision_recall_curve
+from polars_rankeval.declare import define_measure
 from polars_rankeval.diversity import evaluate_diversity
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import (
@@ -24,7 +25,7 @@ from polars_rankeval.io import (
     scan_trec_run,
     write_trec_run,
 )
-from polars_rankeval.measures import Measure, parse, parse_measures
+from polars_rankeval.measures import Measure, Param, parse, parse_measures
 from polars_rankeval.ranking import judge, rank_run
 from polars_rankeval.report import Report, report, reports
 from polars_rankeval.stats import (
@@ -51,6 +52,7 @@ __all__ = [
     "CORRECTIONS",
     "TESTS",
     "Measure",
+    "Param",
     "Report",
     "UnscoredQueriesWarning",
     "adjust_pvalues",
@@ -62,6 +64,7 @@ __all__ = [
     "compare",
     "coverage",
     "curves",
+    "define_measure",
     "discriminative_power",
     "evaluate",
     "evaluate_diversity",

@@ -40,7 +40,9 @@ is silent about them, as trec_eval is.
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
+import runpy
 import sys
 import warnings
 from collections.abc import Sequence
@@ -485,6 +487,16 @@ def _add_measures(parser: argparse.ArgumentParser, default: str) -> None:
         ),
     )
     parser.add_argument(
+        "--measures-from",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help=(
+            "a Python file (or an importable module name) that declares measures with "
+            "pr.define_measure, loaded before -m is read; repeatable"
+        ),
+    )
+    parser.add_argument(
         "-M",
         "--depth",
         "--Max_retrieved_per_topic",
@@ -695,12 +707,27 @@ def _one_line(exc: BaseException | str) -> str:
     return " ".join(first.split())
 
 
+def load_measures_from(sources: Sequence[str]) -> None:
+    """Run each Python file (a path ending in ``.py``) or import each module of
+    ``sources``: the measures they declare with :func:`polars_rankeval.define_measure`
+    are then known by name (``--measures-from``)."""
+    for source in sources:
+        if source.endswith(".py") or Path(source).is_file():
+            if not Path(source).is_file():
+                msg = f"--measures-from {source}: no such file."
+                raise FileNotFoundError(msg)
+            runpy.run_path(source, run_name=f"polars_rankeval_measures_{Path(source).stem}")
+        else:
+            importlib.import_module(source)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
     args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            load_measures_from(getattr(args, "measures_from", []))
             out = args.handler(args)
         for w in caught:
             note = _one_line(w.message).split(" pr.coverage(")[0]

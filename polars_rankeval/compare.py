@@ -74,40 +74,6 @@ COLUMN_BUDGET = 1 << 20
 resample (8 MiB of float64): it holds ``min(COLUMN_BLOCK, COLUMN_BUDGET //
 n_queries)`` comparisons, which bounds memory at no cost in time."""
 
-UNIT_RANGE = frozenset(
-    {
-        "AP",
-        "GMAP",
-        "Rprec",
-        "Bpref",
-        "GMBpref",
-        "RR",
-        "IPrec",
-        "IPrecAvg",
-        "P",
-        "R",
-        "nDCG",
-        "nDCGRel",
-        "Rndcg",
-        "RelP",
-        "Success",
-        "SetP",
-        "SetRelP",
-        "SetR",
-        "SetAP",
-        "SetF",
-        "F1",
-        "ERR",
-        "RBP",
-        "RBPResid",
-        "Judged",
-        "ExpectedP",
-        "ExpectedAP",
-    }
-)
-"""Measure families whose per-query values lie in [0, 1] by definition (nDCG with
-non-negative gains). Others (infAP, G, binG, Utility, unknown columns) are not clipped."""
-
 
 def collected(per_query: IntoFrame) -> pl.DataFrame:
     """A per-query table (Polars, pandas, Arrow, ...) as a Polars DataFrame."""
@@ -148,9 +114,9 @@ def per_segment(
 def measure_bounds(name: str) -> tuple[float, float] | None:
     """The range of a measure's per-query values, or None when it is not known.
 
-    ``(0, 1)`` for the proportions in :data:`UNIT_RANGE` (nDCG only when no gain
-    is negative), ``(0, inf)`` for the counts; None for other measures and for
-    columns that are not measure names.
+    The ``bounds`` its declaration gives (``(0, 1)`` for the proportions; nDCG only
+    when no gain is negative), ``(0, inf)`` for the counts; None for other measures
+    and for columns that are not measure names.
 
     Examples
     --------
@@ -161,14 +127,12 @@ def measure_bounds(name: str) -> tuple[float, float] | None:
         measure = parse(name)
     except ValueError:
         return None
-    if measure.family.aggregate == "sum":
+    if measure.family.aggregate == "sum" and measure.family.bounds is None:
         return (0.0, math.inf)
-    if measure.family.name not in UNIT_RANGE:
-        return None
     gains = measure.get("gains")
     if gains and any(gain < 0 for _, gain in gains):
         return None
-    return (0.0, 1.0)
+    return measure.family.bounds
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Every measure of a query depends only on that query's run rows and qrels rows,
 so the evaluation is split by a hash of the query id
-(:mod:`polars_rankeval.engine.pieces` holds what Dask and Spark share):
+(:mod:`polars_rankeval.pieces` holds what Dask and Spark share):
 
 * **map**: Parquet inputs and LazyFrames are read once, by map tasks: one per
   Parquet file (a file larger than twice a 2 x threads-th share of the input
@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import polars as pl
 
-from polars_rankeval.engine import buckets, pieces
+from polars_rankeval import pieces
+from polars_rankeval.engine import buckets
 from polars_rankeval.measures import Measure
 from polars_rankeval.validation import check_int
 

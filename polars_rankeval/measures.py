@@ -96,9 +96,14 @@ class Param:
     choices: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MeasureFamily:
-    """Declaration of one measure family (e.g. precision at any cutoff)."""
+    """Declaration of one measure family (e.g. precision at any cutoff).
+
+    Compared by identity: a measure parsed after its family was declared again
+    (``define_measure(..., replace=True)``) is another measure, so nothing computed
+    for the old declaration is reused for it.
+    """
 
     name: str
     build: Callable[[Measure, Context], pl.Expr]
@@ -122,6 +127,13 @@ class MeasureFamily:
     (bpref and infAP: the judged non-relevant documents above each relevant one,
     :meth:`~polars_rankeval.engine.features.Features.nonrelevant_above`) are counted
     by the engine, not carried."""
+    bounds: tuple[float, float] | None = None
+    """The range of the per-query values (``(0, 1)`` for proportions), read by the
+    statistics (:func:`polars_rankeval.compare.measure_bounds`); None: not known."""
+    expression: pl.Expr | Callable[..., pl.Expr] | None = None
+    """A declared measure's Polars expression over one ranking of :func:`polars_rankeval.judge`'s
+    table, or a function of the measure's cutoff ``k`` and parameters that returns one
+    (see :func:`polars_rankeval.define_measure`)."""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -136,7 +148,7 @@ class MeasureFamily:
 class Measure:
     """A measure with its cutoff and non-default parameters; hashable."""
 
-    family: MeasureFamily = field(compare=False, hash=False, repr=False)
+    family: MeasureFamily = field(repr=False)
     name: str
     cutoff: int | float | None = None
     params: tuple[tuple[str, Any], ...] = ()
@@ -254,6 +266,8 @@ def _format_value(value: Any) -> str:
 
 # --------------------------------------------------------------------------- registry
 
+UNIT = (0.0, 1.0)
+"""``bounds`` of a proportion: its per-query values lie in [0, 1] by definition."""
 MIN_GEO_MEAN = 0.00001
 """trec_eval's floor on per-query values before a geometric mean."""
 REL = Param("rel", int)
@@ -431,6 +445,7 @@ _family(
     formula=lambda x, f: family.ap.average_precision_formula(
         f, _k(x), x.rel_level(f.ctx), x.get("norm", "R")
     ),
+    bounds=UNIT,
 )
 _family(
     "GMAP",
@@ -441,6 +456,7 @@ _family(
     aggregate="gmean",
     reads=_relevant,
     formula=lambda x, f: family.ap.average_precision_formula(f, None, x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "Rprec",
@@ -459,6 +475,7 @@ _family(
         if x.get("mult") is None
         else family.precision.rprec_mult_formula(f, x.get("mult"), x.rel_level(f.ctx))
     ),
+    bounds=UNIT,
 )
 _family(
     "Bpref",
@@ -468,6 +485,7 @@ _family(
     summary="binary preference",
     reads=_relevant,
     formula=lambda x, f: family.bpref.bpref_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "GMBpref",
@@ -478,6 +496,7 @@ _family(
     aggregate="gmean",
     reads=_relevant,
     formula=lambda x, f: family.bpref.bpref_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "RR",
@@ -487,6 +506,7 @@ _family(
     summary="reciprocal rank of the first relevant document",
     reads=_relevant,
     formula=lambda x, f: family.rr.reciprocal_rank_formula(f, _k(x), x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "IPrec",
@@ -502,6 +522,7 @@ _family(
     formula=lambda x, f: family.iprec.iprec_at_recall_formula(
         f, _level(x), x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
     ),
+    bounds=UNIT,
 )
 _family(
     "IPrecAvg",
@@ -517,6 +538,7 @@ _family(
     formula=lambda x, f: family.iprec.iprec_average_formula(
         f, x.get("levels", ELEVEN), x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
     ),
+    bounds=UNIT,
 )
 
 
@@ -560,6 +582,7 @@ _family(
     ),
     reads=lambda x, c: min(0, x.rel_level(c)) if x.get("judged_only") else x.rel_level(c),
     formula=lambda x, f: _precision_formula(x, f),
+    bounds=UNIT,
 )
 _family(
     "R",
@@ -572,6 +595,7 @@ _family(
     formula=lambda x, f: family.precision.recall_formula(
         f, _k(x), x.rel_level(f.ctx), x.get("norm", "R")
     ),
+    bounds=UNIT,
 )
 _family(
     "infAP",
@@ -659,6 +683,7 @@ _family(
         binary_level=_binary_level(x, f.ctx),
         rel_level=x.get("rel"),
     ),
+    bounds=UNIT,
 )
 _family(
     "nDCGRel",
@@ -668,6 +693,7 @@ _family(
     summary="nDCG averaged over the relevant documents (trec_eval ndcg_rel)",
     reads=_gained,
     formula=lambda x, f: family.gain.ndcg_rel_formula(f, _gains(x)),
+    bounds=UNIT,
 )
 _family(
     "Rndcg",
@@ -678,6 +704,7 @@ _family(
     summary="nDCG averaged at the R levels of the grades (trec_eval Rndcg)",
     reads=_gained,
     formula=lambda x, f: family.gain.rndcg_formula(f, x.rel_level(f.ctx), _gains(x)),
+    bounds=UNIT,
 )
 _family(
     "RelP",
@@ -689,6 +716,7 @@ _family(
     formula=lambda x, f: family.precision.relative_precision_formula(
         f, _required_k(x), x.rel_level(f.ctx)
     ),
+    bounds=UNIT,
 )
 _family(
     "Success",
@@ -698,6 +726,7 @@ _family(
     summary="1 if a relevant document is in the top k",
     reads=_relevant,
     formula=lambda x, f: family.precision.success_formula(f, _k(x), x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "SetP",
@@ -707,6 +736,7 @@ _family(
     summary="set precision",
     reads=_relevant,
     formula=lambda x, f: family.set.set_precision_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "SetRelP",
@@ -716,6 +746,7 @@ _family(
     summary="set precision relative to min(|ret|, |R|)",
     reads=_relevant,
     formula=lambda x, f: family.set.set_relative_precision_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "SetR",
@@ -725,6 +756,7 @@ _family(
     summary="set recall",
     reads=_relevant,
     formula=lambda x, f: family.set.set_recall_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "SetAP",
@@ -734,6 +766,7 @@ _family(
     summary="set precision times set recall (set_map)",
     reads=_relevant,
     formula=lambda x, f: family.set.set_ap_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "SetF",
@@ -744,6 +777,7 @@ _family(
     summary="weighted harmonic mean of set precision and recall",
     reads=_relevant,
     formula=lambda x, f: family.set.set_f_formula(f, x.get("beta", 1.0), x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "NumNonRelJudgedRet",
@@ -764,6 +798,7 @@ _family(
     summary="harmonic mean of P@k and R@k",
     reads=_relevant,
     formula=lambda x, f: family.precision.f1_formula(f, _k(x), x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 _family(
     "ERR",
@@ -773,6 +808,7 @@ _family(
     summary="expected reciprocal rank (Chapelle et al. 2009)",
     reads=_gained,
     formula=lambda x, f: family.err.err_formula(f, _k(x), x.get("max_grade")),
+    bounds=UNIT,
 )
 _family(
     "RBP",
@@ -786,6 +822,7 @@ _family(
     formula=lambda x, f: family.err.rbp_formula(
         f, x.get("p", 0.8), x.rel_level(f.ctx), graded=x.get("gain") == "linear"
     ),
+    bounds=UNIT,
 )
 _family(
     "RBPResid",
@@ -794,6 +831,7 @@ _family(
     Param("p", float, 0.8),
     summary="the residual of RBP: weight of unjudged and unretrieved ranks",
     formula=lambda x, f: family.err.rbp_residual_formula(f, x.get("p", 0.8)),
+    bounds=UNIT,
 )
 _family(
     "Judged",
@@ -801,6 +839,7 @@ _family(
     "optional",
     summary="fraction of the top k that is judged",
     formula=lambda x, f: family.unjudged.judged_at_formula(f, _k(x)),
+    bounds=UNIT,
 )
 _family(
     "ExpectedP",
@@ -812,6 +851,7 @@ _family(
     formula=lambda x, f: family.random.expected_precision_formula(
         f, _required_k(x), x.rel_level(f.ctx)
     ),
+    bounds=UNIT,
 )
 _family(
     "ExpectedAP",
@@ -821,6 +861,7 @@ _family(
     summary="expected AP under a random order of the retrieved documents",
     reads=_relevant,
     formula=lambda x, f: family.random.expected_ap_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
 )
 
 

@@ -4,7 +4,7 @@ Both tables get a bucket column, ``pmod(hash(string(query)), num_buckets)``
 (Spark's Murmur3 hash, computed by the executors, so every one agrees), and
 are cogrouped by it: one call of an Arrow UDF receives all run rows and all
 qrels rows of a bucket's queries and scores them with
-:func:`polars_rankeval.engine.pieces.score`, the piece scoring Dask runs too.
+:func:`polars_rankeval.pieces.score`, the piece scoring Dask runs too.
 Every query lives in exactly one bucket, so the values equal the in-process
 ones query by query. ``per_query=False`` combines the per-query values in
 Spark, lazily, as :func:`polars_rankeval.mean_scores` does.
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval.engine import pieces
+from polars_rankeval import pieces
 from polars_rankeval.engine.outcome import raise_absent_queries
 from polars_rankeval.measures import MIN_GEO_MEAN, Measure
 from polars_rankeval.validation import check_int

@@ -30,6 +30,7 @@ def test_examples_exist() -> None:
         "pr_curves.py",
         "etl_parquet.py",
         "log_evaluation.py",
+        "own_measures.py",
         "dask_evaluate.py",
         "spark_evaluate.py",
     }
@@ -94,3 +95,9 @@ def test_log_evaluation(tmp_path: Path) -> None:
     assert "shape: (36, 8)" in out
     assert "shape: (18, 7)" in out  # one comparison per (day, country, measure)
     assert "(segment, measure) tests" in out
+
+
+def test_own_measures() -> None:
+    out = run_example("own_measures.py")
+    assert "│ bm25   ┆ 25        ┆ 0.3600 ┆ 0.5080 ┆ 0.7520         ┆ 0.7520 │" in out
+    assert "GP(grade=1)@10 equals P@10 on every query: True" in out

@@ -1,4 +1,4 @@
-"""engine.pieces, the scoring Dask and Spark share, without any cluster: pieces put
+"""pieces, the scoring Dask and Spark share, without any cluster: pieces put
 together give pr.evaluate's values, and the driver's checks catch a bad split."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from corpus import random_corpus
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
-from polars_rankeval.engine import pieces
+from polars_rankeval import pieces
 
 MEASURES = ["AP", "nDCG@10", "P@10", "RR", "GMAP", "NumRet", "Bpref"]
 

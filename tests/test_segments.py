@@ -128,7 +128,7 @@ def test_a_report_per_segment_equals_each_segment_alone():
 
 
 def test_segments_in_dask_and_spark_pieces_equal_evaluate():
-    from polars_rankeval.engine import pieces
+    from polars_rankeval import pieces
 
     run, qrels = day_corpus(systems=2)
     want = quiet(pr.evaluate, run, qrels, MEASURES, by="day", missing="zero")

@@ -336,6 +336,100 @@ def gain_counts(positive: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+JUDGED_RANK = "rank"
+"""The rank column of the judged table a declared expression reads (UInt32, 1 = top;
+null for a judged document not retrieved)."""
+JUDGED_RELEVANCE = "relevance"
+"""The grade column of that table (null for a retrieved document with no judgment)."""
+
+
+def judged_table(shape: Judged) -> pl.DataFrame:
+    """``RANKING, rank, relevance``: each ranking's rows of :func:`polars_rankeval.judge`'s
+    table, from the shape: its judged retrieved rows, its unjudged retrieved ranks (1 ..
+    ``NRET`` less the judged ones), then its query's judgments it did not retrieve
+    (counted by grade: the judgments less the judged retrieved rows), sorted by ranking
+    then rank (nulls last).
+
+    Examples
+    --------
+    >>> shape = Judged(
+    ...     keys=pl.DataFrame({"query": ["q"]}),
+    ...     rankings=pl.DataFrame({RANKING: pl.Series([0], dtype=pl.UInt32),
+    ...                            FACT: pl.Series([0], dtype=pl.UInt32), NRET: [3]}),
+    ...     rows=pl.DataFrame({RANKING: pl.Series([0], dtype=pl.UInt32),
+    ...                        RANK: pl.Series([2], dtype=pl.UInt32), GRADE: [1]}),
+    ...     judgments=pl.DataFrame({FACT: pl.Series([0, 0], dtype=pl.UInt32), GRADE: [1, 2]}),
+    ... )
+    >>> judged_table(shape).drop(RANKING).rows()
+    [(1, None), (2, 1), (3, None), (None, 2)]
+    """
+    grade = shape.rows.schema[GRADE]
+    rows = shape.rows.select(RANKING, RANK, GRADE)
+    rankings = shape.rankings.select(RANKING, FACT, pl.col(NRET).cast(pl.Int64))
+    retrieved = (
+        rankings.filter(pl.col(NRET) > 0)
+        .select(RANKING, pl.int_ranges(1, pl.col(NRET) + 1, dtype=pl.UInt32).alias(RANK))
+        .explode(RANK)
+    )
+    unjudged = retrieved.join(rows, on=[RANKING, RANK], how="anti").with_columns(
+        pl.lit(None, grade).alias(GRADE)
+    )
+    judged = (
+        shape.judgments.group_by(FACT, GRADE)
+        .len("n")
+        .join(rankings.select(RANKING, FACT), on=FACT)
+        .join(rows.group_by(RANKING, GRADE).len("n_ret"), on=[RANKING, GRADE], how="left")
+        .select(
+            RANKING,
+            pl.lit(None, pl.UInt32).alias(RANK),
+            pl.col(GRADE).cast(grade).repeat_by(pl.col("n") - pl.col("n_ret").fill_null(0)),
+        )
+        .explode(GRADE)
+        .drop_nulls(GRADE)
+    )
+    return (
+        pl.concat([rows, unjudged.select(rows.columns), judged], how="vertical")
+        .sort(RANKING, RANK, nulls_last=True)
+        .rename({RANK: JUDGED_RANK, GRADE: JUDGED_RELEVANCE})
+    )
+
+
+def over_judged_table(
+    shape: Judged, expressions: Mapping[str, tuple[str, pl.Expr]]
+) -> list[pl.Series]:
+    """Per ranking of ``shape`` (in ranking order): each of ``expressions`` (name ->
+    (what, expression)) over the ranking's rows of :func:`judged_table`, as Float64.
+
+    A ranking without a row gets the expression's value over an empty table. An
+    expression that does not give one number per ranking raises, naming ``what``.
+    """
+    table = judged_table(shape)
+    aggs = [e.alias(n) for n, (_, e) in expressions.items()]
+    try:
+        grouped = table.group_by(RANKING, maintain_order=True).agg(aggs)
+        empty = table.clear().drop(RANKING).select(aggs)
+    except pl.exceptions.PolarsError as err:
+        whats = ", ".join(w for w, _ in expressions.values())
+        msg = f"The expression of {whats} cannot be computed over the judged rows: {err}"
+        raise ValueError(msg) from err
+    out = []
+    for name, (what, _) in expressions.items():
+        dtype = grouped.schema[name]
+        if isinstance(dtype, pl.List | pl.Array) or empty.height != 1:
+            msg = (
+                f"The expression of {what} must reduce a ranking's rows to one value "
+                f"(e.g. with .sum(), .mean() or .first()); it gives {dtype} per ranking."
+            )
+            raise ValueError(msg)
+        if not (dtype.is_numeric() or dtype == pl.Boolean or dtype == pl.Null):
+            msg = f"The expression of {what} must give a number; it gives {dtype}."
+            raise ValueError(msg)
+        at_empty = empty[name].cast(pl.Float64)[0]
+        values = pl.repeat(at_empty, shape.rankings.height, dtype=pl.Float64, eager=True)
+        out.append(values.scatter(grouped[RANKING], grouped[name].cast(pl.Float64)).alias(name))
+    return out
+
+
 class Features:
     """The features a set of measure formulas read, and how to compute them.
 
@@ -364,6 +458,7 @@ class Features:
         self._maxes: dict[str, pl.Expr] = {}
         self._late: dict[str, RowFunction] = {}
         self._constants: dict[str, float] = {}
+        self._tables: dict[str, tuple[str, pl.Expr]] = {}
         self.counts_left_out = False
         """Whether a formula reads the counts of the rows left out of the shape
         (:meth:`nonrelevant_above`, :meth:`unjudged_above`, :meth:`nonrelevant_retrieved`,
@@ -644,6 +739,23 @@ class Features:
         self._late.setdefault(name, fn)
         return pl.col(name)
 
+    def over_judged(self, expr: pl.Expr, what: str) -> pl.Expr:
+        """Per ranking: ``expr`` reduced over the ranking's rows of the judged table
+        (:data:`JUDGED_TABLE_SCHEMA`, as :func:`polars_rankeval.judge` gives it): every
+        retrieved document in rank order, ``relevance`` null when unjudged, then the
+        judged documents not retrieved, ``rank`` null. ``what`` names the expression in
+        errors (a measure).
+
+        The table is made from the shape (the unjudged retrieved ranks and the
+        judgments not retrieved are counted, not joined), and every such expression is
+        aggregated in one ``group_by``, which runs group by group: the way of a measure
+        declared only by an expression, slower than the features above. Every judged
+        row must be in the shape (``reads`` -inf).
+        """
+        name = self._name("x", f"{what}|{expr}")
+        self._tables.setdefault(name, (what, expr))
+        return pl.col(name)
+
     # ------------------------------------------------------------------ ideal rankings
 
     def ideal(
@@ -756,6 +868,8 @@ class Features:
         built.per_ranking = self._reduce_rows(built, concurrent=concurrent)
         for name, fn in self._late.items():  # a Series is added without a query plan
             built.per_ranking = built.per_ranking.hstack([fn(built).alias(name)])
+        if self._tables:
+            built.per_ranking = built.per_ranking.hstack(over_judged_table(shape, self._tables))
         return built.per_ranking.select(**values)
 
     def _sums_down_to(self, built: Built) -> list[pl.Series]:

@@ -33,6 +33,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_rankeval._typing import Aggregate
+from polars_rankeval.declare import resolved
 from polars_rankeval.engine.buckets import query_bucket, split_by_bucket
 from polars_rankeval.engine.outcome import (
     absent_queries,
@@ -41,7 +42,7 @@ from polars_rankeval.engine.outcome import (
 )
 from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.evaluate import finish, output_schema
-from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
+from polars_rankeval.measures import Measure, aggregate_kind, parse, parse_measures
 from polars_rankeval.options import Options, run_options
 from polars_rankeval.validation import check_int, check_output_names
 
@@ -70,11 +71,15 @@ class Job:
     systems: pl.Series | None = None
     """Every system of the whole run, under ``missing="zero"`` with a system column:
     a piece gives empty rankings to the systems it holds no row of."""
+    declared: tuple[Measure, ...] = ()
+    """The measures asked for that were declared by :func:`polars_rankeval.define_measure`,
+    their expressions made (:func:`~polars_rankeval.declare.resolved`): a worker's
+    process has not declared them, so the declarations travel with the job."""
 
     @property
     def parsed(self) -> list[Measure]:
-        """The measure objects (parsed once per process)."""
-        return list(_parse(self.measures))
+        """The measure objects (parsed once per process; declared ones as shipped)."""
+        return list(_parse(self.measures, self.declared))
 
     @property
     def needs_systems(self) -> bool:
@@ -91,8 +96,9 @@ class Job:
 
 
 @lru_cache(maxsize=64)
-def _parse(names: tuple[str, ...]) -> tuple[Measure, ...]:
-    return tuple(parse_measures(list(names)))
+def _parse(names: tuple[str, ...], declared: tuple[Measure, ...] = ()) -> tuple[Measure, ...]:
+    shipped = {str(m): m for m in declared}
+    return tuple(shipped[n] if n in shipped else parse(n) for n in names)
 
 
 def prepare(
@@ -139,6 +145,7 @@ def prepare(
     return Job(
         names,
         checked,
+        declared=tuple(resolved(m) for m in parsed if m.family.expression is not None),
         per_query=bool(options.get("per_query", True)),
         validate=bool(options.get("validate", True)),
     )
