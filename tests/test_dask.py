@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 import warnings
@@ -360,3 +361,30 @@ def test_presets_equal_in_process(client, tmp_path, conventions):
             conventions=conventions,
         )
     assert_same(got, expected)
+
+
+def _discounted_precision(k: int) -> pl.Expr:
+    """DP@k = (1/k) * sum over relevant documents at ranks i <= k of 1 / log2(i + 1)."""
+    hit = (pl.col("relevance") >= 1) & (pl.col("rank") <= k)
+    return (hit.cast(pl.Float64) / (pl.col("rank").cast(pl.Float64) + 1).log(2)).sum() / k
+
+
+def test_a_declared_measure_travels_to_the_workers(client, tmp_path):
+    # The workers' processes never ran define_measure: the job carries the declaration.
+    pr.define_measure("DP", _discounted_precision, cutoff="required", bounds=(0, 1))
+    run = pl.DataFrame({"query": ["q1"] * 3 + ["q2"] * 2, "doc": ["a", "b", "c", "d", "e"],
+                        "score": [3.0, 2.0, 1.0, 2.0, 1.0]})  # fmt: skip
+    qrels = pl.DataFrame({"query": ["q1", "q1", "q2"], "doc": ["a", "c", "e"], "relevance": 1})
+    got = prd.evaluate(run, qrels, ["DP@2", "DP@3", "AP"], client=client, npartitions=2)
+    got = got.sort("query")
+    third = 1 / math.log2(3)
+    assert got["query"].to_list() == ["q1", "q2"]
+    assert got["DP@2"].to_list() == pytest.approx([1 / 2, third / 2], abs=1e-12)
+    assert got["DP@3"].to_list() == pytest.approx([1.5 / 3, third / 3], abs=1e-12)
+    corpus_run, corpus_qrels = random_corpus(7, n_queries=40, systems=2)
+    measures = ["DP@5", "DP@10", "nDCG@10"]
+    corpus_run.write_parquet(tmp_path / "run.parquet")
+    spread = prd.evaluate(
+        str(tmp_path / "run.parquet"), corpus_qrels, measures, client=client, npartitions=3
+    )
+    assert_same(spread, evaluate_quietly(corpus_run, corpus_qrels, measures))

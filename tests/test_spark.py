@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import sys
@@ -247,3 +248,29 @@ def test_presets_on_spark(spark):
         expected = evaluate_quietly(run, qrels, measures, conventions=conventions)
         got = prs.evaluate(run_sdf, qrels_sdf, measures, conventions=conventions)
         assert_same(collect(got, ["query"]), expected)
+
+
+def _discounted_precision(k: int) -> pl.Expr:
+    """DP@k = (1/k) * sum over relevant documents at ranks i <= k of 1 / log2(i + 1)."""
+    hit = (pl.col("relevance") >= 1) & (pl.col("rank") <= k)
+    return (hit.cast(pl.Float64) / (pl.col("rank").cast(pl.Float64) + 1).log(2)).sum() / k
+
+
+def test_a_declared_measure_travels_to_the_executors(spark):
+    # The executors' Python workers never ran define_measure: the job carries it.
+    pr.define_measure("DP", _discounted_precision, cutoff="required", bounds=(0, 1))
+    run = pl.DataFrame({"query": ["q1"] * 3 + ["q2"] * 2, "doc": ["a", "b", "c", "d", "e"],
+                        "score": [3.0, 2.0, 1.0, 2.0, 1.0]})  # fmt: skip
+    qrels = pl.DataFrame({"query": ["q1", "q1", "q2"], "doc": ["a", "c", "e"], "relevance": 1})
+    sdf = prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["DP@2", "DP@3", "AP"])
+    got = collect(sdf, ["query"])
+    third = 1 / math.log2(3)
+    assert got["query"].to_list() == ["q1", "q2"]
+    assert got["DP@2"].to_list() == pytest.approx([1 / 2, third / 2], abs=1e-12)
+    assert got["DP@3"].to_list() == pytest.approx([1.5 / 3, third / 3], abs=1e-12)
+    corpus_run, corpus_qrels = random_corpus(8, n_queries=40, systems=2)
+    measures = ["DP@5", "DP@10", "nDCG@10"]
+    sdf = prs.evaluate(to_spark(spark, corpus_run), to_spark(spark, corpus_qrels), measures)
+    assert_same(
+        collect(sdf, ["system", "query"]), evaluate_quietly(corpus_run, corpus_qrels, measures)
+    )
