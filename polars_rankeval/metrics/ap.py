@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 import polars as pl
 
 from polars_rankeval._typing import APNorm, IntoExpr
+from polars_rankeval.catalogue import (
+    REL,
+    UNIT,
+    Param,
+    declare,
+    optional_k,
+    reads_relevant,
+    with_n_rel,
+)
 from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
@@ -98,3 +107,44 @@ def average_precision_formula(
     if norm == "found":
         return safe_div(total, f.hits(rel_level, k))
     return safe_div(total, normalizer(k, f.nrel(rel_level), norm))
+
+
+# --------------------------------------------------------------------------- declarations
+
+AP_NORM = Param("norm", str, "R", get_args(APNorm))
+
+declare(
+    "AP",
+    lambda x, c: average_precision(optional_k(x), norm=x.setting("norm"), **with_n_rel(x, c)),
+    "optional",
+    REL,
+    AP_NORM,
+    summary="average precision (at k: |R| stays the denominator unless norm=min|found)",
+    reads=reads_relevant,
+    formula=lambda x, f: average_precision_formula(
+        f, optional_k(x), x.rel_level(f.ctx), x.setting("norm")
+    ),
+    bounds=UNIT,
+    aliases=("map", "ap"),
+    presets={
+        "retrievalmap": "AP(norm=found)",
+        "retrieval_map": "AP(norm=found)",
+        "retrieval_average_precision": "AP(norm=found)",
+    },
+    trec_cutoff={"map_cut": None},
+    trec_dotted={"map_cut": "cutoffs"},
+    order=3,
+)
+declare(
+    "GMAP",
+    lambda x, c: average_precision(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="AP per query, geometric mean over queries (floor 1e-5)",
+    aggregate="gmean",
+    reads=reads_relevant,
+    formula=lambda x, f: average_precision_formula(f, None, x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("gm_map", "gmap"),
+    order=4,
+)

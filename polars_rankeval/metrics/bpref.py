@@ -8,6 +8,14 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    REL,
+    UNIT,
+    columns,
+    declare,
+    reads_relevant,
+    with_n_rel,
+)
 from polars_rankeval.metrics._common import (
     col,
     judged_nonrelevant,
@@ -19,6 +27,7 @@ from polars_rankeval.metrics._common import (
 
 INFAP_EPSILON = 0.00001
 """trec_eval's smoothing constant in inferred AP."""
+
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
@@ -176,3 +185,55 @@ def inferred_ap_formula(f: Features, rel_level: int) -> pl.Expr:
 def num_nonrel_judged_ret_formula(f: Features, rel_level: int) -> pl.Expr:
     """NumNonRelJudgedRet: judged non-relevant documents retrieved."""
     return f.nonrelevant_retrieved(rel_level)
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "Bpref",
+    lambda x, c: bpref(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="binary preference",
+    reads=reads_relevant,
+    formula=lambda x, f: bpref_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("bpref",),
+    order=6,
+)
+declare(
+    "GMBpref",
+    lambda x, c: bpref(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="bpref per query, geometric mean over queries (floor 1e-5)",
+    aggregate="gmean",
+    reads=reads_relevant,
+    formula=lambda x, f: bpref_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("gm_bpref",),
+    order=7,
+)
+declare(
+    "infAP",
+    lambda x, c: inferred_ap(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="inferred AP for sampled judgments",
+    reads=reads_relevant,
+    formula=lambda x, f: inferred_ap_formula(f, x.rel_level(f.ctx)),
+    aliases=("infap",),
+    order=13,
+)
+declare(
+    "NumNonRelJudgedRet",
+    lambda x, c: num_nonrel_judged_ret(**columns(x, c)),
+    "none",
+    REL,
+    summary="judged non-relevant documents retrieved",
+    aggregate="sum",
+    reads=reads_relevant,
+    formula=lambda x, f: num_nonrel_judged_ret_formula(f, x.rel_level(f.ctx)),
+    aliases=("num_nonrel_judged_ret",),
+    order=27,
+)

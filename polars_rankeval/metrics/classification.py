@@ -12,6 +12,13 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    REL,
+    columns,
+    declare,
+    optional_k,
+    reads_relevant,
+)
 from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
@@ -129,3 +136,29 @@ def auroc_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
     check_cutoff(k, "AUROC")
     rank_sum = f.sum_to_rank(pl.when(f.hit(rel_level)).then(f.rank).otherwise(0.0), k)
     return _auroc(f.hits(rel_level, k), _top(f, k), rank_sum)
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "FallOut",
+    lambda x, c: fall_out(optional_k(x), **columns(x, c)),
+    "optional",
+    REL,
+    summary="share of the retrieved non-relevant documents in the top k (torchmetrics)",
+    reads=reads_relevant,
+    formula=lambda x, f: fall_out_formula(f, optional_k(x), x.rel_level(f.ctx)),
+    aliases=("fallout", "fall_out", "retrievalfallout", "retrieval_fall_out"),
+    order=50,
+)
+declare(
+    "AUROC",
+    lambda x, c: auroc(optional_k(x), **columns(x, c)),
+    "optional",
+    REL,
+    summary="area under the ROC curve of the top k (torchmetrics RetrievalAUROC)",
+    reads=reads_relevant,
+    formula=lambda x, f: auroc_formula(f, optional_k(x), x.rel_level(f.ctx)),
+    aliases=("auroc", "retrievalauroc", "retrieval_auroc"),
+    order=51,
+)

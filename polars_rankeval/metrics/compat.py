@@ -8,6 +8,10 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    Param,
+    declare,
+)
 from polars_rankeval.engine.shape import FACT, GRADE, IDEAL_GAIN, RANK, RANKING
 from polars_rankeval.metrics._common import check_probability, col
 
@@ -150,3 +154,21 @@ def compat_formula(f: Features, p: float, normalize: bool) -> pl.Expr:
     else:
         best = f.late(f"compat_w|{p}|{depth}", _lookup("w", p, depth))
     return pl.when(best > 0).then(overlap / best).otherwise(0.0).cast(pl.Float64)
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "Compat",
+    lambda x, c: compat(
+        x.setting("p"), normalize=x.setting("normalize"), rank=c.rank, relevance=c.relevance
+    ),
+    "none",
+    Param("p", float, COMPAT_P),
+    Param("normalize", bool, True),
+    summary="compatibility: rank-biased overlap with the ideal ranking (Clarke et al. 2021)",
+    reads=lambda x, c: 1.0,
+    formula=lambda x, f: compat_formula(f, x.setting("p"), x.setting("normalize")),
+    aliases=("compat",),
+    order=39,
+)

@@ -30,13 +30,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 from scipy.special import polygamma
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    Context,
+    CutoffRule,
+    Measure,
+    Param,
+    declare,
+    optional_k,
+    required_k,
+)
 from polars_rankeval.engine.shape import RANK, RANKING
 from polars_rankeval.metrics._common import check_cutoff, check_probability, col, log2
 
@@ -45,6 +54,12 @@ if TYPE_CHECKING:
 
 CWL_DEPTH = 1000
 """cwl_eval's ranking length (``max_n``): ranks past it are not read."""
+CWL_MIN_REL = 0
+"""The default ``min_rel``: the grade of gain 0."""
+CWL_GOAL = 1.0
+"""The default ``T`` of INSQ, INST, BPM and NERR11: the gain the user wants."""
+NERR_P = 0.9
+"""The default persistence ``p`` of NERR10."""
 
 
 def check_cwl(measure: str, min_rel: int, max_rel: int | None, T: float | None = None) -> None:  # noqa: N803
@@ -132,7 +147,7 @@ def _insq_c(i: pl.Expr, T: float) -> pl.Expr:  # noqa: N803
 def sdcg(
     k: int,
     *,
-    min_rel: int = 0,
+    min_rel: int = CWL_MIN_REL,
     max_rel: int | None = None,
     rank: IntoExpr = "rank",
     relevance: IntoExpr = "relevance",
@@ -168,9 +183,9 @@ def sdcg(
 
 
 def insq(
-    T: float = 1.0,  # noqa: N803
+    T: float = CWL_GOAL,  # noqa: N803
     *,
-    min_rel: int = 0,
+    min_rel: int = CWL_MIN_REL,
     max_rel: int | None = None,
     rank: IntoExpr = "rank",
     relevance: IntoExpr = "relevance",
@@ -203,9 +218,9 @@ def insq(
 
 
 def inst(
-    T: float = 1.0,  # noqa: N803
+    T: float = CWL_GOAL,  # noqa: N803
     *,
-    min_rel: int = 0,
+    min_rel: int = CWL_MIN_REL,
     max_rel: int | None = None,
     rank: IntoExpr = "rank",
     relevance: IntoExpr = "relevance",
@@ -245,9 +260,9 @@ def inst(
 
 def bpm(
     k: int,
-    T: float = 1.0,  # noqa: N803
+    T: float = CWL_GOAL,  # noqa: N803
     *,
-    min_rel: int = 0,
+    min_rel: int = CWL_MIN_REL,
     max_rel: int | None = None,
     rank: IntoExpr = "rank",
     relevance: IntoExpr = "relevance",
@@ -287,9 +302,9 @@ def nerr(
     equation: int,
     k: int | None = None,
     *,
-    p: float = 0.9,
-    T: float = 1.0,  # noqa: N803
-    min_rel: int = 0,
+    p: float = NERR_P,
+    T: float = CWL_GOAL,  # noqa: N803
+    min_rel: int = CWL_MIN_REL,
     max_rel: int | None = None,
     rank: IntoExpr = "rank",
     relevance: IntoExpr = "relevance",
@@ -344,7 +359,7 @@ def check_positive_t(measure: str, T: float) -> None:  # noqa: N803
         raise ValueError(msg)
 
 
-def check_nerr(equation: int, k: int | None, p: float, T: float = 1.0) -> None:  # noqa: N803
+def check_nerr(equation: int, k: int | None, p: float, T: float = CWL_GOAL) -> None:  # noqa: N803
     """Raise unless NERR8/9 have a cutoff, NERR10 a persistence in [0, 1], NERR11 a T > 0."""
     if equation not in (8, 9, 10, 11):
         msg = f"NERR is defined by equation 8, 9, 10 or 11. Got {equation!r}."
@@ -515,3 +530,90 @@ def inst_formula(f: Features, T: float, min_rel: int, max_rel: int) -> pl.Expr: 
     total = f.sum(pl.when(top).then(reach * gain).otherwise(0.0))
     mass = head + f.sum(pl.when(top).then(tail).otherwise(0.0))
     return (total / mass).cast(pl.Float64)
+
+
+# --------------------------------------------------------------------------- declarations
+
+# The C/W/L measures ir_measures gets from cwl_eval (metrics/cwl.py): gains are the
+# grades scaled from [min_rel, max_rel] to [0, 1]; max_rel has no default, as there.
+CWL_RANGE = (Param("min_rel", int, CWL_MIN_REL), Param("max_rel", int))
+GOAL = Param("T", float, CWL_GOAL)
+
+
+def _cwl(x: Measure) -> dict[str, Any]:
+    """min_rel and max_rel of a C/W/L measure."""
+    return {"min_rel": x.setting("min_rel"), "max_rel": x.get("max_rel")}
+
+
+def _cwl_reads(x: Measure, c: Context) -> float:
+    """``reads`` of a C/W/L measure: the grades with a positive gain."""
+    return lowest_gained_grade(x.setting("min_rel"))
+
+
+declare(
+    "SDCG",
+    lambda x, c: sdcg(required_k(x), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "required",
+    *CWL_RANGE,
+    summary="scaled DCG: DCG over that of k documents of full gain (cwl_eval, C/W/L)",
+    reads=_cwl_reads,
+    formula=lambda x, f: sdcg_formula(f, required_k(x), **_cwl(x)),
+    order=40,
+)
+declare(
+    "INSQ",
+    lambda x, c: insq(x.setting("T"), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "none",
+    GOAL,
+    *CWL_RANGE,
+    summary="INSQ: C/W/L measure of a user who wants gain T (Moffat et al. 2012; cwl_eval)",
+    reads=_cwl_reads,
+    formula=lambda x, f: insq_formula(f, x.setting("T"), **_cwl(x)),
+    order=41,
+)
+declare(
+    "INST",
+    lambda x, c: inst(x.setting("T"), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "none",
+    GOAL,
+    *CWL_RANGE,
+    summary="INST: INSQ adapting to the gain found so far (Moffat et al. 2015; cwl_eval)",
+    reads=_cwl_reads,
+    formula=lambda x, f: inst_formula(f, x.setting("T"), **_cwl(x)),
+    order=42,
+)
+declare(
+    "BPM",
+    lambda x, c: bpm(required_k(x), x.setting("T"), **_cwl(x), rank=c.rank, relevance=c.relevance),
+    "required",
+    GOAL,
+    *CWL_RANGE,
+    summary="static Bejeweled Player Model: read until k documents or gain T (cwl_eval)",
+    reads=_cwl_reads,
+    formula=lambda x, f: bpm_formula(f, required_k(x), x.setting("T"), **_cwl(x)),
+    order=43,
+)
+
+
+def _declare_nerr(equation: int, cutoff: CutoffRule, extra: tuple[Param, ...], what: str) -> None:
+    """Register NERR8 .. NERR11 (one C vector each, metrics/cwl.py ``nerr``)."""
+
+    def build(x: Measure, c: Context) -> pl.Expr:
+        p, t = x.get("p", NERR_P), x.get("T", CWL_GOAL)
+        return nerr(
+            equation, optional_k(x), p=p, T=t, **_cwl(x), rank=c.rank, relevance=c.relevance
+        )
+
+    def formula(x: Measure, f: Features) -> pl.Expr:
+        p, t = x.get("p", NERR_P), x.get("T", CWL_GOAL)
+        return nerr_formula(f, equation, optional_k(x), p, t, **_cwl(x))
+
+    summary = f"not (but nearly) ERR, equation {equation}: {what} (cwl_eval)"
+    declare(f"NERR{equation}", build, cutoff, *extra, *CWL_RANGE, summary=summary,
+            reads=_cwl_reads, formula=formula, order=36 + equation)  # fmt: skip
+
+
+_declare_nerr(8, "required", (), "truncated at k")
+_declare_nerr(9, "required", (), "truncated at k, discounted")
+_declare_nerr(10, "none", (Param("p", float, NERR_P),), "with persistence p")
+_declare_nerr(11, "none", (GOAL,), "with INST's goal T")

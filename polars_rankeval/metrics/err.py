@@ -7,6 +7,16 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    REL,
+    UNIT,
+    Param,
+    columns,
+    declare,
+    optional_k,
+    reads_gained,
+    reads_relevant,
+)
 from polars_rankeval.engine.shape import GRADE, RANKING, SCORED
 from polars_rankeval.metrics._common import (
     check_cutoff,
@@ -20,6 +30,10 @@ from polars_rankeval.metrics._common import (
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Built, Features
+
+
+RBP_P = 0.8
+"""The default persistence ``p`` of RBP and its residual (Moffat and Zobel's example)."""
 
 
 def err(
@@ -64,7 +78,7 @@ def err(
 
 
 def rbp(
-    p: float = 0.8,
+    p: float = RBP_P,
     *,
     rank: IntoExpr = "rank",
     relevance: IntoExpr = "relevance",
@@ -111,7 +125,7 @@ def rbp(
 
 
 def rbp_residual(
-    p: float = 0.8, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance"
+    p: float = RBP_P, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance"
 ) -> pl.Expr:
     r"""The residual of RBP: the most that unjudged documents could add (``RBPResid``).
 
@@ -208,3 +222,46 @@ def rbp_residual_formula(f: Features, p: float) -> pl.Expr:
     weight = pl.lit(p, pl.Float64).pow(f.rank - 1.0)
     judged_weight = f.sum(pl.when(f.grade >= 0).then(weight).otherwise(0.0))
     return (1.0 - (1.0 - p) * judged_weight).cast(pl.Float64)
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "ERR",
+    lambda x, c: err(
+        optional_k(x), rank=c.rank, relevance=c.relevance, max_grade=x.get("max_grade")
+    ),
+    "optional",
+    Param("max_grade", int),
+    summary="expected reciprocal rank (Chapelle et al. 2009)",
+    reads=reads_gained,
+    formula=lambda x, f: err_formula(f, optional_k(x), x.get("max_grade")),
+    bounds=UNIT,
+    aliases=("err",),
+    order=29,
+)
+declare(
+    "RBP",
+    lambda x, c: rbp(x.setting("p"), graded=x.get("gain") == "linear", **columns(x, c)),
+    "none",
+    REL,
+    Param("p", float, RBP_P),
+    Param("gain", str, "binary", ("binary", "linear")),
+    summary="rank-biased precision (Moffat and Zobel 2008); gain=linear: graded (ranx rbp.p)",
+    reads=reads_relevant,
+    formula=lambda x, f: rbp_formula(
+        f, x.setting("p"), x.rel_level(f.ctx), graded=x.get("gain") == "linear"
+    ),
+    bounds=UNIT,
+    order=30,
+)
+declare(
+    "RBPResid",
+    lambda x, c: rbp_residual(x.setting("p"), rank=c.rank, relevance=c.relevance),
+    "none",
+    Param("p", float, RBP_P),
+    summary="the residual of RBP: weight of unjudged and unretrieved ranks",
+    formula=lambda x, f: rbp_residual_formula(f, x.setting("p")),
+    bounds=UNIT,
+    order=31,
+)

@@ -17,6 +17,16 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    GAINS,
+    REL,
+    UNIT,
+    declare,
+    gain_map,
+    reads_gained,
+    reads_relevant,
+    with_n_rel,
+)
 from polars_rankeval.engine.shape import FACT, IDEAL_POS, RANK, RANKING
 from polars_rankeval.metrics._common import (
     col,
@@ -335,3 +345,57 @@ def _dcg_at_changes(
 def _ranking_rank_key(ranking: pl.Series, rank: pl.Series) -> np.ndarray:
     """uint64 (ranking, rank) keys, in the order of rows sorted by ranking then rank."""
     return (ranking.cast(pl.UInt64) * (1 << 32) + rank.cast(pl.UInt64)).to_numpy()
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "binG",
+    lambda x, c: bin_g(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="binary G (trec_eval experimental)",
+    reads=reads_relevant,
+    formula=lambda x, f: bin_g_formula(f, x.rel_level(f.ctx)),
+    aliases=("bing",),
+    order=15,
+)
+declare(
+    "G",
+    lambda x, c: g_measure(rank=c.rank, relevance=c.relevance, gains=gain_map(x)),
+    "none",
+    GAINS,
+    summary="normalised gain G (trec_eval experimental)",
+    reads=reads_gained,
+    formula=lambda x, f: g_measure_formula(f, gain_map(x)),
+    aliases=("g",),
+    trec_dotted={"G": "gains"},
+    order=16,
+)
+declare(
+    "nDCGRel",
+    lambda x, c: ndcg_rel(rank=c.rank, relevance=c.relevance, gains=gain_map(x)),
+    "none",
+    GAINS,
+    summary="nDCG averaged over the relevant documents (trec_eval ndcg_rel)",
+    reads=reads_gained,
+    formula=lambda x, f: ndcg_rel_formula(f, gain_map(x)),
+    bounds=UNIT,
+    aliases=("ndcg_rel", "ndcgrel"),
+    trec_dotted={"ndcg_rel": "gains"},
+    order=18,
+)
+declare(
+    "Rndcg",
+    lambda x, c: rndcg(gains=gain_map(x), **with_n_rel(x, c)),
+    "none",
+    REL,
+    GAINS,
+    summary="nDCG averaged at the R levels of the grades (trec_eval Rndcg)",
+    reads=reads_gained,
+    formula=lambda x, f: rndcg_formula(f, x.rel_level(f.ctx), gain_map(x)),
+    bounds=UNIT,
+    aliases=("rndcg",),
+    trec_dotted={"Rndcg": "gains"},
+    order=19,
+)

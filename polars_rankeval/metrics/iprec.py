@@ -4,11 +4,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr, Rounding
+from polars_rankeval.catalogue import (
+    REL,
+    UNIT,
+    Levels,
+    Measure,
+    Param,
+    declare,
+    reads_relevant,
+    with_n_rel,
+)
 from polars_rankeval.metrics._common import (
     check_probability,
     col,
@@ -18,6 +28,7 @@ from polars_rankeval.metrics._common import (
 )
 
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
@@ -121,3 +132,58 @@ def iprec_average_formula(
     """IPrecAvg over the engine's features: the mean of IPrec at ``levels``."""
     parts = [iprec_at_recall_formula(f, x, rel_level, rounding) for x in levels]
     return (pl.sum_horizontal(parts) / f.constant(len(levels))).cast(pl.Float64)
+
+
+# --------------------------------------------------------------------------- declarations
+
+ROUNDING = Param("rounding", str, None, get_args(Rounding))  # None: the conventions decide
+ELEVEN = Levels(ELEVEN_POINTS)
+
+
+def _level(measure: Measure) -> float:
+    """The cutoff of a measure cut at a recall level (IPrec)."""
+    if measure.cutoff is None:
+        msg = f"Measure {measure.name} needs a recall level, e.g. {measure.name}@0.5."
+        raise ValueError(msg)
+    return measure.cutoff
+
+
+declare(
+    "IPrec",
+    lambda x, c: iprec_at_recall(
+        _level(x), rounding=x.get("rounding", c.iprec_rounding), **with_n_rel(x, c)
+    ),
+    "required",
+    REL,
+    ROUNDING,
+    summary="interpolated precision at a recall level (rounding=v9|v10; default: conventions)",
+    cutoff_kind=float,
+    reads=reads_relevant,
+    formula=lambda x, f: iprec_at_recall_formula(
+        f, _level(x), x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
+    ),
+    bounds=UNIT,
+    aliases=("iprec",),
+    trec_cutoff={"iprec_at_recall": None},
+    trec_dotted={"iprec_at_recall": "cutoffs"},
+    order=9,
+)
+declare(
+    "IPrecAvg",
+    lambda x, c: iprec_average(
+        x.setting("levels"), rounding=x.get("rounding", c.iprec_rounding), **with_n_rel(x, c)
+    ),
+    "none",
+    REL,
+    ROUNDING,
+    Param("levels", Levels, ELEVEN),
+    summary="interpolated precision averaged over recall levels (11pt_avg)",
+    reads=reads_relevant,
+    formula=lambda x, f: iprec_average_formula(
+        f, x.setting("levels"), x.rel_level(f.ctx), x.get("rounding", f.ctx.iprec_rounding)
+    ),
+    bounds=UNIT,
+    aliases=("11pt_avg",),
+    trec_dotted={"11pt_avg": "levels"},
+    order=10,
+)

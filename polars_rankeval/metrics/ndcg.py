@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    GAINS,
+    UNIT,
+    Context,
+    Measure,
+    Param,
+    declare,
+    gain_map,
+    optional_k,
+    reads_gained,
+)
 from polars_rankeval.metrics._common import (
     c_log2,
     check_cutoff,
@@ -307,3 +318,99 @@ def tie_averaged_dcg_formula(f: Features, k: int | None, gain: pl.Expr) -> pl.Ex
         return pl.Series(np.where(lo <= top, value, 0.0), dtype=pl.Float64)
 
     return f.sum(f.row_function(f"tie_dcg|{gain_name}|{first}|{last}|{k}", averaged))
+
+
+# --------------------------------------------------------------------------- declarations
+
+TIES = Param("ties", str, "ordered", ("ordered", "average"))
+"""Equal scores: in the ranking's order, or averaged over the tie group (scikit-learn)."""
+GAIN_REL = Param("rel", int)
+"""The relevance level of a gain measure (nDCG, DCG): grades below it have no gain (ranx's
+``-lN``). Unlike the other measures' ``rel``, the global ``rel_level`` leaves it unset, as
+trec_eval reads raw grades as gains whatever the level."""
+
+
+def _dcg_options(measure: Measure) -> dict[str, Any]:
+    """The keyword arguments of DCG (metric and formula) from its parameters."""
+    gain = measure.setting("gain")
+    return {
+        "gains": gain_map(measure),
+        "exponential": gain == "exp",
+        "signed": gain == "signed",
+        "rel_level": measure.get("rel"),
+        "log_base": measure.setting("log_base"),
+        "ties": measure.setting("ties"),
+    }
+
+
+def _binary_level(measure: Measure, ctx: Context) -> int | None:
+    """The grade from which ``gain=binary`` gives gain 1 (the measure's ``rel``, else the
+    relevance level), or None."""
+    return measure.get("rel", ctx.rel_level) if measure.get("gain") == "binary" else None
+
+
+def _gained_from_rel(measure: Measure, ctx: Context) -> float:
+    """``reads`` of nDCG and DCG: their relevance level when given (grades below it have
+    no gain), every grade for signed gains, else as
+    :func:`~polars_rankeval.catalogue.reads_gained`."""
+    if measure.get("gain") == "signed":
+        return -math.inf
+    rel = measure.get("rel")
+    return reads_gained(measure, ctx) if rel is None else float(rel)
+
+
+declare(
+    "nDCG",
+    lambda x, c: ndcg(
+        optional_k(x),
+        rank=c.rank,
+        relevance=c.relevance,
+        gains=gain_map(x),
+        exponential=x.get("gain") == "exp",
+        ties=x.setting("ties"),
+        binary_level=_binary_level(x, c),
+        rel_level=x.get("rel"),
+    ),
+    "optional",
+    GAINS,
+    Param("gain", str, "linear", ("linear", "exp", "binary")),
+    GAIN_REL,
+    TIES,
+    summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;..., gain=exp|binary",
+    reads=lambda x, c: (
+        float(_binary_level(x, c) or 0) if x.get("gain") == "binary" else _gained_from_rel(x, c)
+    ),
+    formula=lambda x, f: ndcg_formula(
+        f,
+        optional_k(x),
+        gain_map(x),
+        exponential=x.get("gain") == "exp",
+        ties=x.setting("ties"),
+        binary_level=_binary_level(x, f.ctx),
+        rel_level=x.get("rel"),
+    ),
+    bounds=UNIT,
+    aliases=("ndcg", "ndcg_score"),
+    presets={"ndcg_burges": "nDCG(gain=exp)"},
+    trec_cutoff={"ndcg_cut": None},
+    trec_dotted={"ndcg_cut": "cutoffs", "ndcg": "gains"},
+    order=17,
+)
+declare(
+    "DCG",
+    lambda x, c: discounted_cumulative_gain(
+        optional_k(x), rank=c.rank, relevance=c.relevance, **_dcg_options(x)
+    ),
+    "optional",
+    GAINS,
+    Param("gain", str, "linear", ("linear", "exp", "signed")),
+    GAIN_REL,
+    Param("log_base", float, 2.0),
+    TIES,
+    summary="unnormalised DCG (ranx dcg@k, dcg_burges@k; scikit-learn dcg_score, log_base)",
+    reads=_gained_from_rel,
+    formula=lambda x, f: dcg_formula(f, optional_k(x), **_dcg_options(x)),
+    aliases=("dcg", "dcg_score"),
+    presets={"dcg_burges": "DCG(gain=exp)"},
+    order=49,
+)

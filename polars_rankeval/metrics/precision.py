@@ -8,6 +8,21 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr, Norm
+from polars_rankeval.catalogue import (
+    NORM,
+    REL,
+    UNIT,
+    Context,
+    Measure,
+    Param,
+    columns,
+    declare,
+    optional_k,
+    reads_no_rows,
+    reads_relevant,
+    required_k,
+    with_n_rel,
+)
 from polars_rankeval.metrics._common import (
     check_cutoff,
     col,
@@ -475,3 +490,185 @@ def num_rel_ret_formula(f: Features, rel_level: int) -> pl.Expr:
 def hits_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
     """Hits@k: relevant documents in the top k."""
     return f.hits(rel_level, k)
+
+
+# --------------------------------------------------------------------------- declarations
+
+
+def _precision_variant(x: Measure) -> bool:
+    """Whether P@k is adaptive (torchmetrics); refuse it together with judged_only."""
+    adaptive = bool(x.get("adaptive_k"))
+    if adaptive and x.get("judged_only"):
+        msg = f"{x}: judged_only and adaptive_k cannot be combined."
+        raise ValueError(msg)
+    return adaptive
+
+
+def _precision_build(x: Measure, c: Context) -> pl.Expr:
+    """P@k, over the judged documents only (``judged_only``) or adaptive (``adaptive_k``)."""
+    adaptive = _precision_variant(x)
+    if x.get("judged_only"):
+        return precision_judged_only(required_k(x), **columns(x, c))
+    return precision(required_k(x), adaptive_k=adaptive, **columns(x, c))
+
+
+def _precision_formula(x: Measure, f: Features) -> pl.Expr:
+    """The engine formula of :func:`_precision_build`."""
+    adaptive = _precision_variant(x)
+    if x.get("judged_only"):
+        return precision_judged_only_formula(f, required_k(x), x.rel_level(f.ctx))
+    return precision_formula(f, required_k(x), x.rel_level(f.ctx), adaptive_k=adaptive)
+
+
+declare(
+    "NumRet",
+    lambda x, c: num_ret(rank=c.rank),
+    summary="documents retrieved",
+    aggregate="sum",
+    reads=reads_no_rows,
+    formula=lambda x, f: num_ret_formula(f),
+    aliases=("num_ret",),
+    order=0,
+)
+declare(
+    "NumRel",
+    lambda x, c: num_rel(relevance=c.relevance, rel_level=x.rel_level(c), n_rel=c.n_rel),
+    "none",
+    REL,
+    summary="relevant documents, retrieved or not",
+    aggregate="sum",
+    reads=reads_relevant,
+    formula=lambda x, f: num_rel_formula(f, x.rel_level(f.ctx)),
+    aliases=("num_rel",),
+    order=1,
+)
+declare(
+    "NumRelRet",
+    lambda x, c: num_rel_ret(**columns(x, c)),
+    "none",
+    REL,
+    summary="relevant documents retrieved",
+    aggregate="sum",
+    reads=reads_relevant,
+    formula=lambda x, f: num_rel_ret_formula(f, x.rel_level(f.ctx)),
+    aliases=("num_rel_ret",),
+    order=2,
+)
+declare(
+    "Rprec",
+    lambda x, c: (
+        r_precision(**with_n_rel(x, c))
+        if x.get("mult") is None
+        else rprec_mult(x.get("mult"), **with_n_rel(x, c))
+    ),
+    "none",
+    REL,
+    Param("mult", float),
+    summary="R-precision: precision at rank |R| (mult: at rank mult*|R|, Rprec_mult)",
+    reads=reads_relevant,
+    formula=lambda x, f: (
+        r_precision_formula(f, x.rel_level(f.ctx))
+        if x.get("mult") is None
+        else rprec_mult_formula(f, x.get("mult"), x.rel_level(f.ctx))
+    ),
+    bounds=UNIT,
+    aliases=("rprec", "r-precision", "r_precision"),
+    trec_cutoff={"Rprec_mult": "mult"},
+    trec_dotted={"Rprec_mult": "param:mult"},
+    order=5,
+)
+declare(
+    "P",
+    _precision_build,
+    "required",
+    REL,
+    Param("judged_only", bool, False),
+    Param("adaptive_k", bool, False),
+    summary=(
+        "precision at k (judged_only=True: over the judged documents only, trec_eval -J; "
+        "adaptive_k=True: divided by min(k, retrieved), torchmetrics)"
+    ),
+    reads=lambda x, c: min(0, x.rel_level(c)) if x.get("judged_only") else x.rel_level(c),
+    formula=lambda x, f: _precision_formula(x, f),
+    bounds=UNIT,
+    aliases=("precision", "p"),
+    trec_cutoff={"P": None},
+    trec_dotted={"P": "cutoffs"},
+    order=11,
+)
+declare(
+    "R",
+    lambda x, c: recall(optional_k(x), norm=x.setting("norm"), **with_n_rel(x, c)),
+    "optional",
+    REL,
+    NORM,
+    summary="recall at k (norm=min: divided by min(k, |R|))",
+    reads=reads_relevant,
+    formula=lambda x, f: recall_formula(f, optional_k(x), x.rel_level(f.ctx), x.setting("norm")),
+    bounds=UNIT,
+    aliases=("recall", "r"),
+    trec_cutoff={"recall": None},
+    trec_dotted={"recall": "cutoffs"},
+    order=12,
+)
+declare(
+    "RelP",
+    lambda x, c: relative_precision(required_k(x), **with_n_rel(x, c)),
+    "required",
+    REL,
+    summary="precision at k relative to min(k, |R|)",
+    reads=reads_relevant,
+    formula=lambda x, f: relative_precision_formula(f, required_k(x), x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("relative_p", "relp"),
+    trec_cutoff={"relative_P": None},
+    trec_dotted={"relative_P": "cutoffs"},
+    order=20,
+)
+declare(
+    "Success",
+    lambda x, c: success(optional_k(x), **columns(x, c)),
+    "optional",
+    REL,
+    summary="1 if a relevant document is in the top k",
+    reads=reads_relevant,
+    formula=lambda x, f: success_formula(f, optional_k(x), x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("hit_rate", "success"),
+    trec_cutoff={"success": None},
+    trec_dotted={"success": "cutoffs"},
+    order=21,
+)
+declare(
+    "F1",
+    lambda x, c: f1(optional_k(x), **with_n_rel(x, c)),
+    "optional",
+    REL,
+    summary="harmonic mean of P@k and R@k",
+    reads=reads_relevant,
+    formula=lambda x, f: f1_formula(f, optional_k(x), x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("f1",),
+    order=28,
+)
+declare(
+    "NumQ",
+    lambda x, c: num_q(),
+    summary="one per query: summed, the number of queries scored (ir_measures NumQ)",
+    aggregate="sum",
+    reads=reads_no_rows,
+    formula=lambda x, f: num_q_formula(f),
+    aliases=("numq",),
+    order=38,
+)
+declare(
+    "Hits",
+    lambda x, c: hits(optional_k(x), **columns(x, c)),
+    "optional",
+    REL,
+    summary="relevant documents in the top k, a count per query (ranx hits@k)",
+    reads=reads_relevant,
+    formula=lambda x, f: hits_formula(f, optional_k(x), x.rel_level(f.ctx)),
+    aliases=("hits",),
+    order=48,
+)

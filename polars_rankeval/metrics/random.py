@@ -8,6 +8,15 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    REL,
+    UNIT,
+    columns,
+    declare,
+    reads_relevant,
+    required_k,
+    with_n_rel,
+)
 from polars_rankeval.engine.shape import NRET
 from polars_rankeval.metrics._common import (
     check_cutoff,
@@ -121,3 +130,29 @@ def _harmonic_of_nret(built: Built) -> pl.Series:
         [[0.0], np.cumsum(1.0 / np.arange(1, max(int(n.max(initial=0)), 0) + 1))]
     )
     return pl.Series(table[n], dtype=pl.Float64)
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "ExpectedP",
+    lambda x, c: expected_precision(required_k(x), **columns(x, c)),
+    "required",
+    REL,
+    summary="expected P@k under a random order of the retrieved documents",
+    reads=reads_relevant,
+    formula=lambda x, f: expected_precision_formula(f, required_k(x), x.rel_level(f.ctx)),
+    bounds=UNIT,
+    order=33,
+)
+declare(
+    "ExpectedAP",
+    lambda x, c: expected_ap(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="expected AP under a random order of the retrieved documents",
+    reads=reads_relevant,
+    formula=lambda x, f: expected_ap_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
+    order=34,
+)

@@ -7,6 +7,14 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    REL,
+    UNIT,
+    columns,
+    declare,
+    optional_k,
+    reads_relevant,
+)
 from polars_rankeval.metrics._common import check_cutoff, col, in_top, relevant_retrieved
 
 if TYPE_CHECKING:
@@ -43,3 +51,19 @@ def reciprocal_rank(
 def reciprocal_rank_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
     """RR@k over the engine's features: the largest 1/rank of a relevant document in the top k."""
     return f.max(pl.when(f.hit(rel_level) & f.in_top(k)).then(1.0 / f.rank)).fill_null(0.0)
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "RR",
+    lambda x, c: reciprocal_rank(optional_k(x), **columns(x, c)),
+    "optional",
+    REL,
+    summary="reciprocal rank of the first relevant document",
+    reads=reads_relevant,
+    formula=lambda x, f: reciprocal_rank_formula(f, optional_k(x), x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("recip_rank", "mrr", "rr"),
+    order=8,
+)

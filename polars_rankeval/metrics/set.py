@@ -8,6 +8,14 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    REL,
+    UNIT,
+    Param,
+    declare,
+    reads_relevant,
+    with_n_rel,
+)
 from polars_rankeval.metrics._common import (
     num_relevant,
     relevant_retrieved,
@@ -231,3 +239,101 @@ def utility_formula(
     hits, ret, n = set_counts(f, rel_level)
     value = a * hits + b * (ret - hits) + c * (n - hits) + d * (n_docs + hits - ret - n)
     return value.cast(pl.Float64)
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "Utility",
+    lambda x, c: utility(
+        x.setting("a"),
+        x.setting("b"),
+        x.setting("c"),
+        x.setting("d"),
+        n_docs=x.setting("n_docs"),
+        **with_n_rel(x, c),
+    ),
+    "none",
+    REL,
+    Param("a", float, 1.0),
+    Param("b", float, -1.0),
+    Param("c", float, 0.0),
+    Param("d", float, 0.0),
+    Param("n_docs", int, 0),
+    summary="set utility a*rel_ret + b*nonrel_ret + c*rel_missed + d*nonrel_missed",
+    reads=reads_relevant,
+    formula=lambda x, f: utility_formula(
+        f,
+        x.setting("a"),
+        x.setting("b"),
+        x.setting("c"),
+        x.setting("d"),
+        x.setting("n_docs"),
+        x.rel_level(f.ctx),
+    ),
+    aliases=("utility",),
+    trec_dotted={"utility": "utility"},
+    order=14,
+)
+declare(
+    "SetP",
+    lambda x, c: set_precision(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="set precision",
+    reads=reads_relevant,
+    formula=lambda x, f: set_precision_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("set_p", "setp"),
+    order=22,
+)
+declare(
+    "SetRelP",
+    lambda x, c: set_relative_precision(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="set precision relative to min(|ret|, |R|)",
+    reads=reads_relevant,
+    formula=lambda x, f: set_relative_precision_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("set_relative_p", "setrelp"),
+    order=23,
+)
+declare(
+    "SetR",
+    lambda x, c: set_recall(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="set recall",
+    reads=reads_relevant,
+    formula=lambda x, f: set_recall_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("set_recall", "setr"),
+    order=24,
+)
+declare(
+    "SetAP",
+    lambda x, c: set_ap(**with_n_rel(x, c)),
+    "none",
+    REL,
+    summary="set precision times set recall (set_map)",
+    reads=reads_relevant,
+    formula=lambda x, f: set_ap_formula(f, x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("set_map", "setap"),
+    order=25,
+)
+declare(
+    "SetF",
+    lambda x, c: set_f(x.setting("beta"), **with_n_rel(x, c)),
+    "none",
+    REL,
+    Param("beta", float, 1.0),
+    summary="weighted harmonic mean of set precision and recall",
+    reads=reads_relevant,
+    formula=lambda x, f: set_f_formula(f, x.setting("beta"), x.rel_level(f.ctx)),
+    bounds=UNIT,
+    aliases=("set_f", "setf"),
+    trec_dotted={"set_F": "param:beta"},
+    order=26,
+)

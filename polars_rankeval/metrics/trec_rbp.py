@@ -15,6 +15,11 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    Param,
+    declare,
+    reads_gained,
+)
 from polars_rankeval.engine.shape import GRADE, NRET, RANK
 from polars_rankeval.metrics._common import check_probability, col, judged, retrieved
 
@@ -226,3 +231,28 @@ def trec_rbp_residual_formula(f: Features, p: float) -> pl.Expr:
     unjudged = f.nret - f.sum(judged_rows)
     value = tail + (1.0 - p) * (weights - judged_weight)
     return pl.when(unjudged > 0).then(value).otherwise(0.0).cast(pl.Float64)
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "TrecRBP",
+    lambda x, c: trec_rbp(x.setting("p"), rank=c.rank, relevance=c.relevance),
+    "none",
+    Param("p", float, TREC_P),
+    summary="rank-biased precision as trec_eval 10 (rbp): graded gains / max grade, p=0.9",
+    reads=reads_gained,
+    formula=lambda x, f: trec_rbp_formula(f, x.setting("p")),
+    aliases=("rbp",),
+    order=35,
+)
+declare(
+    "TrecRBPResid",
+    lambda x, c: trec_rbp_residual(x.setting("p"), rank=c.rank, relevance=c.relevance),
+    "none",
+    Param("p", float, TREC_P),
+    summary="residual of TrecRBP as trec_eval 10 (rbp_resid): 0 when all retrieved are judged",
+    formula=lambda x, f: trec_rbp_residual_formula(f, x.setting("p")),
+    aliases=("rbp_resid",),
+    order=36,
+)

@@ -8,6 +8,12 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
+from polars_rankeval.catalogue import (
+    UNIT,
+    declare,
+    optional_k,
+    required_k,
+)
 from polars_rankeval.metrics._common import check_cutoff, in_top, judged, safe_div
 
 if TYPE_CHECKING:
@@ -110,3 +116,27 @@ def judged_at_formula(f: Features, k: int | None) -> pl.Expr:
     judged_top = f.sum_to_rank(judged, k)
     top = f.nret if k is None else pl.min_horizontal(f.nret, pl.lit(float(k)))
     return safe_div(judged_top, top)
+
+
+# --------------------------------------------------------------------------- declarations
+
+declare(
+    "Judged",
+    lambda x, c: judged_at(optional_k(x), rank=c.rank, relevance=c.relevance),
+    "optional",
+    summary="fraction of the top k that is judged",
+    formula=lambda x, f: judged_at_formula(f, optional_k(x)),
+    bounds=UNIT,
+    aliases=("judged",),
+    order=32,
+)
+declare(
+    "Unjudged",
+    lambda x, c: unjudged_at(required_k(x), rank=c.rank, relevance=c.relevance),
+    "required",
+    summary="fraction of the top k that is unjudged (trec_eval 10 unj_k)",
+    formula=lambda x, f: unjudged_formula(f, required_k(x)),
+    aliases=("unjudged",),
+    trec_cutoff={"unj": None},
+    order=37,
+)
