@@ -348,3 +348,26 @@ def reads_gained(measure: Measure, ctx: Context) -> float:
 def reads_no_rows(measure: Measure, ctx: Context) -> float:
     """``reads`` of a measure of the run alone (NumRet): no judged row."""
     return math.inf
+
+
+def declare_relevant(
+    name: str,
+    metric: Callable[..., pl.Expr],
+    formula: Callable[[Features, int], pl.Expr],
+    *,
+    summary: str,
+    **kw: Any,
+) -> MeasureFamily:
+    """Declare a measure of relevant documents that takes no cutoff and only ``rel``: its
+    expression is ``metric(rank=, relevance=, rel_level=, n_rel=)`` and its formula
+    ``formula(features, rel_level)`` (Bpref, SetP, ...)."""
+    return declare(
+        name,
+        lambda x, c: metric(**with_n_rel(x, c)),
+        "none",
+        REL,
+        summary=summary,
+        reads=reads_relevant,
+        formula=lambda x, f: formula(f, x.rel_level(f.ctx)),
+        **kw,
+    )

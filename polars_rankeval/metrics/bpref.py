@@ -13,8 +13,8 @@ from polars_rankeval.catalogue import (
     UNIT,
     columns,
     declare,
+    declare_relevant,
     reads_relevant,
-    with_n_rel,
 )
 from polars_rankeval.metrics._common import (
     col,
@@ -189,39 +189,30 @@ def num_nonrel_judged_ret_formula(f: Features, rel_level: int) -> pl.Expr:
 
 # --------------------------------------------------------------------------- declarations
 
-declare(
+declare_relevant(
     "Bpref",
-    lambda x, c: bpref(**with_n_rel(x, c)),
-    "none",
-    REL,
+    bpref,
+    bpref_formula,
     summary="binary preference",
-    reads=reads_relevant,
-    formula=lambda x, f: bpref_formula(f, x.rel_level(f.ctx)),
     bounds=UNIT,
     aliases=("bpref",),
     order=6,
 )
-declare(
+declare_relevant(
     "GMBpref",
-    lambda x, c: bpref(**with_n_rel(x, c)),
-    "none",
-    REL,
+    bpref,
+    bpref_formula,
     summary="bpref per query, geometric mean over queries (floor 1e-5)",
     aggregate="gmean",
-    reads=reads_relevant,
-    formula=lambda x, f: bpref_formula(f, x.rel_level(f.ctx)),
     bounds=UNIT,
     aliases=("gm_bpref",),
     order=7,
 )
-declare(
+declare_relevant(
     "infAP",
-    lambda x, c: inferred_ap(**with_n_rel(x, c)),
-    "none",
-    REL,
+    inferred_ap,
+    inferred_ap_formula,
     summary="inferred AP for sampled judgments",
-    reads=reads_relevant,
-    formula=lambda x, f: inferred_ap_formula(f, x.rel_level(f.ctx)),
     aliases=("infap",),
     order=13,
 )

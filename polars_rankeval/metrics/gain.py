@@ -22,9 +22,9 @@ from polars_rankeval.catalogue import (
     REL,
     UNIT,
     declare,
+    declare_relevant,
     gain_map,
     reads_gained,
-    reads_relevant,
     with_n_rel,
 )
 from polars_rankeval.engine.shape import FACT, IDEAL_POS, RANK, RANKING
@@ -349,14 +349,11 @@ def _ranking_rank_key(ranking: pl.Series, rank: pl.Series) -> np.ndarray:
 
 # --------------------------------------------------------------------------- declarations
 
-declare(
+declare_relevant(
     "binG",
-    lambda x, c: bin_g(**with_n_rel(x, c)),
-    "none",
-    REL,
+    bin_g,
+    bin_g_formula,
     summary="binary G (trec_eval experimental)",
-    reads=reads_relevant,
-    formula=lambda x, f: bin_g_formula(f, x.rel_level(f.ctx)),
     aliases=("bing",),
     order=15,
 )

@@ -13,9 +13,9 @@ from polars_rankeval.catalogue import (
     UNIT,
     columns,
     declare,
+    declare_relevant,
     reads_relevant,
     required_k,
-    with_n_rel,
 )
 from polars_rankeval.engine.shape import NRET
 from polars_rankeval.metrics._common import (
@@ -145,14 +145,11 @@ declare(
     bounds=UNIT,
     order=33,
 )
-declare(
+declare_relevant(
     "ExpectedAP",
-    lambda x, c: expected_ap(**with_n_rel(x, c)),
-    "none",
-    REL,
+    expected_ap,
+    expected_ap_formula,
     summary="expected AP under a random order of the retrieved documents",
-    reads=reads_relevant,
-    formula=lambda x, f: expected_ap_formula(f, x.rel_level(f.ctx)),
     bounds=UNIT,
     order=34,
 )

@@ -13,6 +13,7 @@ from polars_rankeval.catalogue import (
     UNIT,
     Param,
     declare,
+    declare_relevant,
     reads_relevant,
     with_n_rel,
 )
@@ -275,50 +276,38 @@ declare(
     trec_dotted={"utility": "utility"},
     order=14,
 )
-declare(
+declare_relevant(
     "SetP",
-    lambda x, c: set_precision(**with_n_rel(x, c)),
-    "none",
-    REL,
+    set_precision,
+    set_precision_formula,
     summary="set precision",
-    reads=reads_relevant,
-    formula=lambda x, f: set_precision_formula(f, x.rel_level(f.ctx)),
     bounds=UNIT,
     aliases=("set_p", "setp"),
     order=22,
 )
-declare(
+declare_relevant(
     "SetRelP",
-    lambda x, c: set_relative_precision(**with_n_rel(x, c)),
-    "none",
-    REL,
+    set_relative_precision,
+    set_relative_precision_formula,
     summary="set precision relative to min(|ret|, |R|)",
-    reads=reads_relevant,
-    formula=lambda x, f: set_relative_precision_formula(f, x.rel_level(f.ctx)),
     bounds=UNIT,
     aliases=("set_relative_p", "setrelp"),
     order=23,
 )
-declare(
+declare_relevant(
     "SetR",
-    lambda x, c: set_recall(**with_n_rel(x, c)),
-    "none",
-    REL,
+    set_recall,
+    set_recall_formula,
     summary="set recall",
-    reads=reads_relevant,
-    formula=lambda x, f: set_recall_formula(f, x.rel_level(f.ctx)),
     bounds=UNIT,
     aliases=("set_recall", "setr"),
     order=24,
 )
-declare(
+declare_relevant(
     "SetAP",
-    lambda x, c: set_ap(**with_n_rel(x, c)),
-    "none",
-    REL,
+    set_ap,
+    set_ap_formula,
     summary="set precision times set recall (set_map)",
-    reads=reads_relevant,
-    formula=lambda x, f: set_ap_formula(f, x.rel_level(f.ctx)),
     bounds=UNIT,
     aliases=("set_map", "setap"),
     order=25,
