@@ -24,23 +24,13 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import polars as pl
 
-from polars_rankeval._typing import Aggregate, Norm, Rounding
+from polars_rankeval._typing import Aggregate, Norm
+from polars_rankeval.engine.plan import Context
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
 
 CutoffRule = Literal["none", "optional", "required"]
-
-
-@dataclass(frozen=True)
-class Context:
-    """Column names and defaults a measure builds its expression against."""
-
-    rank: str = "rank"
-    relevance: str = "relevance"
-    rel_level: int = 1
-    n_rel: str | None = None
-    iprec_rounding: Rounding = "v10"  # conventions' IPrec rounding (issue 13: trec_eval-10 default)
 
 
 @dataclass(frozen=True)
@@ -104,6 +94,10 @@ class MeasureFamily:
     """trec_eval's ``-m name.values`` forms: name -> how the values expand:
     ``"cutoffs"`` (one measure per value), ``"param:<name>"`` (one measure per value of
     that parameter), ``"levels"``, ``"gains"`` or ``"utility"`` (one measure)."""
+    fractional: bool | Callable[[Measure], bool] = False
+    """Whether the measure reads grades with a fraction (0.5, 2.7), as gains (a function
+    of the measure when a parameter decides): scikit-learn's ``dcg_score`` reads
+    real-valued grades; trec_eval reads integers, so its measures take none."""
     order: float = math.inf
     """The place of a built-in in :data:`REGISTRY` (the measures page and the "Known
     measures" list): trec_eval's measures in its order, then the others by origin."""
@@ -145,6 +139,25 @@ class Measure:
     def rel_level(self, ctx: Context) -> int:
         """The relevance threshold: the measure's ``rel`` parameter, else the context's."""
         return self.get("rel", ctx.rel_level)
+
+    @property
+    def summed(self) -> bool:
+        """Whether its per-query values are summed over queries (the counts): they are
+        left as they are for a query without a relevant document."""
+        return self.family.aggregate == "sum"
+
+    @property
+    def averages_ties(self) -> bool:
+        """Whether it averages over tie groups (``ties=average``): the rank stage then
+        gives each row its tie group."""
+        return self.get("ties") == "average"
+
+    @property
+    def takes_fractional_grades(self) -> bool:
+        """Whether it reads grades with a fraction (0.5, 2.7) as gains (declared by its
+        family's ``fractional``)."""
+        fractional = self.family.fractional
+        return fractional(self) if callable(fractional) else fractional
 
     def lowest_grade(self, ctx: Context) -> float:
         """The lowest grade of the judged rows this measure reads (-inf: all of them)."""

@@ -29,12 +29,9 @@ evaluated. ``parse(str(m)) == m`` for every measure, and output columns carry
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import polars as pl
 
 import polars_rankeval.metrics  # noqa: F401  (declares every built-in measure)
 from polars_rankeval import trec_names
@@ -74,89 +71,21 @@ __all__ = [
     "MeasureFamily",
     "Param",
     "aggregate_kind",
-    "check_fractional_grades",
     "convention_params",
     "known_names",
-    "lowest_grade",
     "measure_kind",
     "parse",
     "parse_measures",
     "register",
-    "takes_fractional_grades",
 ]
 
 in_declared_order()  # the built-ins, declared in polars_rankeval/metrics/*.py
-
-
-def lowest_grade(measures: Iterable[Measure], ctx: Context) -> float:
-    """The lowest grade any of ``measures`` reads: the engine keeps the judged rows of
-    that grade and up (-inf: every judged row).
-
-    Examples
-    --------
-    >>> lowest_grade([parse("AP"), parse("nDCG@10")], Context())
-    1.0
-    >>> lowest_grade([parse("P(rel=2)@5")], Context(rel_level=3))
-    2.0
-    >>> lowest_grade([parse("AP"), parse("Bpref")], Context())  # the others counted
-    1.0
-    >>> lowest_grade([parse("AP"), parse("Judged@10")], Context())
-    -inf
-    """
-    return min((m.lowest_grade(ctx) for m in measures), default=-math.inf)
 
 
 _RANX_LEVEL = re.compile(r"^(?P<body>.+)-l(?P<level>\d+)$")
 """ranx's relevance-level suffix on any of its names: ``map@10-l2`` is ``AP(rel=2)@10``."""
 _RANX_RBP = re.compile(r"^rbp[.@](?P<digits>\d+)$")
 """ranx's rbp with its persistence after a dot: ``rbp.95`` is ``RBP(gain=linear,p=0.95)``."""
-
-
-def takes_fractional_grades(measure: Measure) -> bool:
-    """Whether a measure reads grades with a fraction (0.5, 2.7): the ones that read grades
-    as gains, as scikit-learn's ``dcg_score`` and ``ndcg_score`` read real-valued
-    ``y_true``: DCG, nDCG and the graded ``RBP(gain=linear)``. trec_eval reads grades as
-    integers, so its other measures take none."""
-    name = measure.family.name
-    return name in ("DCG", "nDCG") or (name == "RBP" and measure.get("gain") == "linear")
-
-
-def check_fractional_grades(
-    qrels: pl.DataFrame, relevance: str, ids: Iterable[str], measures: Iterable[Measure]
-) -> bool:
-    """Whether the ``relevance`` column of ``qrels`` holds a grade with a fraction; an
-    error naming the column and the first such row (by its ``ids``) when one of
-    ``measures`` cannot read such grades.
-
-    Examples
-    --------
-    >>> qrels = pl.DataFrame({"query": ["q", "q"], "doc": ["a", "b"], "relevance": [2.0, 0.5]})
-    >>> check_fractional_grades(qrels, "relevance", ["query", "doc"], [parse("DCG")])
-    True
-    >>> check_fractional_grades(qrels, "relevance", ["query", "doc"], [parse("AP")])
-    Traceback (most recent call last):
-    ...
-    ValueError: qrels has a grade 'relevance' that is not an integer (0.5, query='q', doc='b'): ...
-    """
-    grades = qrels[relevance]
-    if not grades.dtype.is_float():
-        return False
-    fractional = (grades != grades.round(0)).fill_null(False)
-    if not fractional.any():
-        return False
-    refused = [str(m) for m in measures if not takes_fractional_grades(m)]
-    if refused:
-        row = int(fractional.arg_true()[0])
-        where = ", ".join(f"{k}={qrels[k][row]!r}" for k in ids)
-        verb = "reads" if len(refused) == 1 else "read"
-        msg = (
-            f"qrels has a grade {relevance!r} that is not an integer ({grades[row]!r}, "
-            f"{where}): only DCG, nDCG and RBP(gain=linear) read such grades (as gains); "
-            f"{', '.join(refused)} {verb} integer grades, as trec_eval does. Round or "
-            f"threshold the grades for them."
-        )
-        raise ValueError(msg)
-    return True
 
 
 _TREC_CUTOFF = re.compile(r"^(?P<name>[A-Za-z_]+?)_(?P<cutoff>\d+(?:\.\d*)?)$")

@@ -8,14 +8,13 @@ value, a missing column or a dtype that cannot work, before any data is read.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import polars as pl
 
 from polars_rankeval._typing import Duplicates, Missing, Order
 from polars_rankeval.conventions import Conventions, get_conventions
+from polars_rankeval.engine.plan import Options
 from polars_rankeval.inputs import JOINED_DOC, JOINED_QUERY, check_not_swapped, id_columns
-from polars_rankeval.measures import Context
 from polars_rankeval.validation import (
     check_choice,
     check_columns,
@@ -25,74 +24,6 @@ from polars_rankeval.validation import (
     check_score_dtype,
     system_column,
 )
-
-
-@dataclass(frozen=True)
-class Options:
-    """How a run is scored: its column names and evaluate's options."""
-
-    query: str = "query"
-    doc: str = "doc"
-    score: str = "score"
-    relevance: str = "relevance"
-    rank: str = "rank"
-    system: str | None = None
-    """The run's system column when it has one (resolved against its schema)."""
-    by: tuple[str, ...] = ()
-    """Segment columns of the run (day, country, ...): with the system and the query,
-    they identify a ranking."""
-    query_parts: tuple[str, ...] = ()
-    """The columns of a compound query id (``query=[...]``), joined into ``query``."""
-    doc_parts: tuple[str, ...] = ()
-    """The columns of a compound doc id (``doc=[...]``), joined into ``doc``."""
-    rel_level: int = 1
-    order: Order = "score"
-    depth: int | None = None
-    missing: Missing = "drop"
-    duplicates: Duplicates = "error"
-    conventions: Conventions = field(default_factory=get_conventions)
-    """Which trec_eval release the values reproduce (see :mod:`polars_rankeval.conventions`)."""
-
-    @property
-    def keys(self) -> list[str]:
-        """The columns that identify a ranking: ``[*by], [system], [*query parts], query``."""
-        return [*self.by, *([self.system] if self.system else []), *self.query_parts, self.query]
-
-    @property
-    def output_keys(self) -> list[str]:
-        """The key columns of the output: :attr:`keys` without a joined query id."""
-        return self.keys[:-1] if self.query_parts else self.keys
-
-    @property
-    def value(self) -> str | None:
-        """The column that orders a ranking (None for ``order="presorted"``)."""
-        return {"score": self.score, "rank": self.rank}.get(self.order)
-
-    @property
-    def joined_ids(self) -> list[tuple[str, tuple[str, ...]]]:
-        """(joined id column, its parts) of the compound ids, for
-        :func:`polars_rankeval.inputs.with_joined_ids`."""
-        return [(self.query, self.query_parts), (self.doc, self.doc_parts)]
-
-    @property
-    def run_columns(self) -> list[str]:
-        """The run columns the engine reads."""
-        return [*self.keys, self.doc, *self.doc_parts, *([self.value] if self.value else [])]
-
-    @property
-    def qrels_columns(self) -> list[str]:
-        """The qrels columns the engine reads."""
-        return [*self.query_parts, self.query, self.doc, *self.doc_parts, self.relevance]
-
-    @property
-    def single_precision(self) -> bool:
-        """Scores are ordered as single-precision floats (trec_eval 9.x)."""
-        return self.conventions.score_precision == "float32"
-
-    @property
-    def context(self) -> Context:
-        """What the measure formulas read of the options."""
-        return Context(rel_level=self.rel_level, iprec_rounding=self.conventions.iprec_rounding)
 
 
 def run_options(

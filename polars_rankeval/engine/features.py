@@ -33,6 +33,7 @@ no per-query Python and no cumulative sum or filter inside a ``group_by``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -60,16 +61,57 @@ from polars_rankeval.engine.shape import (
     TIE_LAST,
     Judged,
 )
-from polars_rankeval.metrics.gain import grade_gain
 
 if TYPE_CHECKING:
-    from polars_rankeval.measures import Context
+    from polars_rankeval.engine.plan import Context
 
 _U32_LIMIT = 2**32
 _THREADED_ROWS = 100_000
 """Judged rows from which a piece's sums down to a rank take a second thread: it
 cost 1-7% of a call below 55k rows (1 to 400 queries of 1,000 documents, all_trec or
 the core ten) and saved 2.5-4% at 137k."""
+
+
+def grade_gain(
+    relevance: str | pl.Expr = "relevance",
+    gains: Mapping[int, float] | None = None,
+    *,
+    exponential: bool = False,
+    lowest: float = 0,
+) -> pl.Expr:
+    r"""Gain of each row from its grade g: g, ``gains[g]``, or :math:`2^g - 1`.
+
+    Unjudged rows (null grade) and grades below ``lowest`` get 0: by default
+    the negative grades (trec_eval); ranx's relevance level (``lowest=2``:
+    grade 1 has no gain either); ``-inf`` keeps negative grades as negative
+    gains (scikit-learn's ``dcg_score``).
+
+    Examples
+    --------
+    >>> import math
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"relevance": [None, -1, 0, 1, 2]})
+    >>> df.select(grade_gain(gains={1: 3.0})).to_series().to_list()
+    [0.0, 0.0, 0.0, 3.0, 2.0]
+    >>> df.select(grade_gain(exponential=True)).to_series().to_list()
+    [0.0, 0.0, 0.0, 1.0, 3.0]
+    >>> df.select(grade_gain(lowest=2)).to_series().to_list()
+    [0.0, 0.0, 0.0, 0.0, 2.0]
+    >>> df.select(grade_gain(lowest=-math.inf)).to_series().to_list()
+    [0.0, -1.0, 0.0, 1.0, 2.0]
+    """
+    g = pl.col(relevance) if isinstance(relevance, str) else relevance
+    value = g.cast(pl.Float64)
+    if exponential:
+        if gains:
+            msg = "Give either custom gains or exponential gain, not both."
+            raise ValueError(msg)
+        value = pl.lit(2.0).pow(value) - 1.0
+    elif gains:
+        value = value.replace({float(k): float(v) for k, v in gains.items()})
+    if lowest == -math.inf:
+        return value.fill_null(0.0)
+    return pl.when(g >= lowest).then(value).otherwise(0.0)
 
 
 @dataclass(frozen=True)
@@ -767,7 +809,7 @@ class Features:
         lowest: float = 0,
     ) -> Ideal:
         """The ideal ranking of each query for a gain function (see
-        :func:`polars_rankeval.metrics.gain.grade_gain`; ``binary_level``: gain 1 for
+        :func:`grade_gain`; ``binary_level``: gain 1 for
         the grades from that level up, 0 below)."""
         if binary_level is not None:
             gain = (pl.col(GRADE) >= binary_level).cast(pl.Float64)

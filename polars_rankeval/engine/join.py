@@ -26,8 +26,8 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval import validation
+from polars_rankeval.engine.plan import Options
 from polars_rankeval.engine.rank import gather_sorted
-from polars_rankeval.options import Options
 from polars_rankeval.validation import key_hash
 
 ROW = "__rk_row"

@@ -20,6 +20,14 @@ from polars_rankeval._typing import Empty
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.features import Features, QueryFacts
 from polars_rankeval.engine.join import QrelsKeys, qrels_keys
+from polars_rankeval.engine.plan import (
+    Context,
+    Options,
+    Scored,
+    averages_ties,
+    check_fractional_grades,
+    lowest_grade,
+)
 from polars_rankeval.engine.select import (
     EVERY_ROW,
     QrelsSide,
@@ -28,8 +36,6 @@ from polars_rankeval.engine.select import (
     qrels_side,
 )
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
-from polars_rankeval.measures import Context, Measure, check_fractional_grades, lowest_grade
-from polars_rankeval.options import Options
 from polars_rankeval.validation import check_qrels_values, check_run_values
 
 NO_RELEVANT = "__rk_no_relevant"
@@ -182,7 +188,7 @@ def keys_in_one_chunk(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
 
 
 def measure_reads(
-    measures: Sequence[Measure],
+    measures: Sequence[Scored],
     context: Context,
     conventions: Conventions,
     *,
@@ -217,15 +223,9 @@ def measure_reads(
     return Reads(lowest, counted=True)
 
 
-def averages_ties(measures: Sequence[Measure]) -> bool:
-    """Whether a measure averages over tie groups (``ties=average``): the rank stage then
-    gives each row its tie group."""
-    return any(m.get("ties") == "average" for m in measures)
-
-
 def aggregate(
     shape: Judged,
-    measures: Sequence[Measure],
+    measures: Sequence[Scored],
     context: Context,
     empty: Empty = "zero",
     facts: QueryFacts | None = None,
@@ -246,7 +246,7 @@ def aggregate(
     scored = shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
     if empty == "zero":
         return scored
-    return empty_rankings(scored, [str(m) for m in measures if m.family.aggregate != "sum"], empty)
+    return empty_rankings(scored, [str(m) for m in measures if not m.summed], empty)
 
 
 def empty_rankings(scored: pl.DataFrame, averaged: Sequence[str], empty: Empty) -> pl.DataFrame:
@@ -270,7 +270,7 @@ def empty_rankings(scored: pl.DataFrame, averaged: Sequence[str], empty: Empty) 
 
 @lru_cache(maxsize=64)
 def formulas(
-    measures: tuple[Measure, ...], context: Context, flag_empty: bool = False
+    measures: tuple[Scored, ...], context: Context, flag_empty: bool = False
 ) -> tuple[Features, dict[str, pl.Expr]]:
     """The measures' formulas and the features they read, built once per measure set
     (a bucketed run, or a job over many files, scores many pieces with the same set;
@@ -286,7 +286,7 @@ def formulas(
 def score_piece(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
-    measures: Sequence[Measure],
+    measures: Sequence[Scored],
     options: Options,
     *,
     check_duplicates: bool = True,

@@ -20,6 +20,7 @@ import polars as pl
 from polars_rankeval import validation
 from polars_rankeval._typing import Missing, Order
 from polars_rankeval.engine.join import JUDGMENT, ROW, QrelsKeys, pairs
+from polars_rankeval.engine.plan import Options
 from polars_rankeval.engine.rank import (
     Groups,
     RankOrder,
@@ -47,7 +48,6 @@ from polars_rankeval.engine.shape import (
     TIE_LAST,
     Judged,
 )
-from polars_rankeval.options import Options
 from polars_rankeval.validation import fresh_name
 
 
@@ -429,7 +429,7 @@ def _facts(qrels: pl.DataFrame, options: Options) -> tuple[pl.DataFrame, pl.Data
 def grade_column(grades: pl.Series) -> pl.Series:
     """The qrels grades as the engine holds them: Int64, or Float64 when a grade has a
     fraction (scikit-learn's real-valued relevance; only the measures that read grades
-    as gains take them, see :func:`polars_rankeval.measures.check_fractional_grades`).
+    as gains take them, see :func:`polars_rankeval.engine.plan.check_fractional_grades`).
 
     Examples
     --------

@@ -253,6 +253,7 @@ declare(
         f, x.setting("p"), x.rel_level(f.ctx), graded=x.get("gain") == "linear"
     ),
     bounds=UNIT,
+    fractional=lambda x: x.get("gain") == "linear",
     order=30,
 )
 declare(

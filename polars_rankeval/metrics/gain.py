@@ -8,7 +8,6 @@ holds every judged document of the query with a positive gain, sorted by gain.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING
@@ -27,6 +26,7 @@ from polars_rankeval.catalogue import (
     reads_gained,
     with_n_rel,
 )
+from polars_rankeval.engine.features import grade_gain
 from polars_rankeval.engine.shape import FACT, IDEAL_POS, RANK, RANKING
 from polars_rankeval.metrics._common import (
     col,
@@ -42,47 +42,6 @@ if TYPE_CHECKING:
     from polars_rankeval.engine.features import Built, Features, Ideal
 
 Gains = Mapping[int, float]
-
-
-def grade_gain(
-    relevance: IntoExpr = "relevance",
-    gains: Gains | None = None,
-    *,
-    exponential: bool = False,
-    lowest: float = 0,
-) -> pl.Expr:
-    r"""Gain of each row from its grade g: g, ``gains[g]``, or :math:`2^g - 1`.
-
-    Unjudged rows (null grade) and grades below ``lowest`` get 0: by default
-    the negative grades (trec_eval); ranx's relevance level (``lowest=2``:
-    grade 1 has no gain either); ``-inf`` keeps negative grades as negative
-    gains (scikit-learn's ``dcg_score``).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"relevance": [None, -1, 0, 1, 2]})
-    >>> df.select(grade_gain(gains={1: 3.0})).to_series().to_list()
-    [0.0, 0.0, 0.0, 3.0, 2.0]
-    >>> df.select(grade_gain(exponential=True)).to_series().to_list()
-    [0.0, 0.0, 0.0, 1.0, 3.0]
-    >>> df.select(grade_gain(lowest=2)).to_series().to_list()
-    [0.0, 0.0, 0.0, 0.0, 2.0]
-    >>> df.select(grade_gain(lowest=-math.inf)).to_series().to_list()
-    [0.0, -1.0, 0.0, 1.0, 2.0]
-    """
-    g = col(relevance)
-    value = g.cast(pl.Float64)
-    if exponential:
-        if gains:
-            msg = "Give either custom gains or exponential gain, not both."
-            raise ValueError(msg)
-        value = pl.lit(2.0).pow(value) - 1.0
-    elif gains:
-        value = value.replace({float(k): float(v) for k, v in gains.items()})
-    if lowest == -math.inf:
-        return value.fill_null(0.0)
-    return pl.when(g >= lowest).then(value).otherwise(0.0)
 
 
 def discount(position: pl.Expr) -> pl.Expr:
