@@ -11,12 +11,7 @@ from polars_rankeval.curves import precision_recall_curve
 from polars_rankeval.declare import define_measure
 from polars_rankeval.diversity import evaluate_diversity
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
-from polars_rankeval.evaluate import (
-    coverage,
-    evaluate,
-    evaluate_judged,
-    mean_scores,
-)
+from polars_rankeval.evaluate import coverage, evaluate, evaluate_judged
 from polars_rankeval.explain import explain
 from polars_rankeval.io import (
     read_trec_qrels,
@@ -25,6 +20,7 @@ from polars_rankeval.io import (
     scan_trec_run,
     write_trec_run,
 )
+from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, Param, parse, parse_measures
 from polars_rankeval.ranking import judge, rank_run
 from polars_rankeval.report import Report, report, reports

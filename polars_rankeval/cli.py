@@ -52,8 +52,9 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval.conventions import CONVENTIONS, DEFAULT, Conventions, get_conventions
-from polars_rankeval.evaluate import evaluate, mean_scores
+from polars_rankeval.evaluate import evaluate
 from polars_rankeval.io import read_trec_qrels, read_trec_run, require_data
+from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
 from polars_rankeval.stats import CORRECTIONS, TESTS
 from polars_rankeval.trec_report import (

@@ -13,7 +13,6 @@ from typing import overload
 import polars as pl
 
 from polars_rankeval._typing import (
-    AggregateMode,
     ArrowStreamExportable,
     Duplicates,
     FrameT,
@@ -22,8 +21,8 @@ from polars_rankeval._typing import (
     Missing,
     NestedDict,
     Order,
-    PolarsFrame,
 )
+from polars_rankeval.call import Call, prepare
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
@@ -51,15 +50,12 @@ from polars_rankeval.inputs import (
     with_joined_ids,
 )
 from polars_rankeval.measures import (
-    MIN_GEO_MEAN,
     Context,
     Measure,
-    measure_kind,
     parse_measures,
 )
-from polars_rankeval.options import Options, run_options, segment_columns
+from polars_rankeval.options import segment_columns
 from polars_rankeval.validation import (
-    check_choice,
     check_columns,
     check_grade_dtype,
     check_int,
@@ -242,95 +238,53 @@ def evaluate(
     │ q2    ┆ 0.5  ┆ 0.5 ┆ 0.0  │
     └───────┴──────┴─────┴──────┘
     """
-    parsed = parse_measures(measures, conventions=conventions)
     run = as_frame(run, "run", dict_columns(query, doc, score))
     qrels = as_frame(qrels, "qrels", dict_columns(query, doc, relevance))
-    options = run_options(
-        run.lazy().collect_schema(),
-        qrels.lazy().collect_schema(),
-        query=query,
-        doc=doc,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        system=system,
-        by=by,
-        rel_level=rel_level,
-        order=order,
-        depth=depth,
-        missing=missing,
-        duplicates=duplicates,
-        conventions=conventions,
-    )
-    check_output_names(options.output_keys, [str(m) for m in parsed])
-    run = with_joined_ids(run, options.joined_ids)
-    qrels = with_joined_ids(qrels, options.joined_ids)
+    run_schema, qrels_schema = run.lazy().collect_schema(), qrels.lazy().collect_schema()
+    options = {
+        "query": query,
+        "doc": doc,
+        "score": score,
+        "relevance": relevance,
+        "rank": rank,
+        "system": system,
+        "by": by,
+        "rel_level": rel_level,
+        "order": order,
+        "depth": depth,
+        "missing": missing,
+        "duplicates": duplicates,
+        "conventions": conventions,
+        "per_query": per_query,
+        "validate": validate,
+        "memory_limit": memory_limit,
+    }
+    call = prepare(run_schema, qrels_schema, measures, options)
+    run = with_joined_ids(run, call.options.joined_ids)
+    qrels = with_joined_ids(qrels, call.options.joined_ids)
     if isinstance(run, pl.DataFrame):
         qrels_df = qrels.collect() if isinstance(qrels, pl.LazyFrame) else qrels
-        scores = score_frame(run, qrels_df, parsed, options, validate=validate)
-        return finish(scores, parsed, options, per_query=per_query)
-    limit = buckets.memory_bytes(memory_limit)
+        return call.finish(score_frame(run, qrels_df, call))
+    lazy_run, lazy_qrels = run, qrels
 
     def deferred() -> pl.DataFrame:
-        scores = buckets.score_lazy(run, qrels, parsed, options, validate=validate, limit=limit)
-        return finish(scores, parsed, options, per_query=per_query)
+        scores = buckets.score_lazy(lazy_run, lazy_qrels, list(call.measures), call.options,
+                                    validate=call.validate, limit=call.memory_limit)  # fmt: skip
+        return call.finish(scores)
 
-    schema = output_schema(run, qrels, parsed, options, per_query=per_query)
-    return pl.defer(deferred, schema=schema)
+    return pl.defer(deferred, schema=call.output_schema(run_schema, qrels_schema))
 
 
-def score_frame(
-    run: pl.DataFrame,
-    qrels: pl.DataFrame,
-    measures: list[Measure],
-    options: Options,
-    *,
-    validate: bool,
-) -> pl.DataFrame:
+def score_frame(run: pl.DataFrame, qrels: pl.DataFrame, call: Call) -> pl.DataFrame:
     """Score an in-memory run: checks, one piece through the engine, the warning."""
-    if validate:
+    options = call.options
+    if call.validate:
         check_values(run, qrels, options)
     if options.missing == "error":
         raise_absent_queries(absent_queries(run[options.query], qrels[options.query]))
-    piece = score_piece(run, qrels, measures, options, check_duplicates=validate)
+    piece = score_piece(run, qrels, call.measures, options, check_duplicates=call.validate)
     warn_unscored_queries(piece.no_qrels[options.query])
     return piece.scores
-
-
-def finish(
-    scores: pl.DataFrame, measures: list[Measure], options: Options, *, per_query: bool
-) -> pl.DataFrame:
-    """Sorted per-query values, or their means per system (``per_query=False``)."""
-    scores = scores.sort(options.keys).select(*options.output_keys, *(str(m) for m in measures))
-    if per_query:
-        return scores
-    return mean_scores(
-        scores,
-        [str(x) for x in measures],
-        system=options.system,
-        query=options.query,
-        by=options.by,
-    )
-
-
-def output_schema(
-    run: pl.LazyFrame,
-    qrels: PolarsFrame,
-    measures: list[Measure],
-    options: Options,
-    *,
-    per_query: bool,
-) -> pl.Schema:
-    """The schema of :func:`evaluate`'s result, known before any data is read."""
-    run_schema, qrels_schema = run.collect_schema(), qrels.lazy().collect_schema()
-    keys = {k: run_schema[k] for k in options.output_keys}
-    if options.query in keys and run_schema[options.query] != qrels_schema[options.query]:
-        keys[options.query] = pl.String()
-    values: dict[str, pl.DataType] = {str(m): pl.Float64() for m in measures}
-    if per_query:
-        return pl.Schema(keys | values)
-    groups = {k: keys[k] for k in [*options.by, *([options.system] if options.system else [])]}
-    return pl.Schema(groups | {"n_queries": pl.UInt32()} | values)
 
 
 @overload
@@ -578,100 +532,3 @@ def coverage(
         ).select(listed.columns)
     shown = [k for k in keys if not (parts and k == joined)]
     return listed.sort(keys, nulls_last=True).select(*shown, "status")
-
-
-@overload
-def mean_scores(
-    per_query: FrameT,
-    measures: Iterable[str] | None = None,
-    *,
-    system: str | None = "system",
-    query: str | Sequence[str] = "query",
-    by: str | Sequence[str] | None = None,
-    aggregate: AggregateMode = "trec",
-) -> FrameT: ...
-@overload
-def mean_scores(
-    per_query: ArrowStreamExportable,
-    measures: Iterable[str] | None = None,
-    *,
-    system: str | None = "system",
-    query: str | Sequence[str] = "query",
-    by: str | Sequence[str] | None = None,
-    aggregate: AggregateMode = "trec",
-) -> pl.DataFrame: ...
-def mean_scores(
-    per_query: IntoFrame,
-    measures: Iterable[str] | None = None,
-    *,
-    system: str | None = "system",
-    query: str | Sequence[str] = "query",
-    by: str | Sequence[str] | None = None,
-    aggregate: AggregateMode = "trec",
-) -> pl.DataFrame | pl.LazyFrame:
-    r"""Each measure over queries (per system and segment): the trec_eval ``all`` line.
-
-    With ``aggregate="trec"`` (default) each measure is combined as trec_eval
-    does: the arithmetic mean of the per-query values, except the geometric
-    mean for ``GMAP`` and ``GMBpref`` (trec_eval ``gm_map``, ``gm_bpref``)
-
-    .. math:: GM = \exp\Big(\frac{1}{Q} \sum_q \ln \max(x_q, 10^{-5})\Big)
-
-    and the sum for the counts ``NumRet``, ``NumRel``, ``NumRelRet`` and
-    ``NumNonRelJudgedRet``. ``aggregate="mean"`` takes the arithmetic mean of
-    every column.
-
-    Parameters
-    ----------
-    per_query
-        Output of :func:`evaluate`.
-    measures
-        Columns to average; default all but ``system``, ``query`` and ``by``.
-    by
-        Columns to group by besides ``system``: segments of the per-query frame
-        (a day, a country), or per-query attributes joined to it (a query
-        category, a user cohort), e.g.
-        ``mean_scores(per_query.join(categories, on="query"), by="category")``.
-    aggregate
-        ``"trec"`` or ``"mean"``, as above.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> per_query = pl.DataFrame({"query": ["a", "b"], "AP": [0.5, 1.0]})
-    >>> mean_scores(per_query)
-    shape: (1, 2)
-    ┌───────────┬──────┐
-    │ n_queries ┆ AP   │
-    │ ---       ┆ ---  │
-    │ u32       ┆ f64  │
-    ╞═══════════╪══════╡
-    │ 2         ┆ 0.75 │
-    └───────────┴──────┘
-    >>> per_query = pl.DataFrame({"query": ["a", "b"], "GMAP": [0.25, 1.0]})
-    >>> mean_scores(per_query)["GMAP"].item()  # sqrt(0.25 * 1.0)
-    0.5
-    """
-    check_choice("aggregate", aggregate, AggregateMode)
-    per_query = as_frame(per_query, "per_query")
-    schema = per_query.lazy().collect_schema()
-    system = system_column(system, schema)
-    queries = run_keys(query, None)
-    segments = segment_columns(by, schema, taken=[*queries, system])
-    groups = [*segments, *([system] if system else [])]
-    cols = (
-        list(measures)
-        if measures is not None
-        else [c for c in schema.names() if c not in (*groups, *queries)]
-    )
-
-    def combine(c: str) -> pl.Expr:
-        kind = measure_kind(c, aggregate)
-        if kind == "gmean":
-            return pl.col(c).clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
-        return pl.col(c).sum().cast(pl.Float64) if kind == "sum" else pl.col(c).mean()
-
-    aggs = [pl.len().alias("n_queries"), *(combine(c) for c in cols)]
-    if not groups:
-        return per_query.select(aggs)
-    return per_query.group_by(groups).agg(aggs).sort(groups)

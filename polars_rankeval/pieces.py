@@ -24,7 +24,6 @@ every such engine shares; :mod:`polars_rankeval.dask` and
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -33,6 +32,9 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_rankeval._typing import Aggregate
+from polars_rankeval.call import OPTIONS as EVALUATE_OPTIONS
+from polars_rankeval.call import Call
+from polars_rankeval.call import prepare as prepare_call
 from polars_rankeval.declare import resolved
 from polars_rankeval.engine.buckets import query_bucket, split_by_bucket
 from polars_rankeval.engine.outcome import (
@@ -41,17 +43,13 @@ from polars_rankeval.engine.outcome import (
     warn_unscored_queries,
 )
 from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, score_piece
-from polars_rankeval.evaluate import finish, output_schema
-from polars_rankeval.measures import Measure, aggregate_kind, parse, parse_measures
-from polars_rankeval.options import Options, run_options
-from polars_rankeval.validation import check_int, check_output_names
+from polars_rankeval.measures import Measure, aggregate_kind, parse
+from polars_rankeval.options import Options
+from polars_rankeval.validation import check_int
 
-OPTIONS = frozenset(
-    name
-    for name, p in inspect.signature(run_options).parameters.items()
-    if p.kind is p.KEYWORD_ONLY
-) | {"per_query", "validate"}
-"""Keyword options of :func:`polars_rankeval.evaluate` that the engines take."""
+OPTIONS = EVALUATE_OPTIONS - {"memory_limit"}
+"""Keyword options of :func:`polars_rankeval.evaluate` that the engines take (each
+task's memory is the engine's, not ``memory_limit``'s)."""
 
 Table = Literal["run", "qrels"]
 
@@ -80,6 +78,11 @@ class Job:
     def parsed(self) -> list[Measure]:
         """The measure objects (parsed once per process; declared ones as shipped)."""
         return list(_parse(self.measures, self.declared))
+
+    def call(self, *, per_query: bool | None = None) -> Call:
+        """The prepared call this job scores (with ``per_query`` when given)."""
+        per_query = self.per_query if per_query is None else per_query
+        return Call(tuple(self.parsed), self.options, per_query=per_query, validate=self.validate)
 
     @property
     def needs_systems(self) -> bool:
@@ -124,30 +127,19 @@ def prepare(
     ...
     TypeError: Unknown option(s) 'rel_levle'. Options are those of polars_rankeval.evaluate: ...
     """
-    unknown = sorted(set(options) - OPTIONS)
-    if unknown:
-        msg = (
-            f"Unknown option(s) {', '.join(map(repr, unknown))}. "
-            f"Options are those of polars_rankeval.evaluate: {', '.join(sorted(OPTIONS))}."
-        )
-        raise TypeError(msg)
-    parsed = parse_measures(measures, conventions=options.get("conventions"))
-    names = tuple(str(m) for m in parsed)
-    passed = {k: v for k, v in options.items() if k not in ("per_query", "validate")}
-    checked = run_options(run_schema, qrels_schema, **passed)
-    if checked.query_parts or checked.doc_parts:
+    call = prepare_call(run_schema, qrels_schema, measures, options, accepts=OPTIONS)
+    if call.options.query_parts or call.options.doc_parts:
         msg = (
             "Compound ids (query=[...] or doc=[...]) are not supported on Dask or Spark yet: "
             "join the columns into one id column first (e.g. with pl.concat_str)."
         )
         raise ValueError(msg)
-    check_output_names(checked.keys, list(names))
     return Job(
-        names,
-        checked,
-        declared=tuple(resolved(m) for m in parsed if m.family.expression is not None),
-        per_query=bool(options.get("per_query", True)),
-        validate=bool(options.get("validate", True)),
+        tuple(call.names),
+        call.options,
+        declared=tuple(resolved(m) for m in call.measures if m.family.expression is not None),
+        per_query=call.per_query,
+        validate=call.validate,
     )
 
 
@@ -166,13 +158,7 @@ def columns(job: Job, table: Table) -> list[str]:
 
 def output_columns(job: Job, run_schema: pl.Schema, qrels_schema: pl.Schema) -> pl.Schema:
     """The schema of a piece's per-query values (ids as typed, measures Float64)."""
-    return output_schema(
-        pl.LazyFrame(schema=run_schema),
-        pl.LazyFrame(schema=qrels_schema),
-        job.parsed,
-        job.options,
-        per_query=True,
-    )
+    return job.call(per_query=True).output_schema(run_schema, qrels_schema)
 
 
 def bucket(query: str, n_buckets: int) -> pl.Expr:
@@ -339,7 +325,7 @@ def combine(pieces: Sequence[Scored], job: Job, *, run_rows: int, qrels_rows: in
         )
         raise RuntimeError(msg)
     warn_unscored_queries(no_qrels[o.query])
-    return finish(scores, job.parsed, o, per_query=job.per_query)
+    return job.call().finish(scores)
 
 
 def check_counts(pieces: Sequence[Scored], run_rows: int, qrels_rows: int) -> None:
