@@ -9,7 +9,8 @@ its bounds and how queries combine (:func:`declare`). :func:`register` adds a de
 to :data:`REGISTRY` and derives the name tables the parser reads (:data:`ALIASES`,
 :data:`TREC_CUTOFF_ALIASES`, :data:`TREC_DOTTED`) from it.
 
-This module imports neither the metric modules nor the engine, so that each metric
+This module imports no metric module and nothing of the engine but the formulas' Context
+(:mod:`polars_rankeval.engine.plan`), so that each metric
 module can import it; :mod:`polars_rankeval.measures` imports the metric modules (every
 built-in is declared before a name is parsed) and holds the parser.
 """
