@@ -448,7 +448,7 @@ def test_a_ranking_that_comes_back_is_read_again_bucket_by_bucket(
     path = tmp_path / "late.parquet"
     pl.concat([rest, late]).write_parquet(path, row_group_size=400)
     monkeypatch.setattr(buckets, "BATCH_ROWS", 300)
-    passes = count_calls(monkeypatch, buckets, "_score_lazy")
+    passes = count_calls(monkeypatch, buckets, "_score_pass")
     streamed = count_calls(monkeypatch, buckets._Streamed, "score")
     got = spilled(path, qrels, memory_limit=buckets.PIECE_SHARE * 40_000)
     assert_frame_equal(got, in_memory(run, qrels))
@@ -504,7 +504,8 @@ def test_rows_held_are_cut_into_pieces_of_whole_rankings():
     """take_complete cuts the rows held into shares of about ``piece_bytes``, each
     moved back to the start of the ranking it falls in (which goes to the next
     piece); a ranking longer than a piece stays whole; the last ranking stays held."""
-    held = buckets._Input("run", "query", budget=1 << 30, folder=Path("unused"))
+    budget = buckets.Budget(buckets.PIECE_SHARE << 30)  # room for 1 GiB
+    held = buckets._Input("run", "query", budget=budget, folder=Path("unused"))
     queries = ["a"] * 3 + ["b"] * 5 + ["c"] * 12 + ["d"] * 2 + ["e"] * 4
     held.add(pl.DataFrame({"query": queries, "doc": [str(i) for i in range(len(queries))]}))
     total = held.held_bytes
@@ -675,6 +676,33 @@ def test_a_lazy_judged_table_is_scored_as_in_memory(tmp_path, monkeypatch, order
     assert len(lazy_warnings) == len(in_memory_warnings) == 1
     counted = str(lazy_warnings[0].message).split()[0]
     assert counted == str(in_memory_warnings[0].message).split()[0]
+
+
+def test_a_judged_ranking_that_comes_back_is_read_again_bucket_by_bucket(tmp_path, monkeypatch):
+    """A pre-judged table goes through the run's driver: scored as it comes until a
+    ranking comes back, then read a second time and taken bucket by bucket."""
+    table = judged_log(41).sort("day", "system", "query", maintain_order=True)
+    first = table.filter(
+        (pl.col("day") == table["day"][0]) & (pl.col("system") == table["system"][0])
+    )
+    late = first.filter(pl.col("query") == first["query"][0]).head(2)  # its first ranking
+    keys = ["day", "system", "query", "doc"]
+    table = pl.concat([table.join(late, on=keys, how="anti", maintain_order="left"), late])
+    path = tmp_path / "late.parquet"
+    table.write_parquet(path, row_group_size=500)
+    monkeypatch.setattr(buckets, "BATCH_ROWS", 700)
+    kw = {"by": "day", "n_rel": "n_rel"}
+    with pytest.warns(pr.UnscoredQueriesWarning):
+        want = pr.evaluate_judged(table, MEASURES, **kw)
+    passes = count_calls(monkeypatch, buckets, "_score_pass")
+    taken = count_calls(monkeypatch, buckets._Input, "take_complete")
+    bucketed = count_calls(monkeypatch, buckets._Scorer, "score_buckets")
+    limit = buckets.PIECE_SHARE * 100_000
+    with pytest.warns(pr.UnscoredQueriesWarning):
+        got = pr.evaluate_judged(pl.scan_parquet(path), MEASURES, **kw, memory_limit=limit)
+        got = got.collect()
+    assert_frame_equal(got, want)
+    assert passes == [2] and taken[0] > 0 and bucketed[0] > 0
 
 
 def test_a_lazy_judged_table_is_checked_as_it_is_read(tmp_path, monkeypatch):

@@ -1,33 +1,40 @@
-"""Lazy runs in bounded memory: read once, scored in memory or bucket by bucket.
+"""Lazy tables in bounded memory: read once, scored by one of three strategies.
 
-A LazyFrame run and its qrels (lazy or not) are each read once, in batches, on
-Polars' streaming engine; each batch is checked as it arrives (null ids, NaN
-scores: the error names the row of the whole input). While the rows of both
-tables fit in an eighth of the memory limit (:data:`PIECE_SHARE`), the budget,
-they are kept: the qrels are read first, and the run has what they leave. Qrels
-given as a DataFrame are in memory already: held where they are, whatever their
-size, and not charged to the budget.
+A LazyFrame run and its qrels (lazy or not), or a lazy pre-judged table (it has no
+qrels: :func:`score_judged_lazy`), are each read once, in batches, on Polars'
+streaming engine, by one driver (:func:`_score_pass`: the two kinds of table differ
+by their :class:`_Job`, their inputs and the function that scores a piece); each
+batch is checked as it arrives (null ids, NaN scores: the error names the row of
+the whole input). Every size the driver goes by is a share of the memory limit,
+named in :class:`Budget`; the budget itself is an eighth of the limit
+(:data:`PIECE_SHARE`). Once the table is read, :func:`_strategy` names the
+:class:`Strategy` it is scored by.
 
-Past that, a run whose rankings each come in one stretch (a TREC run sorted by
-query, logs written ranking by ranking: :class:`_Contiguity` checks it batch by
-batch) is scored as it is read, when its qrels are held: the first time the run's
-rows held pass what the budget leaves them, and then each time they pass a
-quarter of the budget, those of the rankings complete so far are scored, in
-pieces of whole rankings of about a quarter of the budget each, with their
-queries' qrels rows (slices of the qrels: :func:`_rows_of`); the last ranking's
-rows wait for the next batch (the rows left at the end are one more such piece).
-Pieces are kept small here because Polars' reader works ahead while a piece is
-scored (up to about 0.25 GiB of decoded batches waiting): a run whose plan scans
+Held whole (:attr:`Strategy.HELD_WHOLE`). While the rows of both tables fit the
+budget, they are kept: the qrels are read first, and the run has what they leave.
+Qrels given as a DataFrame are in memory already: held where they are, whatever
+their size, and not charged to the budget.
+
+As it comes (:attr:`Strategy.AS_IT_COMES`). Past that, a run whose rankings each
+come in one stretch (a TREC run sorted by query, logs written ranking by ranking:
+:class:`_Contiguity` checks it batch by batch) is scored as it is read, when its
+qrels are held: the first time the run's rows held pass what the budget leaves
+them, and then each time they pass a quarter of the budget, those of the rankings
+complete so far are scored, in pieces of whole rankings of about a quarter of the
+budget each, with their queries' qrels rows (slices of the qrels: :func:`_rows_of`);
+the last ranking's rows wait for the next batch (the rows left at the end are one
+more such piece). The rows go through the states of :class:`_Reading` as they are
+read. Pieces are kept small here because Polars' reader works ahead while a piece
+is scored (up to about 0.25 GiB of decoded batches waiting): a run whose plan scans
 is scored one piece after the other on the reading thread. A run read from frames
 in memory has no reader working ahead, and that room takes a second piece: its
 pieces are scored two at once on worker threads while the run is read on
-(:class:`_InFlight`). Should
-a ranking come back after its rows were scored, the run is read a second time
-and taken bucket by bucket, as below. ``missing="zero"`` needs every system
-before any ranking is scored, and takes the buckets too.
+(:class:`_InFlight`). Should a ranking come back after its rows were scored, the
+run is read a second time and taken bucket by bucket, as below. ``missing="zero"``
+needs every system before any ranking is scored, and takes the buckets too.
 
-Otherwise, every row of a table past the eighth (a qrels DataFrame too, once the
-run is taken by bucket) is written to one of
+Bucketed (:attr:`Strategy.BUCKETED`). Otherwise, every row of a table past the
+eighth (a qrels DataFrame too, once the run is taken by bucket) is written to one of
 :data:`BUCKETS` files on disk chosen by a hash of its query id. When either
 table was spilled, both are taken bucket by bucket (the one held in memory is
 split the same way), and the buckets are scored one at a time: a bucket holds
@@ -51,6 +58,7 @@ budget.
 
 from __future__ import annotations
 
+import enum
 import re
 import sys
 import tempfile
@@ -79,8 +87,9 @@ DEFAULT_LIMIT = 1 << 30
 BUCKETS = 64
 """Buckets a spilled run is split into (and each oversized bucket again)."""
 PIECE_SHARE = 8
-"""The budget: the rows held in memory (run and qrels together) may take 1/PIECE_SHARE
-of the memory limit, and a piece at most that; the engine needs the rest."""
+"""The budget (:attr:`Budget.piece`): the rows held in memory (run and qrels together)
+may take 1/PIECE_SHARE of the memory limit, and a piece at most that; the engine needs
+the rest."""
 BATCH_ROWS = 1 << 19
 """Rows per batch read from the lazy run."""
 SPLITS = 2
@@ -123,6 +132,97 @@ def memory_bytes(limit: int | str | None) -> int:
         f"'2GB'. Got {limit!r} instead."
     )
     raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Every share of a lazy evaluation's memory limit the strategies go by, named.
+
+    ``limit`` is the memory limit in bytes (:func:`memory_bytes` of ``memory_limit``);
+    each size below is a fraction of :attr:`piece`, the budget, itself
+    1/:data:`PIECE_SHARE` of the limit.
+
+    Examples
+    --------
+    >>> budget = Budget(memory_bytes("1GiB"))
+    >>> budget.piece, budget.threaded_piece, budget.read_piece, budget.spill_buffer
+    (134217728, 67108864, 33554432, 16777216)
+    >>> Budget(64).piece, Budget(64).left_by(100)
+    (8, 1)
+    """
+
+    limit: int
+    """The memory limit, in bytes."""
+
+    @property
+    def piece(self) -> int:
+        """The budget (at least a byte): what the rows held in memory (run and qrels
+        together) may take, and a piece at most; the engine needs the rest of the limit,
+        its peak being a small multiple of its piece."""
+        return max(1, self.limit // PIECE_SHARE)
+
+    @property
+    def threaded_piece(self) -> int:
+        """Half the budget: the largest piece scored with the engine's second threads
+        (they raise its peak), and the most that buckets are put together into one
+        piece."""
+        return self.piece // 2
+
+    @property
+    def read_piece(self) -> int:
+        """A quarter of the budget: the size of a piece of whole rankings scored as the
+        table is read, and, once the rows held passed their room, the rows held (or the
+        room, when smaller) past which the rankings complete so far are scored (kept
+        small: Polars' reader works ahead while a piece is scored)."""
+        return self.piece // 4
+
+    @property
+    def closed_rankings(self) -> int:
+        """A quarter of the budget: the most bytes of the hashes of rankings already
+        closed kept to check that rankings come in one stretch (:class:`_Contiguity`);
+        past it, the table is taken as not contiguous."""
+        return self.piece // 4
+
+    @property
+    def spill_buffer(self) -> int:
+        """An eighth of the budget (at least a byte): the rows of a spilled table
+        buffered before a file is written (:attr:`Spill.flush_bytes`)."""
+        return max(1, self.piece // 8)
+
+    @property
+    def split_buffer(self) -> int:
+        """Half the budget (at least a byte): the rows buffered before a file is
+        written when a bucket too large is split again."""
+        return max(1, self.piece // 2)
+
+    def left_by(self, held: int) -> int:
+        """What the budget leaves (at least a byte) once ``held`` bytes are held: the
+        room of a run whose lazy qrels were read first and held."""
+        return max(1, self.piece - held)
+
+
+class Strategy(enum.Enum):
+    """How a lazy table is scored, named once it is read (:func:`_strategy`); see the
+    module docstring."""
+
+    HELD_WHOLE = "held whole"
+    """Chosen when no piece was scored as the table was read, nothing was spilled, and
+    the rows held make one piece within the budget: a run with its qrels held
+    together (a qrels DataFrame past what the run leaves: only its queries' rows, when
+    they fit, unless ``missing="zero"``); a pre-judged table's rows, whatever their
+    size (only rows of one ranking read as it comes pass the budget unspilled). Scored
+    as one piece."""
+    AS_IT_COMES = "as it comes"
+    """Chosen when a piece of whole rankings was given while the table was read (its
+    rankings each in one stretch, its rows past what the budget leaves them, a run's
+    qrels held, not ``missing="zero"``): those pieces were scored as they came, and the
+    rows left make the last one."""
+    BUCKETED = "bucketed"
+    """Chosen otherwise: either table was spilled, or the rows held do not make one
+    piece. Both tables are taken bucket by bucket by a hash of the query id (the one
+    held split in memory; a qrels DataFrame past what the run leaves is spilled
+    first); a bucket over the budget is split again with another seed before it is
+    scored (:meth:`_Scorer.score_buckets`)."""
 
 
 def query_bucket(query: str, n_buckets: int, seed: int = BUCKET_SEED) -> pl.Expr:
@@ -409,28 +509,38 @@ def _last_ranking_rows(frame: pl.DataFrame, keys: Sequence[str], window: int = 1
 
 
 class _Input:
-    """One table read once, in batches: held in memory while it fits the budget,
-    else spilled to bucket files by query (rows already held are spilled too)."""
+    """One table read once, in batches: its rows held in memory, or, once they are
+    spilled (:meth:`spill_all`: the caller decides when), written to bucket files by
+    query (rows already held are spilled too)."""
 
-    def __init__(self, name: str, query: str, budget: int, folder: Path) -> None:
-        self.name, self.query, self.budget, self.folder = name, query, budget, folder
-        self.flush_bytes = max(1, budget // 8)
+    def __init__(self, name: str, query: str, budget: Budget, folder: Path) -> None:
+        self.name, self.query, self.folder = name, query, folder
+        self.room = budget.piece
+        """Bytes the rows held may take (a run's: what its lazy qrels leave)."""
+        self.flush_bytes = budget.spill_buffer
         """Bytes of spilled rows buffered per file written."""
         self.held: list[pl.DataFrame] = []
         self.held_bytes = 0
         self.spill: Spill | None = None
         self.rows = 0
 
-    def add(self, batch: pl.DataFrame, *, hold: bool = False) -> None:
-        """Keep ``batch``; past the budget, spill (unless ``hold``: the caller takes
-        the rows held with :meth:`take_complete`)."""
+    def add(self, batch: pl.DataFrame) -> None:
+        """Keep ``batch``: held, or spilled once the table is."""
         self.rows += batch.height
         if self.spill is not None:
             self.spill.add(batch)
             return
         self.held.append(batch)
         self.held_bytes += nbytes(batch)
-        if self.held_bytes > self.budget and not hold:
+
+    @property
+    def past_room(self) -> bool:
+        """Whether the rows held pass their room."""
+        return self.held_bytes > self.room
+
+    def spill_past_room(self) -> None:
+        """Spill every row (:meth:`spill_all`) once the rows held pass their room."""
+        if self.past_room:
             self.spill_all()
 
     def take_complete(self, keys: Sequence[str], piece_bytes: int) -> list[_Part]:
@@ -456,6 +566,11 @@ class _Input:
         tail = frame.slice(start).rechunk()
         self.held, self.held_bytes = [tail], nbytes(tail)
         return pieces
+
+    def hold_only(self, rows: pl.DataFrame, size: int) -> None:
+        """Hold only ``rows`` (``size`` bytes) of the rows held: the qrels rows a run
+        held whole takes."""
+        self.held, self.held_bytes = [rows], size
 
     def stop(self) -> None:
         """Wait for the spill's write under way, whatever its outcome (:meth:`Spill.stop`)."""
@@ -495,10 +610,6 @@ class _Input:
         return Held(self.held, schema, self.query, BUCKETS, BUCKET_SEED)
 
 
-class _RankingCameBackError(Exception):
-    """A ranking came back after its rows were scored: the run must be read again."""
-
-
 def stretch_heads(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     """The ``keys`` of the first row of each stretch of rows of equal keys, in order
     (nulls equal). One key: Polars' run-length encoding, 2.5x faster than comparing
@@ -516,6 +627,10 @@ def stretch_heads(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
         pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
         | (pl.int_range(pl.len()) == 0)
     )
+
+
+HASH_BYTES = 8
+"""Bytes of the hash a closed ranking is kept as (:func:`~polars_rankeval.validation.key_hash`)."""
 
 
 class _Contiguity:
@@ -553,7 +668,7 @@ class _Contiguity:
             self._close(self.open.select(key_hash(self.keys)).to_series())
         self._close(heads.head(heads.height - 1).select(key_hash(self.keys)).to_series())
         self.open = heads.tail(1)
-        return self.n_closed * 8 <= self.limit
+        return self.n_closed * HASH_BYTES <= self.limit
 
     def _close(self, hashes: pl.Series) -> None:
         self.closed.append(hashes)
@@ -562,48 +677,78 @@ class _Contiguity:
             self.closed = [pl.concat(self.closed)]
 
 
-class _AsItComes:
-    """A table's rows held as they are read, given back as pieces of whole rankings
-    while its rankings come in one stretch each (:class:`_Contiguity`).
+class _Reading(enum.Enum):
+    """The states of a table's rows as :class:`_AsItComes` takes them, batch by batch.
 
-    Nothing is given while the rows held fit what the budget leaves them; from the
-    first time they pass it, and then each time they pass a quarter of the budget,
-    the rankings complete so far are given in pieces of about a quarter of the budget
-    each (:meth:`_Input.take_complete`). Found not contiguous before any piece was
-    given, the rows are held or spilled as they come (:meth:`_Input.add`); after,
-    :class:`_RankingCameBackError` is raised: the table must be read again.
+    ``HOLDING`` (or ``OFF``, when the table may not be scored as it comes) at first;
+    ``HOLDING`` to ``WATCHING`` the first time the rows held pass their room; to
+    ``GIVING`` once a piece is given; out of one stretch, ``HOLDING`` and ``WATCHING``
+    go ``OFF``, ``GIVING`` goes ``CAME_BACK``.
     """
 
-    def __init__(self, rows_in: _Input, keys: Sequence[str], budget: int, *, on: bool) -> None:
+    OFF = "off"
+    """Not scored as it comes (not on this pass: ``missing="zero"``, spilled qrels, the
+    second pass; or its rankings were found out of one stretch before any piece was
+    given): the rows are held while they fit their room, and all spilled past it."""
+    HOLDING = "holding"
+    """The rows are held within their room; their order is not checked yet."""
+    WATCHING = "watching"
+    """The rows held passed their room, every ranking in one stretch so far: each batch
+    is checked, and the rankings complete are given as pieces; none given yet (every
+    row held is of one ranking)."""
+    GIVING = "giving"
+    """A piece was given: the table is scored as it comes
+    (:attr:`Strategy.AS_IT_COMES`)."""
+    CAME_BACK = "came back"
+    """A ranking came back after a piece was given: the pass stops, and the table is
+    read again with ``OFF`` from the start (then taken bucket by bucket)."""
+
+
+class _AsItComes:
+    """A table's rows as they are read (into ``rows_in``), given back as pieces of whole
+    rankings while its rankings come in one stretch each (:class:`_Contiguity`), through
+    the states of :class:`_Reading` (:attr:`state`).
+
+    Nothing is given while the rows held fit their room; from the first time they pass
+    it, and then each time they pass a quarter of the budget, the rankings complete so
+    far are given in pieces of about a quarter of the budget each
+    (:meth:`_Input.take_complete`). Found not contiguous before any piece was given,
+    the rows are held or spilled as they come; after, the table must be read again.
+    """
+
+    def __init__(self, rows_in: _Input, keys: Sequence[str], budget: Budget, *, on: bool) -> None:
         """``on``: whether pieces may be given at all (else the rows are only added)."""
-        self.rows_in, self.keys, self.budget = rows_in, list(keys), budget
-        self.order = _Contiguity(keys, budget // 4) if on else None
-        self.checking = False
-        """From the first time the rows held pass the budget."""
-        self.given = False
+        self.rows_in, self.keys = rows_in, list(keys)
+        self.piece_bytes = budget.read_piece
+        self.order = _Contiguity(keys, budget.closed_rankings)
+        self.state = _Reading.HOLDING if on else _Reading.OFF
 
     def add(self, batch: pl.DataFrame) -> list[_Part]:
         """Take ``batch``; the pieces now complete (often none)."""
         rows_in = self.rows_in
-        rows_in.add(batch, hold=self.order is not None)
-        if self.order is None:
+        rows_in.add(batch)
+        if self.state is _Reading.OFF:
+            rows_in.spill_past_room()
             return []
-        if not self.checking and rows_in.held_bytes > rows_in.budget:
-            self.checking = True
+        if self.state is _Reading.HOLDING:
+            if not rows_in.past_room:
+                return []
+            self.state = _Reading.WATCHING
             contiguous = all(self.order.add(held) for held in rows_in.held)
         else:
-            contiguous = not self.checking or self.order.add(batch)
+            contiguous = self.order.add(batch)
         if not contiguous:
-            if self.given:
-                raise _RankingCameBackError
-            self.order = None
-            if rows_in.held_bytes > rows_in.budget:
-                rows_in.spill_all()
+            if self.state is _Reading.GIVING:
+                self.state = _Reading.CAME_BACK
+            else:
+                self.state = _Reading.OFF
+                rows_in.spill_past_room()
             return []
-        if not self.checking or rows_in.held_bytes <= min(rows_in.budget, self.budget // 4):
+        if rows_in.held_bytes <= min(rows_in.room, self.piece_bytes):
             return []
-        parts = rows_in.take_complete(self.keys, self.budget // 4)
-        self.given = self.given or bool(parts)
+        parts = rows_in.take_complete(self.keys, self.piece_bytes)
+        if parts:
+            self.state = _Reading.GIVING
         return parts
 
 
@@ -646,133 +791,270 @@ def score_lazy(
     piece by piece, when its qrels fit the budget; one found otherwise after a
     piece was scored is read again and taken bucket by bucket.
     """
-    try:
-        return _score_lazy(run, qrels, measures, options, validate=validate, limit=limit,
-                           stream=True)  # fmt: skip
-    except _RankingCameBackError:
-        return _score_lazy(run, qrels, measures, options, validate=validate, limit=limit,
-                           stream=False)  # fmt: skip
+    job = partial(_run_job, run, qrels, measures, options, validate=validate)
+    pieces = _score_table(job, Budget(limit))
+    warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
+    return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
 
 
-def _score_lazy(
+def score_judged_lazy(
+    table: pl.LazyFrame,
+    columns: list[str],
+    keys: list[str],
+    score: Callable[[pl.DataFrame], Piece],
+    check: Callable[[pl.DataFrame, int], None] | None,
+    limit: int,
+    *,
+    stream: bool = True,
+) -> list[Piece]:
+    """A lazy pre-judged table (:func:`polars_rankeval.evaluate_judged`) of rankings
+    ``keys`` (the last one a query id), read once in batches, each checked as it
+    arrives (``check(batch, its first row's number)``), and scored (``score``) as a
+    run is: whole while its rows fit the budget (an eighth of ``limit``); past it,
+    piece by piece as it is read while its rankings come in one stretch each (a log
+    written ranking by ranking, :func:`polars_rankeval.judge`'s table; with
+    ``stream``); else spilled by a hash of the query id and scored bucket by bucket.
+    Should a ranking come back after a piece was scored, the table is read again,
+    bucket by bucket."""
+
+    def piece(rows: pl.DataFrame, _qrels: pl.DataFrame, _concurrent: bool) -> Piece:
+        return score(rows)  # its grades are in its rows: no qrels
+
+    def job() -> _Job:
+        return _Job("judged", table, columns, keys, keys[-1], check, piece)
+
+    return _score_table(job, Budget(limit), stream=stream)
+
+
+def _run_job(
     run: pl.LazyFrame,
     qrels: pl.DataFrame | pl.LazyFrame,
     measures: Sequence[Measure],
     options: Options,
     *,
     validate: bool,
-    limit: int,
-    stream: bool,
-) -> pl.DataFrame:
-    """:func:`score_lazy`, scoring contiguous rankings as they come when ``stream``."""
-    budget = max(1, limit // PIECE_SHARE)
-    run_schema = run.select(options.run_columns).collect_schema()
-    qrels_schema = qrels.lazy().select(options.qrels_columns).collect_schema()
+) -> _Job:
+    """A lazy run and its qrels as the :class:`_Job` of one pass: what the pass sees of
+    their queries and systems is its own."""
+    seen, qrels_seen = _Seen(options), _Seen(options)
+    systems: pl.Series | None = None  # once read: missing="zero" only, never as it comes
+
+    def check(batch: pl.DataFrame, offset: int) -> None:
+        if validate:
+            check_run_rows(batch, options, offset=offset)
+        seen.add(batch)
+
+    def after_read() -> None:
+        nonlocal systems
+        if options.missing == "error":
+            raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
+        systems = seen.all_systems()
+
+    def piece(rows: pl.DataFrame, qrels_rows: pl.DataFrame, concurrent: bool) -> Piece:
+        return score_piece(rows, qrels_rows, measures, options, check_duplicates=validate,
+                           systems=systems, concurrent=concurrent)  # fmt: skip
+
+    return _Job(
+        "run",
+        run,
+        options.run_columns,
+        options.keys,
+        options.query,
+        check,
+        piece,
+        qrels=_Qrels(qrels, options, qrels_seen, validate=validate),
+        missing_zero=options.missing == "zero",
+        at_once=0 if _reads_ahead(run) else PIECES_AT_ONCE,
+        after_read=after_read,
+    )
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A lazy table as the one driver (:func:`_score_pass`) reads and scores it, for one
+    pass: a run and its qrels (:func:`_run_job`), or a pre-judged table
+    (:func:`score_judged_lazy`). The two differ by these fields, not by their loop."""
+
+    name: str
+    """The table's name (its spill folder's)."""
+    table: pl.LazyFrame
+    columns: list[str]
+    keys: list[str]
+    """A ranking's key columns: a piece scored as it comes holds whole rankings."""
+    query: str
+    """The query id column: its hash picks a row's bucket."""
+    check: Callable[[pl.DataFrame, int], None] | None
+    """Checks (and notes) each batch as it arrives: ``check(batch, its first row's
+    number)``."""
+    piece: PieceScorer
+    """Scores one piece held in memory, with its queries' qrels rows."""
+    qrels: _Qrels | None = None
+    """A run's qrels, read before it; None for a pre-judged table."""
+    missing_zero: bool = False
+    """``missing="zero"``: every bucket is scored (the qrels queries the run lacks too),
+    which needs every system first: never as it comes."""
+    at_once: int = 0
+    """Pieces scored at once on worker threads as the table is read (0: one after the
+    other on the reading thread)."""
+    after_read: Callable[[], None] | None = None
+    """Called once the table is read, before its last pieces are scored."""
+
+
+@dataclass(frozen=True)
+class _Qrels:
+    """A run's qrels as :func:`_score_pass` takes them: read before the run; a DataFrame
+    held where it is, not charged to the budget; a LazyFrame held within the budget (the
+    run has what it leaves) or spilled."""
+
+    table: pl.DataFrame | pl.LazyFrame
+    options: Options
+    seen: _Seen
+    """Their queries, for ``missing="error"``."""
+    validate: bool
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether they are a DataFrame (in memory already)."""
+        return isinstance(self.table, pl.DataFrame)
+
+    def schema(self) -> pl.Schema:
+        """The schema of the columns read."""
+        return self.table.lazy().select(self.options.qrels_columns).collect_schema()
+
+    def read(self, qrels_in: _Input, run_in: _Input, budget: Budget) -> None:
+        """Read the qrels into ``qrels_in`` batch by batch, each checked as it arrives,
+        and leave the run what they take of the budget."""
+        whole_below = sys.maxsize if self.in_memory else budget.piece
+        for batch in _batches(self.table, self.options.qrels_columns, whole_below=whole_below):
+            if self.validate:
+                check_qrels_rows(batch, self.options, offset=qrels_in.rows)
+            if self.options.missing == "error":
+                self.seen.queries.append(batch[self.options.query].cast(pl.String).unique())
+            qrels_in.add(batch)
+            if not self.in_memory:
+                qrels_in.spill_past_room()
+        if not self.in_memory:  # held together: one budget
+            run_in.room = budget.left_by(qrels_in.held_bytes)
+
+    def fit_held(self, run_in: _Input, qrels_in: _Input, schema: pl.Schema, budget: Budget) -> bool:
+        """Whether the run and qrels held (neither spilled) make one piece within the
+        budget. Unless the qrels are lazy (all of them, within the budget), only the
+        qrels rows of the run's queries are kept (:meth:`_Input.hold_only`: a qrels
+        DataFrame of any size against a small run; the others checked for duplicates
+        with ``validate``), unless ``missing="zero"`` scores the qrels queries the run
+        lacks. The run's batches are put together only once they make the piece: the
+        buckets split them batch by batch."""
+        qrels = qrels_in.frame(schema)
+        if run_in.held_bytes + qrels_in.held_bytes <= budget.piece:
+            return True
+        if not self.in_memory or self.options.missing == "zero":
+            return False
+        query = self.options.query
+        queries = pl.concat([batch[query] for batch in run_in.held]).unique()
+        stretches = _stretches(qrels, query)
+        taken = _rows_of(qrels, stretches, query, queries)
+        size = nbytes(taken)
+        if run_in.held_bytes + size > budget.piece:
+            return False
+        if self.validate:
+            _check_not_taken(qrels, stretches, queries, self.options)
+        qrels_in.hold_only(taken, size)
+        return True
+
+    def check_unscored(self) -> Callable[[pl.DataFrame], None] | None:
+        """Checks the qrels rows of a bucket that is not scored, with ``validate``."""
+        return partial(check_qrels_duplicates, options=self.options) if self.validate else None
+
+
+def _score_table(job: Callable[[], _Job], budget: Budget, *, stream: bool = True) -> list[Piece]:
+    """Every piece of a lazy table (see the module docstring): one pass (scoring it as it
+    comes, if ``stream`` and it does); should a ranking come back after a piece was
+    scored, a second pass that does not. Each pass takes a fresh ``job()``."""
+    pieces = _score_pass(job(), budget, stream=stream)
+    if pieces is None:  # a ranking came back
+        pieces = _score_pass(job(), budget, stream=False)
+        assert pieces is not None  # nothing was scored as it came, so nothing came back
+    return pieces
+
+
+def _score_pass(job: _Job, budget: Budget, *, stream: bool) -> list[Piece] | None:
+    """One read of ``job``'s table (its qrels first), scored by the :class:`Strategy`
+    :func:`_strategy` names; None when a ranking came back after a piece was scored as
+    it came (``stream``): the table must be read again."""
+    schema = job.table.select(job.columns).collect_schema()
+    qrels = job.qrels
+    qrels_schema = pl.Schema() if qrels is None else qrels.schema()
     progress = _Progress()
     with (
         tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder,
         ThreadPoolExecutor(max_workers=PIECES_AT_ONCE) as pool,  # done with before the folder
     ):
-        qrels_in = _Input("qrels", options.query, budget, Path(folder))
-        run_in = _Input("run", options.query, budget, Path(folder))
+        qrels_in = _Input("qrels", job.query, budget, Path(folder))
+        rows_in = _Input(job.name, job.query, budget, Path(folder))
         try:
-            qrels_seen = _Seen(options)
-            # a qrels DataFrame is in memory already: held where it is, not charged
-            in_memory = isinstance(qrels, pl.DataFrame)
-            whole_below = sys.maxsize if in_memory else budget
-            for batch in _batches(qrels, options.qrels_columns, whole_below=whole_below):
-                if validate:
-                    check_qrels_rows(batch, options, offset=qrels_in.rows)
-                if options.missing == "error":
-                    qrels_seen.queries.append(batch[options.query].cast(pl.String).unique())
-                qrels_in.add(batch, hold=in_memory)
-            if not in_memory:  # held together: one budget
-                run_in.budget = max(1, budget - qrels_in.held_bytes)
-            seen = _Seen(options)
-            on = stream and options.missing != "zero" and qrels_in.spill is None
-            coming = _AsItComes(run_in, options.keys, budget, on=on)
-            streamed: _Streamed | None = None  # the qrels, once a piece is scored as it comes
-            pieces: list[Piece] = []
-            scoring = _InFlight(pool, 0 if _reads_ahead(run) else PIECES_AT_ONCE)
-            for batch in _batches(run, options.run_columns):
-                if validate:
-                    check_run_rows(batch, options, offset=run_in.rows)
-                seen.add(batch)
+            if qrels is not None:
+                qrels.read(qrels_in, rows_in, budget)
+            on = stream and not job.missing_zero and qrels_in.spill is None
+            coming = _AsItComes(rows_in, job.keys, budget, on=on)
+            streamed: _Streamed | None = None  # once a piece is scored as it comes
+            scoring = _InFlight(pool, job.at_once)
+            for batch in _batches(job.table, job.columns):
+                if job.check is not None:
+                    job.check(batch, rows_in.rows)
                 parts = coming.add(batch)
-                progress.reading(run_in.rows)
+                if coming.state is _Reading.CAME_BACK:
+                    return None
+                progress.reading(rows_in.rows)
                 for part in parts:
                     if streamed is None:
-                        streamed = _Streamed(qrels_in.frame(qrels_schema), options.query,
-                                             budget // 2)  # fmt: skip
-                    scoring.submit(streamed.score, part, measures, options, validate)
-            if options.missing == "error":
-                raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
-            systems = seen.all_systems()
-
-            def piece(run: pl.DataFrame, qrels: pl.DataFrame, concurrent: bool) -> Piece:
-                return score_piece(run, qrels, measures, options, check_duplicates=validate,
-                                   systems=systems, concurrent=concurrent)  # fmt: skip
-
-            check = partial(check_qrels_duplicates, options=options) if validate else None
-            scorer = _Scorer(piece, options.query, options.missing == "zero", check, budget,
-                             progress, Path(folder))  # fmt: skip
-            if streamed is not None:  # the last rankings, with their queries' qrels rows
-                last = _Part(run_in.frame(run_schema), run_in.held_bytes)
-                scoring.submit(streamed.score, last, measures, options, validate)
-                pieces.extend(scoring.results())
-                if validate:
-                    streamed.check_rest(options)
-            elif held := _held_together(run_in, qrels_in, run_schema, qrels_schema, options,
-                                        budget, whole_qrels=not in_memory,
-                                        validate=validate):  # fmt: skip
-                pieces.append(scorer.score(*held, size=nbytes(held[0]) + nbytes(held[1])))
+                        qrels_held = None if qrels is None else qrels_in.frame(qrels_schema)
+                        streamed = _Streamed(job.piece, qrels_held, job.query,
+                                             budget.threaded_piece)  # fmt: skip
+                    scoring.submit(streamed.score, part)
+            if job.after_read is not None:
+                job.after_read()
+            check = None if qrels is None else qrels.check_unscored()
+            scorer = _Scorer(job.piece, job.query, job.missing_zero, check, budget, progress,
+                             Path(folder))  # fmt: skip
+            spilled = rows_in.spill is not None or qrels_in.spill is not None
+            fits = None if qrels is None else partial(qrels.fit_held, rows_in, qrels_in,
+                                                      qrels_schema, budget)  # fmt: skip
+            strategy = _strategy(coming.state, spilled, fits)
+            if strategy is Strategy.AS_IT_COMES:  # the last rankings, with their queries' qrels
+                assert streamed is not None  # a piece was given
+                scoring.submit(streamed.score, _Part(rows_in.frame(schema), rows_in.held_bytes))
+                pieces = scoring.results()
+                if qrels is not None and qrels.validate:
+                    streamed.check_rest(qrels.options)
+            elif strategy is Strategy.HELD_WHOLE:
+                rows, qrels_rows = rows_in.frame(schema), qrels_in.frame(qrels_schema)
+                pieces = [scorer.score(rows, qrels_rows, size=nbytes(rows) + nbytes(qrels_rows))]
             else:
-                if qrels_in.spill is None and run_in.held_bytes + qrels_in.held_bytes > budget:
+                if (
+                    qrels_in.spill is None
+                    and rows_in.held_bytes + qrels_in.held_bytes > budget.piece
+                ):
                     qrels_in.spill_all()  # a qrels DataFrame past what the run leaves
-                run_b, qrels_b = run_in.buckets(run_schema), qrels_in.buckets(qrels_schema)
-                pieces.extend(scorer.score_buckets(run_b, qrels_b, SPLITS))
+                run_b, qrels_b = rows_in.buckets(schema), qrels_in.buckets(qrels_schema)
+                pieces = list(scorer.score_buckets(run_b, qrels_b, SPLITS))
         finally:  # no spill write may outlive the folder
             qrels_in.stop()
-            run_in.stop()
+            rows_in.stop()
     progress.done()
-    warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
-    return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
+    return pieces
 
 
-def _held_together(
-    run_in: _Input,
-    qrels_in: _Input,
-    run_schema: pl.Schema,
-    qrels_schema: pl.Schema,
-    options: Options,
-    budget: int,
-    *,
-    whole_qrels: bool,
-    validate: bool,
-) -> tuple[pl.DataFrame, pl.DataFrame] | None:
-    """The run and qrels held, as one piece within ``budget`` bytes; None when either
-    was spilled or they do not fit. Unless ``whole_qrels`` (lazy qrels, within the
-    budget: all of them), only the qrels rows of the run's queries are taken (a
-    qrels DataFrame of any size against a small run; the others checked for
-    duplicates with ``validate``), unless ``missing="zero"`` scores the qrels
-    queries the run lacks. The run's batches are put together only once they make
-    the piece: the buckets split them batch by batch."""
-    if run_in.spill is not None or qrels_in.spill is not None:
-        return None
-    qrels = qrels_in.frame(qrels_schema)
-    if run_in.held_bytes + qrels_in.held_bytes > budget:
-        if whole_qrels or options.missing == "zero":
-            return None
-        query = options.query
-        queries = pl.concat([batch[query] for batch in run_in.held]).unique()
-        stretches = _stretches(qrels, query)
-        taken = _rows_of(qrels, stretches, query, queries)
-        if run_in.held_bytes + nbytes(taken) > budget:
-            return None
-        if validate:
-            _check_not_taken(qrels, stretches, queries, options)
-        qrels = taken
-    return run_in.frame(run_schema), qrels
+def _strategy(reading: _Reading, spilled: bool, fits: Callable[[], bool] | None) -> Strategy:
+    """The :class:`Strategy` a table is scored by, once read: as it comes when a piece
+    was given while it was read (``reading``); held whole when neither table was
+    ``spilled`` and the rows held make one piece (``fits()``, which keeps only the
+    qrels rows the piece takes; None when they always do: a pre-judged table's); else
+    bucket by bucket."""
+    if reading is _Reading.GIVING:
+        return Strategy.AS_IT_COMES
+    if not spilled and (fits is None or fits()):
+        return Strategy.HELD_WHOLE
+    return Strategy.BUCKETED
 
 
 def check_qrels_duplicates(qrels: pl.DataFrame, options: Options) -> None:
@@ -832,33 +1114,36 @@ class _InFlight:
 
 
 class _Streamed:
-    """Scores pieces of whole rankings as they are read, with their queries' qrels."""
+    """Scores pieces of whole rankings as they are read, each with its queries' qrels
+    rows (a pre-judged table's: alone)."""
 
-    def __init__(self, qrels: pl.DataFrame, query: str, threaded: int) -> None:
+    def __init__(
+        self, piece: PieceScorer, qrels: pl.DataFrame | None, query: str, threaded: int
+    ) -> None:
         """``threaded``: the largest piece (run and qrels rows, bytes) scored with the
-        engine's threads."""
-        self.qrels, self.query, self.threaded = qrels, query, threaded
-        self.stretches = _stretches(qrels, query)
+        engine's threads; ``qrels``: None for a pre-judged table."""
+        self.piece, self.qrels, self.query, self.threaded = piece, qrels, query, threaded
+        self.stretches = None if qrels is None else _stretches(qrels, query)
         self.taken: list[pl.Series] = []
         """The query ids of the pieces scored."""
 
-    def score(
-        self, part: _Part, measures: Sequence[Measure], options: Options, validate: bool
-    ) -> Piece:
+    def score(self, part: _Part) -> Piece:
         """The piece ``part`` (whole rankings) with every qrels row of its queries
         (found from the stretches of its query ids: a ranking's rows come together,
         and this took a third of the time of the distinct ids)."""
         run = part.rows
+        if self.qrels is None:  # its grades are in its rows
+            return self.piece(run, pl.DataFrame(), part.nbytes <= self.threaded)
         queries = stretch_heads(run, [self.query]).to_series()
         self.taken.append(queries)
         qrels = _rows_of(self.qrels, self.stretches, self.query, queries)
-        threads = part.nbytes + nbytes(qrels) <= self.threaded
-        return score_piece(run, qrels, measures, options, check_duplicates=validate,
-                           concurrent=threads)  # fmt: skip
+        return self.piece(run, qrels, part.nbytes + nbytes(qrels) <= self.threaded)
 
     def check_rest(self, options: Options) -> None:
         """Refuse duplicates among the qrels rows no piece took (each piece checks its
         own), once every piece is scored."""
+        if self.qrels is None:
+            return
         taken = pl.concat(self.taken) if self.taken else self.qrels[self.query].clear()
         _check_not_taken(self.qrels, self.stretches, taken, options)
 
@@ -976,7 +1261,7 @@ class _Scorer:
     check_qrels: Callable[[pl.DataFrame], None] | None
     """Checks the qrels rows of a bucket that is not scored (see
     :func:`check_qrels_duplicates`)."""
-    budget: int
+    budget: Budget
     progress: _Progress
     folder: Path
     """Where a bucket split again writes its buckets."""
@@ -986,7 +1271,7 @@ class _Scorer:
         half the budget, scored with the engine's second threads
         (:func:`~polars_rankeval.engine.pipeline.score_piece`), which take more memory
         at the peak than one step after the other."""
-        return self.piece(run, qrels, size <= self.budget // 2)
+        return self.piece(run, qrels, size <= self.budget.threaded_piece)
 
     def score_buckets(self, run: Bucketed, qrels: Bucketed, splits: int) -> Iterator[Piece]:
         """Every bucket (run and qrels share the buckets: same count, same seed), several
@@ -1004,10 +1289,10 @@ class _Scorer:
                     self.check_qrels(qrels.read(b))
                 qrels.drop(b)  # no rankings to score
                 continue
-            if size > self.budget and splits > 0 and run.has(b):
+            if size > self.budget.piece and splits > 0 and run.has(b):
                 yield from self._split(run, qrels, b, splits)
                 continue
-            if group and group_bytes + size > self.budget // 2:
+            if group and group_bytes + size > self.budget.threaded_piece:
                 yield self._score_group(run, qrels, group, group_bytes)
                 group, group_bytes = [], 0
             group.append(b)
@@ -1025,62 +1310,13 @@ class _Scorer:
         """Bucket ``b`` split again by another hash seed, and scored."""
         seed = run.seed + 1
         folder = Path(tempfile.mkdtemp(dir=self.folder))
-        inner_run = Spill(folder, self.query, BUCKETS, max(1, self.budget // 2), seed)
+        inner_run = Spill(folder, self.query, BUCKETS, self.budget.split_buffer, seed)
         for part in run.parts(b):
             inner_run.add(part)
         inner_run.flush()
         rows = [qrels.read(b)] if qrels.has(b) else []
         inner_qrels = Held(rows, qrels.schema or pl.Schema(), self.query, BUCKETS, seed)
         yield from self.score_buckets(inner_run, inner_qrels, splits - 1)
-
-
-def score_judged_lazy(
-    table: pl.LazyFrame,
-    columns: list[str],
-    keys: list[str],
-    score: Callable[[pl.DataFrame], Piece],
-    check: Callable[[pl.DataFrame, int], None] | None,
-    limit: int,
-    *,
-    stream: bool = True,
-) -> list[Piece]:
-    """A lazy pre-judged table (:func:`polars_rankeval.evaluate_judged`) of rankings
-    ``keys`` (the last one a query id), read once in batches, each checked as it
-    arrives (``check(batch, its first row's number)``), and scored (``score``) as a
-    run is: whole while its rows fit the budget (an eighth of ``limit``); past it,
-    piece by piece as it is read while its rankings come in one stretch each (a log
-    written ranking by ranking, :func:`polars_rankeval.judge`'s table; with
-    ``stream``); else spilled by a hash of the query id and scored bucket by bucket.
-    Should a ranking come back after a piece was scored, the table is read again,
-    bucket by bucket."""
-    budget = max(1, limit // PIECE_SHARE)
-    schema = table.select(columns).collect_schema()
-    query = keys[-1]
-    progress = _Progress()
-    pieces: list[Piece] = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="polars_rankeval-") as folder:
-            rows_in = _Input("judged", query, budget, Path(folder))
-            try:
-                coming = _AsItComes(rows_in, keys, budget, on=stream)
-                for batch in _batches(table, columns):
-                    if check is not None:
-                        check(batch, rows_in.rows)
-                    pieces.extend(score(part.rows) for part in coming.add(batch))
-                    progress.reading(rows_in.rows)
-                if rows_in.spill is None:  # the whole table, or its last rankings
-                    pieces.append(score(rows_in.frame(schema)))
-                else:
-                    scorer = _Scorer(lambda rows, _, __: score(rows), query, False, None, budget,
-                                     progress, Path(folder))  # fmt: skip
-                    none = Held([], pl.Schema(), query, BUCKETS, BUCKET_SEED)
-                    pieces.extend(scorer.score_buckets(rows_in.buckets(schema), none, SPLITS))
-            finally:  # no spill write may outlive the folder
-                rows_in.stop()
-    except _RankingCameBackError:
-        return score_judged_lazy(table, columns, keys, score, check, limit, stream=False)
-    progress.done()
-    return pieces
 
 
 class _Progress:
