@@ -78,8 +78,7 @@ from polars_rankeval.engine.outcome import (
     warn_unscored_queries,
 )
 from polars_rankeval.engine.pipeline import Piece, check_qrels_rows, check_run_rows, score_piece
-from polars_rankeval.measures import Measure
-from polars_rankeval.options import Options
+from polars_rankeval.engine.plan import Options, Scored
 from polars_rankeval.validation import check_duplicates, fresh_name, key_hash
 
 DEFAULT_LIMIT = 1 << 30
@@ -778,7 +777,7 @@ class _Seen:
 def score_lazy(
     run: pl.LazyFrame,
     qrels: pl.DataFrame | pl.LazyFrame,
-    measures: Sequence[Measure],
+    measures: Sequence[Scored],
     options: Options,
     *,
     validate: bool,
@@ -829,7 +828,7 @@ def score_judged_lazy(
 def _run_job(
     run: pl.LazyFrame,
     qrels: pl.DataFrame | pl.LazyFrame,
-    measures: Sequence[Measure],
+    measures: Sequence[Scored],
     options: Options,
     *,
     validate: bool,
