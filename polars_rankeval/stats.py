@@ -1181,11 +1181,38 @@ def mean_interval(
 # ------------------------------------------------------------- corrections
 
 
+def _in_unit_range(p: IntoExpr) -> pl.Expr:
+    """The p-values, NaN as null, after a check that every other value lies in [0, 1].
+
+    A value outside [0, 1] (or infinite) raises a ValueError naming it and its row
+    (in the column, or in its group under ``over`` / ``group_by``), as
+    ``scipy.stats.false_discovery_control`` refuses such input: a correction of it
+    would give adjusted p-values outside [0, 1] without a word.
+    """
+
+    def check(series: pl.Series) -> pl.Series:
+        values = series.cast(pl.Float64).fill_nan(None)
+        bad = (values < 0.0) | (values > 1.0)
+        if bad.any():
+            row = int(bad.arg_true()[0])
+            msg = (
+                f"p-values must lie in [0, 1]. Got {values[row]!r} at row {row} of "
+                f"{series.name!r} ({int(bad.sum())} values outside [0, 1]); NaN and null "
+                f"are allowed (no test) and stay null."
+            )
+            raise ValueError(msg)
+        return values
+
+    return col(p).map_batches(check, return_dtype=pl.Float64)
+
+
 def bonferroni(p: IntoExpr) -> pl.Expr:
     r"""Bonferroni-adjusted p-values: :math:`\min(1, m\,p_i)` over the m p-values.
 
     m counts the non-null, non-NaN p-values of the column (or of the group in
-    ``group_by(...).agg`` / ``.over(...)``); null and NaN stay null.
+    ``group_by(...).agg`` / ``.over(...)``); null and NaN stay null. A value outside
+    [0, 1] raises, naming it and its row (as for every correction,
+    :func:`adjust_pvalues`).
 
     Parameters
     ----------
@@ -1199,7 +1226,7 @@ def bonferroni(p: IntoExpr) -> pl.Expr:
     >>> pl.DataFrame({"p": [0.01, 0.04, 0.3]}).select(pr.bonferroni("p"))["p"].to_list()
     [0.03, 0.12, 0.9]
     """
-    clean = col(p).fill_nan(None)
+    clean = _in_unit_range(p)
     return (clean * clean.count()).clip(upper_bound=1.0)
 
 
@@ -1232,7 +1259,7 @@ def holm(p: IntoExpr) -> pl.Expr:
     >>> p.select(pr.holm("p"))["p"].round(6).to_list()  # 3*0.01, max(2*0.03, .03), max(.04, .06)
     [0.06, 0.03, 0.06]
     """
-    clean = col(p).fill_nan(None)
+    clean = _in_unit_range(p)
     ordered = clean.sort(nulls_last=True)
     factor = clean.count().cast(pl.Float64) - pl.int_range(pl.len())
     adjusted = (ordered * factor).cum_max().clip(upper_bound=1.0)
@@ -1241,7 +1268,7 @@ def holm(p: IntoExpr) -> pl.Expr:
 
 def _step_up(p: IntoExpr, *, harmonic: bool) -> pl.Expr:
     """Benjamini-Hochberg (harmonic=False) or -Yekutieli step-up adjustment, nulls kept."""
-    clean = col(p).fill_nan(None)
+    clean = _in_unit_range(p)
     m = clean.count().cast(pl.Float64)
     ordered = clean.sort(nulls_last=True)
     factor = m / pl.int_range(1, pl.len() + 1).cast(pl.Float64)
@@ -1323,7 +1350,7 @@ def benjamini_yekutieli(p: IntoExpr) -> pl.Expr:
 
 
 def _unadjusted(p: IntoExpr) -> pl.Expr:
-    return col(p).fill_nan(None)
+    return _in_unit_range(p)
 
 
 def adjust_pvalues(p: IntoExpr, *, method: Correction = "holm") -> pl.Expr:
@@ -1331,6 +1358,11 @@ def adjust_pvalues(p: IntoExpr, *, method: Correction = "holm") -> pl.Expr:
 
     ``"holm"``, ``"bonferroni"`` (family-wise error), ``"bh"``, ``"by"`` (false
     discovery rate) or ``"none"`` (unchanged; NaN becomes null).
+
+    Every method refuses a p-value outside [0, 1] (infinities included) with a
+    ValueError naming the value and its row, as
+    ``scipy.stats.false_discovery_control`` does; null and NaN p-values (a test
+    that could not be computed) are left out of the count m and stay null.
 
     Examples
     --------
