@@ -1715,7 +1715,10 @@ def paired_t_power(
               + P(T'_{n-1,\lambda} \le -t_{n-1,1-\alpha/2})
 
     (one-sided, ``"greater"`` or ``"less"``: :math:`P(T' \ge t_{n-1,1-\alpha})`
-    with :math:`\lambda` from :math:`|\delta|`).
+    with :math:`\lambda` from :math:`|\delta|`). The lower tail is computed as
+    :math:`P(T'_{n-1,-\lambda} \ge t_{n-1,1-\alpha/2})` (:math:`T'_{-\lambda}` is
+    distributed as :math:`-T'_{\lambda}`), which stays defined for any n >= 2 and
+    :math:`\lambda`.
 
     Parameters
     ----------
@@ -1732,6 +1735,8 @@ def paired_t_power(
     --------
     >>> round(paired_t_power(50, 0.05, 0.2), 4)  # lambda = sqrt(50) * 0.25 = 1.77
     0.4104
+    >>> round(paired_t_power(2, 5.0, 0.2), 4)  # 2 topics, lambda = sqrt(2) * 25 = 35.4
+    0.9945
     """
     check_alternative(alternative)
     _check_design(diff, std, alpha, 0.5)
@@ -1743,7 +1748,9 @@ def paired_t_power(
     nc = np.sqrt(n) * abs(diff) / std
     if alternative == "two-sided":
         crit = sps.t.ppf(1.0 - alpha / 2.0, df)
-        return float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+        # the lower tail P(T'_lambda <= -c) as the upper tail P(T'_-lambda >= c):
+        # scipy's nct.cdf far in the lower tail is NaN for a large lambda on few df
+        return float(sps.nct.sf(crit, df, nc) + sps.nct.sf(crit, df, -nc))
     return float(sps.nct.sf(sps.t.ppf(1.0 - alpha, df), df, nc))
 
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 import pytest
+import scipy.integrate
+import scipy.stats as sps
 
 import polars_rankeval as pr
 
@@ -41,3 +44,40 @@ def test_corrections_keep_nan_and_null_as_null_and_0_1_inclusive(method):
     out = frame.select(pr.adjust_pvalues("p", method=method))["p"]
     assert out[1] is None and out[2] is None
     assert all(0.0 <= v <= 1.0 for v in out.drop_nulls())
+
+
+# ------------------------------------------------- item 5: power on 2-3 topics
+
+
+def power_by_quadrature(n: int, diff: float, std: float, alpha: float, sided: int) -> float:
+    """P(reject) for the paired t-test, from T' = (Z + lambda) / sqrt(V / df) with V
+    chi-square(df): integrate P(Z > c sqrt(V/df) - lambda) (and the lower tail) over V,
+    with the normal and chi-square of scipy (not its noncentral t)."""
+    df = n - 1
+    lam = math.sqrt(n) * abs(diff) / std
+    crit = sps.t.ppf(1 - alpha / sided, df)
+
+    def tails(v: float) -> float:
+        s = crit * math.sqrt(v / df)
+        upper = sps.norm.sf(s - lam)
+        lower = sps.norm.cdf(-s - lam) if sided == 2 else 0.0
+        return (upper + lower) * sps.chi2.pdf(v, df)
+
+    value, _ = scipy.integrate.quad(tails, 0, np.inf, limit=200, epsabs=1e-12)
+    return value
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 10])
+@pytest.mark.parametrize("diff", [0.05, 0.3, 1.0, 5.0])
+@pytest.mark.parametrize("alternative", ["two-sided", "greater"])
+def test_paired_t_power_is_defined_and_exact_on_few_topics(n, diff, alternative):
+    got = pr.paired_t_power(n, diff, 0.2, alternative=alternative)
+    sided = 2 if alternative == "two-sided" else 1
+    assert got == pytest.approx(power_by_quadrature(n, diff, 0.2, 0.05, sided), abs=1e-7)
+
+
+def test_topic_set_size_of_a_large_difference_is_found_on_few_topics():
+    # power at n = 2 with lambda = sqrt(2) * 25 is P(T'_1 > 12.71) = 0.9945 >= 0.99
+    assert pr.paired_t_power(2, 5.0, 0.2) == pytest.approx(0.99446, abs=1e-4)
+    assert pr.topic_set_size(5.0, 0.2, power=0.99) == 2
+    assert pr.topic_set_size(1.0, 0.2, power=0.95) == 3  # power 0.42 at n = 2, 0.9755 at 3
