@@ -558,27 +558,71 @@ def _ranked_lines(
         pl.lit("Q0").alias("q0"),
         pl.col(doc).cast(pl.String).alias("doc"),
         pl.col(rank).alias("rank"),
-        pl.col(score).cast(pl.Float64).alias("score"),
+        pl.col(score).cast(_exact_score(run.schema[score])).alias("score"),
         tag_expr.alias("system"),
     )
 
 
+_UNWRITABLE = r"[ \t\n\r\x0B\x0C\x00]"
+"""What no id of a TREC file can hold: C's ``isspace`` characters (trec_eval's field
+separators, the line end among them) and NUL (the end of a C string)."""
+
+
+def _unwritable(text: pl.Series, *, first_field: bool) -> pl.Series:
+    """Why each id cannot be written (null where it can): empty, whitespace or NUL, or,
+    for the first field of a line, a leading ``#`` that makes the line a comment.
+
+    Examples
+    --------
+    >>> ids = pl.Series(["a", "#a", "a b", ""])
+    >>> for reason in _unwritable(ids, first_field=True):
+    ...     print(reason)
+    None
+    starts with #, so trec_eval and read_trec_run would skip its lines as comments
+    contains whitespace or NUL, which split a TREC line
+    is empty
+    """
+    text_id = pl.col("id")
+    checks = [
+        (text_id.is_null(), "is null"),
+        (text_id == "", "is empty"),
+        (text_id.str.contains(_UNWRITABLE), "contains whitespace or NUL, which split a TREC line"),
+    ]
+    if first_field:
+        checks.append(
+            (
+                text_id.str.starts_with("#"),
+                "starts with #, so trec_eval and read_trec_run would skip its lines as comments",
+            )
+        )
+    reasons = pl.coalesce([pl.when(bad).then(pl.lit(why)) for bad, why in checks])
+    return pl.DataFrame({"id": text}).select(reasons).to_series()
+
+
 def _check_writable(run: pl.DataFrame, ids: dict[str, str], score: str) -> None:
-    """Refuse what a TREC run file cannot hold: empty ids or ids with whitespace (``ids``:
-    field name -> column), null or NaN scores."""
-    for field_name, column in ids.items():
-        text = run[column].cast(pl.String)
-        bad = text.is_null() | text.str.contains(r"\s|^$")
+    """Refuse what a TREC run file cannot hold (``ids``: field name -> column, the query
+    first): ids of :func:`_unwritable`, null or NaN scores. The error names the id, its
+    column and its row."""
+    for i, (field_name, column) in enumerate(ids.items()):
+        reasons = _unwritable(run[column].cast(pl.String), first_field=i == 0)
+        bad = reasons.is_not_null()
         if bad.any():
+            row = int(bad.arg_true()[0])
             msg = (
-                f"Cannot write a TREC run: {field_name} {text.filter(bad)[0]!r} (column "
-                f"{column!r}) is empty or contains whitespace, which the TREC format cannot hold."
+                f"Cannot write a TREC run: {field_name} {run[column].cast(pl.String)[row]!r} "
+                f"(column {column!r}, row {row}) {reasons[row]}."
             )
             raise ValueError(msg)
     values = run[score]
     if values.is_null().any() or (values.dtype.is_float() and values.is_nan().any()):
         msg = f"Cannot write a TREC run: the score column {score!r} holds null or NaN values."
         raise ValueError(msg)
+
+
+def _exact_score(dtype: pl.DataType) -> pl.DataType:
+    """The type a score is written as: integers and decimals as they are (their text is
+    exact), anything else as a float64 (written with full precision)."""
+    return dtype if dtype.is_integer() or dtype.is_decimal() else pl.Float64()
 
 
 def write_trec_run(
@@ -595,9 +639,13 @@ def write_trec_run(
 
     Rows are written ranking by ranking in trec_eval order (score descending,
     ties by doc id descending), numbered 1..n, so the file's rank column agrees
-    with the order trec_eval reads. Scores are written with full precision, so
-    :func:`read_trec_run` gives the same frame back. A path ending in ``.gz``
-    is gzip-compressed.
+    with the order trec_eval reads. Float scores are written with full
+    precision, so :func:`read_trec_run` gives the same frame back; integer
+    and decimal scores are written exactly as they are (``9007199254740993``,
+    ``0.10000000000000000002``). trec_eval and :func:`read_trec_run` read
+    scores as float64 (C's ``atof``), so integers past 2**53, or decimals
+    that differ past 17 significant digits, read back tied; the file itself
+    holds them exactly. A path ending in ``.gz`` is gzip-compressed.
 
     Parameters
     ----------
@@ -614,7 +662,10 @@ def write_trec_run(
     Raises
     ------
     ValueError
-        If an id or tag is empty or contains whitespace, or a score is null or NaN.
+        Naming the id, its column and row, if an id or tag is null, empty or
+        holds whitespace or NUL (which split a TREC line), or a query id starts
+        with ``#`` (its lines would read back as comments, in trec_eval too);
+        or if a score is null or NaN.
 
     Examples
     --------
@@ -631,8 +682,9 @@ def write_trec_run(
     system = system_column(system, frame.columns)
     ids = {"query": query, "doc": doc} | ({"tag": system} if system else {})
     _check_writable(frame, ids, score)
-    if not system and (not tag or any(c.isspace() for c in tag)):
-        msg = f"Cannot write a TREC run: tag {tag!r} is empty or contains whitespace."
+    reason = None if system else _unwritable(pl.Series([tag]), first_field=False)[0]
+    if reason is not None:
+        msg = f"Cannot write a TREC run: tag {tag!r} {reason}."
         raise ValueError(msg)
     lines = _ranked_lines(frame, query=query, doc=doc, score=score, system=system, tag=tag)
     text = lines.write_csv(separator=" ", include_header=False, quote_style="never")
