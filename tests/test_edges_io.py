@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from polars_rankeval.io import read_trec_run, scan_trec_run, write_trec_run
+from polars_rankeval.cli import main
+from polars_rankeval.io import read_trec_qrels, read_trec_run, scan_trec_run, write_trec_run
 
 
 def _run(**columns: object) -> pl.DataFrame:
@@ -100,3 +102,41 @@ def test_integer_scores_round_trip_as_the_same_numbers(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- readers
+
+
+@pytest.mark.parametrize(("text", "grade"), [("1.0", 1), ("2.", 2), ("-1.00", -1), ("+3", 3)])
+def test_a_grade_written_with_a_zero_fraction_reads_as_trec_eval_reads_it(
+    text: str, grade: int
+) -> None:
+    # trec_eval reads a grade with atol (get_qrels.c): "1.0" is 1.
+    qrels = read_trec_qrels(f"301 0 d1 {text}\n".encode())
+    assert qrels["relevance"].to_list() == [grade]
+
+
+@pytest.mark.parametrize(("line", "field"), [("301 0 d 1.5", "1.5"), ("301 0 d 1e2", "1e2")])
+def test_a_grade_that_is_not_an_integer_is_still_refused(line: str, field: str) -> None:
+    with pytest.raises(ValueError, match=rf"<bytes>, line 1: relevance {field} is not an integer"):
+        read_trec_qrels(f"{line}\n".encode())
+
+
+@pytest.mark.parametrize("reader", [read_trec_run, lambda data: scan_trec_run(data).collect()])
+def test_a_rank_written_with_a_zero_fraction_is_read(
+    reader: Callable[[bytes], pl.DataFrame],
+) -> None:
+    # trec_eval skips the rank field (get_trec_results.c); "1.0" is rank 1 here.
+    run = reader(b"301 Q0 d1 1.0 2.5 t\n301 Q0 d2 2. 1.5 t\n")
+    assert run["rank"].to_list() == [1, 2]
+    with pytest.raises(ValueError, match=r"line 1: rank 1.5 is not an integer rank"):
+        reader(b"301 Q0 d1 1.5 2.5 t\n")
+
+
+def test_cli_reads_decimal_grades_and_ranks_as_trec_eval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # trec_eval 10.0 prints map 0.8333, ndcg 0.7602 for both qrels files.
+    (tmp_path / "q").write_text("1 0 a 1.0\n1 0 b 2.00\n1 0 c 0\n")
+    (tmp_path / "r").write_text("1 Q0 a 1.0 3 t\n1 Q0 c 2.0 2 t\n1 Q0 b 3 1 t\n")
+    assert main(["eval", "-m", "map", "-m", "ndcg", str(tmp_path / "q"), str(tmp_path / "r")]) == 0
+    out = capsys.readouterr()
+    assert out.out == "map                   \tall\t0.8333\nndcg                  \tall\t0.7602\n"
+    assert out.err == ""
