@@ -125,6 +125,15 @@ class Conventions:
     """Parameters given to every measure of a family that does not set them itself,
     ``{family: {parameter: value}}``: the tool's formula variant, named in the output
     column (``nDCG(gain=exp)@10`` under ``"spark"``)."""
+    names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """The tool's meaning of names another dialect reads otherwise, ``{name: canonical
+    text}``: under ``"ranx"``, ``precision`` without a cutoff is over the whole ranking
+    (``SetP``), not trec_eval's ``P`` that needs one, and ``recall`` is ``R`` over the
+    whole ranking, not trec_eval's nine cutoffs. The parser reads them first, ranx's
+    ``-lN`` forms included (``precision-l2`` is ``SetP(rel=2)``)."""
+    refused_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """The tool's names whose measure these conventions do not reproduce, ``{name:
+    why}``: the parser refuses them rather than give another tool's value."""
     notes: tuple[str, ...] = ()
     """What the tool does that these conventions do not reproduce (its own bugs)."""
 
@@ -179,6 +188,15 @@ _TOOLS: dict[str, dict[str, Any]] = {
         tool="ranx 0.3.21: evaluate(..., make_comparable=True)",
         ties="input",
         absent_queries="zero",
+        names=MappingProxyType({"precision": "SetP", "recall": "R"}),
+        refused_names=MappingProxyType(
+            {
+                "bpref": "ranx's bpref is not trec_eval's (it counts negative grades as "
+                "judged non-relevant and gives 0 to some queries trec_eval scores), and "
+                "conventions='ranx' does not reproduce it; ask for trec_eval's Bpref under "
+                "conventions='trec_eval-10'."
+            }
+        ),
         notes=(
             "ranx sorts a ranking with numba's np.argsort (a quicksort): equal scores keep "
             "the input order in rankings of up to 15 documents, an unspecified order beyond.",

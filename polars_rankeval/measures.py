@@ -172,11 +172,38 @@ def _unknown(name: str) -> ValueError:
     return ValueError(f"Unknown measure {name!r}.{hint} Known measures: {', '.join(REGISTRY)}.")
 
 
+def _snake_case(name: str) -> str:
+    """``HitRate`` -> ``hit_rate``: a CamelCase spelling of a snake_case alias.
+
+    Examples
+    --------
+    >>> _snake_case("HitRate"), _snake_case("hit_rate")
+    ('hit_rate', 'hit_rate')
+    """
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _tool_name(text: str, conventions: Conventions) -> str:
+    """The canonical text a name stands for under ``conventions`` (their tool's meaning,
+    :attr:`~polars_rankeval.conventions.Conventions.names`), or the name itself; a name
+    whose measure they do not reproduce is refused.
+
+    Examples
+    --------
+    >>> _tool_name("precision", get_conventions("ranx")), _tool_name("precision", get_conventions())
+    ('SetP', 'precision')
+    """
+    if text in conventions.refused_names:
+        msg = f"{text!r} under conventions={conventions.name!r}: {conventions.refused_names[text]}"
+        raise ValueError(msg)
+    return conventions.names.get(text, text)
+
+
 def _resolve_family(name: str) -> tuple[MeasureFamily, dict[str, Any]] | None:
     """Canonical name or alias -> (family, preset parameters)."""
     if name in REGISTRY:
         return REGISTRY[name], {}
-    alias = ALIASES.get(name.lower())
+    alias = ALIASES.get(name.lower()) or ALIASES.get(_snake_case(name))
     if alias is None:
         return None
     match = _CANONICAL.match(alias)
@@ -328,7 +355,10 @@ def _with_rel(measure: Measure, level: int, text: str) -> Measure:
 
 def _parse_all(text: str, conventions: Conventions | None = None) -> list[Measure]:
     """The measures a name stands for; ``conventions`` give the parameters a measure
-    does not set (see :func:`convention_params`)."""
+    does not set (see :func:`convention_params`) and their tool's meaning of names
+    (see :func:`_tool_name`)."""
+    if conventions is not None:
+        text = _tool_name(text, conventions)
     ranx = _ranx_forms(text, conventions)
     if ranx is not None:
         return ranx
@@ -409,6 +439,8 @@ def _parse_expanded(text: str, conventions: str | Conventions | None = None) -> 
     """
     conv = get_conventions(conventions)
     if _RANX_LEVEL.match(text) or _RANX_RBP.match(text):  # ranx's forms, not trec_eval's
+        return _parse_all(text, conv)
+    if text in conv.names or text in conv.refused_names:  # the tool's meaning wins
         return _parse_all(text, conv)
     names = trec_names.expand(text, conv.nicknames)
     if names is None:

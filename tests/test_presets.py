@@ -350,3 +350,75 @@ def test_evaluate_judged_follows_the_presets(name: str) -> None:
     assert judged.columns == expected.columns
     for column in judged.columns[1:]:
         assert judged[column].to_list() == pytest.approx(expected[column].to_list(), abs=1e-12)
+
+
+# --------------------------------------------------------------------------- ranx's names
+
+
+def ranx_metric_names() -> list[str]:
+    """Every metric name ranx's ``evaluate`` reads (the cases of ranx.metrics.metric_switch)."""
+    import inspect
+    import re
+
+    ranx = pytest.importorskip("ranx")
+    source = inspect.getsource(ranx.metrics.metric_switch)
+    return re.findall(r'metric == "([^"]+)"', source)
+
+
+RANX_FORMS = {
+    # ranx's name -> the forms tested: bare (no cutoff: the whole ranking), @k, -lN
+    name: [f"{name}", f"{name}@5", f"{name}-l2", f"{name}@3-l2"]
+    for name in ("hits", "hit_rate", "precision", "recall", "f1", "mrr", "map", "dcg",
+                 "dcg_burges", "ndcg", "ndcg_burges")
+}  # fmt: skip
+RANX_FORMS |= {
+    "r-precision": ["r-precision", "r-precision-l2"],  # ranx reads no cutoff for these two
+    "bpref": ["bpref", "bpref-l2"],
+    "rbp": ["rbp.95", "rbp.8-l2", "rbp@5"],  # rbp's number is its persistence
+}
+
+
+def test_every_ranx_metric_name_is_tested() -> None:
+    assert sorted(ranx_metric_names()) == sorted(RANX_FORMS)
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaTypeSafetyWarning")
+@pytest.mark.parametrize("metric", [f for forms in RANX_FORMS.values() for f in forms])
+def test_ranx_names_mean_what_ranx_computes(metric: str) -> None:
+    """Under conventions="ranx" every ranx name is ranx's measure, query by query, on
+    runs with ties (at most 15 documents a query: ranx keeps their input order), or is
+    refused where the preset does not reproduce it (ranx's bpref is its own)."""
+    if metric.split("-l")[0] in get_conventions("ranx").refused_names:
+        run, qrels = random_corpus(400, n_queries=30, max_docs=16)
+        assert any(  # it does differ from trec_eval's
+            abs(ours - ranx_values(run, qrels, [metric])[metric][q]) > TOL
+            for q, ours in per_query(run, qrels, [metric.replace("bpref", "Bpref")]).iter_rows()
+        )
+        with pytest.raises(ValueError, match="conventions='ranx' does not reproduce it"):
+            pr.parse_measures(metric, conventions="ranx")
+        return
+    compared = 0
+    for seed in range(3):
+        run, qrels = random_corpus(400 + seed, n_queries=30, max_docs=16)
+        [measure] = pr.parse_measures(metric, conventions="ranx")
+        ours = per_query(run, qrels, [metric], conventions="ranx")
+        theirs = ranx_values(run, qrels, [metric])
+        compared += assert_close(ours, {str(measure): theirs[metric]})
+    assert compared >= 60
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [("precision", "SetP"), ("recall", "R"), ("precision-l2", "SetP(rel=2)"),
+     ("recall-l3", "R(rel=3)"), ("precision@5", "P@5"), ("recall@5", "R@5"),
+     ("HitRate@5", "Success@5"), ("hit_rate@5", "Success@5"), ("HitRate", "Success")],
+)  # fmt: skip
+def test_ranx_meanings_win_under_the_ranx_preset(name: str, canonical: str) -> None:
+    assert [str(m) for m in pr.parse_measures(name, conventions="ranx")] == [canonical]
+
+
+def test_trec_eval_meanings_stay_under_the_other_presets() -> None:
+    assert len(pr.parse_measures("recall")) == 9  # trec_eval's recall_5 ... recall_1000
+    with pytest.raises(ValueError, match="needs a cutoff"):
+        pr.parse_measures("precision")
+    assert str(pr.parse("HitRate@10")) == "Success@10"
