@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
 
 CutoffRule = Literal["none", "optional", "required"]
+Bounds = tuple[float, float]
+"""The (low, high) range of a measure's per-query values."""
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,11 @@ class MeasureFamily:
     (bpref and infAP: the judged non-relevant documents above each relevant one,
     :meth:`~polars_rankeval.engine.features.Features.nonrelevant_above`) are counted
     by the engine, not carried."""
-    bounds: tuple[float, float] | None = None
+    bounds: Bounds | Callable[[Measure], Bounds | None] | None = None
     """The range of the per-query values (``(0, 1)`` for proportions), read by the
-    statistics (:func:`polars_rankeval.compare.measure_bounds`); None: not known."""
+    statistics (:func:`polars_rankeval.compare.measure_bounds`); a function of the
+    measure when its parameters decide (``RBP(gain=linear)`` has no upper bound:
+    grades above 1 are gains); None: not known."""
     expression: pl.Expr | Callable[..., pl.Expr] | None = None
     """A declared measure's Polars expression over one ranking of :func:`polars_rankeval.judge`'s
     table, or a function of the measure's cutoff ``k`` and parameters that returns one
@@ -159,6 +163,13 @@ class Measure:
         family's ``fractional``)."""
         fractional = self.family.fractional
         return fractional(self) if callable(fractional) else fractional
+
+    @property
+    def bounds(self) -> Bounds | None:
+        """The range of its per-query values, from its family's ``bounds`` (a function
+        of the measure when its parameters decide); None: not known."""
+        bounds = self.family.bounds
+        return bounds(self) if callable(bounds) else bounds
 
     def lowest_grade(self, ctx: Context) -> float:
         """The lowest grade of the judged rows this measure reads (-inf: all of them)."""
@@ -257,6 +268,18 @@ def _format_value(value: Any) -> str:
 
 UNIT = (0.0, 1.0)
 """``bounds`` of a proportion: its per-query values lie in [0, 1] by definition."""
+NON_NEGATIVE = (0.0, math.inf)
+"""``bounds`` of a sum of non-negative gains with no ceiling (a count, graded RBP)."""
+
+
+def unit_unless_negative_gains(measure: Measure) -> Bounds | None:
+    """``bounds`` of a normalised gain measure (nDCG, nDCGRel, Rndcg): [0, 1], but not
+    known when its ``gains`` give a grade a negative gain (the ideal no longer bounds it).
+    """
+    gains = measure.get("gains")
+    return None if gains and any(gain < 0 for _, gain in gains) else UNIT
+
+
 MIN_GEO_MEAN = 0.00001
 """trec_eval's floor on per-query values before a geometric mean."""
 REL = Param("rel", int)

@@ -114,25 +114,28 @@ def per_segment(
 def measure_bounds(name: str) -> tuple[float, float] | None:
     """The range of a measure's per-query values, or None when it is not known.
 
-    The ``bounds`` its declaration gives (``(0, 1)`` for the proportions; nDCG only
-    when no gain is negative), ``(0, inf)`` for the counts; None for other measures
-    and for columns that are not measure names.
+    The ``bounds`` its declaration gives for its parameters
+    (:attr:`polars_rankeval.measures.Measure.bounds`: ``(0, 1)`` for the
+    proportions, nDCG only when no gain is negative, ``(0, inf)`` for graded
+    ``RBP(gain=linear)``), ``(0, inf)`` for the counts (``aggregate="sum"``) that
+    declare none; None for other measures and for columns that are not measure
+    names.
 
     Examples
     --------
     >>> measure_bounds("recip_rank"), measure_bounds("NumRet"), measure_bounds("Utility")
     ((0.0, 1.0), (0.0, inf), None)
+    >>> measure_bounds("RBP"), measure_bounds("RBP(gain=linear)")  # grades > 1 are gains
+    ((0.0, 1.0), (0.0, inf))
     """
     try:
         measure = parse(name)
     except ValueError:
         return None
-    if measure.family.aggregate == "sum" and measure.family.bounds is None:
+    bounds = measure.bounds
+    if bounds is None and measure.family.aggregate == "sum":
         return (0.0, math.inf)
-    gains = measure.get("gains")
-    if gains and any(gain < 0 for _, gain in gains):
-        return None
-    return measure.family.bounds
+    return bounds
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import polars as pl
 
 from polars_rankeval._typing import Aggregate
+from polars_rankeval.catalogue import Bounds
 from polars_rankeval.measures import (
     ALIASES,
     REGISTRY,
@@ -63,7 +64,7 @@ def define_measure(
     cutoff: CutoffRule | None = None,
     params: Mapping[str, Any] | Sequence[Param] = (),
     aggregate: Aggregate = "mean",
-    bounds: tuple[float, float] | None = None,
+    bounds: Bounds | Callable[[Measure], Bounds | None] | None = None,
     aliases: Iterable[str] = (),
     summary: str = "",
     formula: Callable[[Measure, Features], pl.Expr] | None = None,
@@ -97,7 +98,10 @@ def define_measure(
         (as the counts).
     bounds
         The range of the per-query values, e.g. ``(0, 1)``: the statistics clip
-        intervals to it (:func:`polars_rankeval.summarize`). None: not known.
+        intervals to it (:func:`polars_rankeval.summarize`); or a function of the
+        :class:`~polars_rankeval.measures.Measure` that returns it when the
+        parameters decide (``lambda m: (0, 1) if m.get("grade") else None``).
+        None: not known (nothing is clipped).
     aliases
         Other names that parse to this measure (compared in lower case).
     summary
@@ -251,7 +255,17 @@ def _check_free(name: str, aliases: list[str]) -> None:
             raise ValueError(msg)
 
 
-def _bounds(name: str, bounds: tuple[float, float] | None) -> tuple[float, float] | None:
+def _bounds(
+    name: str, bounds: Bounds | Callable[[Measure], Bounds | None] | None
+) -> Bounds | Callable[[Measure], Bounds | None] | None:
+    """Checked bounds: a (low, high) pair, or a function whose answers are checked."""
+    if callable(bounds):
+        function = bounds
+        return lambda measure: _pair(str(measure), function(measure))
+    return _pair(name, bounds)
+
+
+def _pair(name: str, bounds: Bounds | None) -> Bounds | None:
     if bounds is None:
         return None
     low, high = (float(b) for b in bounds)

@@ -81,3 +81,48 @@ def test_topic_set_size_of_a_large_difference_is_found_on_few_topics():
     assert pr.paired_t_power(2, 5.0, 0.2) == pytest.approx(0.99446, abs=1e-4)
     assert pr.topic_set_size(5.0, 0.2, power=0.99) == 2
     assert pr.topic_set_size(1.0, 0.2, power=0.95) == 3  # power 0.42 at n = 2, 0.9755 at 3
+
+
+# ------------------------------------------------- item 3: bounds from the parameters
+
+
+def test_graded_rbp_is_not_clipped_to_1():
+    # RBP(gain=linear) weighs a hit by its grade: grade 3 at rank 1 gives (1 - 0.8) * 3
+    run = pl.DataFrame({"query": ["q1", "q2", "q3"], "doc": "d", "score": 1.0})
+    qrels = pl.DataFrame({"query": ["q1", "q2", "q3"], "doc": "d", "relevance": [3, 4, 5]})
+    per_query = pr.evaluate(run, qrels, ["RBP(gain=linear)", "RBP"])
+    assert per_query["RBP(gain=linear)"].to_list() == pytest.approx([0.6, 0.8, 1.0])
+    rows = pr.summarize(per_query, interval="t").rows_by_key("measure", named=True)
+    graded = rows["RBP(gain=linear)"][0]
+    assert graded["ci_high"] == pytest.approx(0.8 + sps.t.ppf(0.975, 2) * 0.2 / math.sqrt(3))
+    assert graded["ci_high"] > 1 and not graded["clipped"]
+    assert rows["RBP"][0]["mean"] == pytest.approx(0.2)  # binary: 0.2 on each query
+
+
+def test_bounds_follow_the_parameters():
+    from polars_rankeval.compare import measure_bounds
+
+    assert measure_bounds("RBP(gain=linear)") == (0.0, math.inf)
+    assert measure_bounds("RBP(p=0.5)") == (0.0, 1.0)
+    for name in ("nDCG", "nDCGRel", "Rndcg"):
+        assert measure_bounds(f"{name}(gains=1:3;2:9)") == (0.0, 1.0)
+        assert measure_bounds(f"{name}(gains=0:-1;1:1)") is None
+
+
+def test_declared_bounds_may_be_a_function_of_the_measure():
+    family = pr.define_measure(
+        "EdgeGP",
+        lambda k, grade: ((pl.col("relevance") >= grade) & (pl.col("rank") <= k)).sum() * grade,
+        cutoff="required",
+        params={"grade": 1},
+        bounds=lambda m: (0, 1) if m.setting("grade") == 1 else (0, m.cutoff * m.setting("grade")),
+        replace=True,
+    )
+    from polars_rankeval.compare import measure_bounds
+
+    assert measure_bounds("EdgeGP@3") == (0.0, 1.0)
+    assert measure_bounds("EdgeGP(grade=2)@3") == (0.0, 6.0)
+    bad = pr.define_measure("EdgeBad", pl.lit(1.0), bounds=lambda m: (2, 1), replace=True)
+    with pytest.raises(ValueError, match="bounds of EdgeBad must be"):
+        measure_bounds("EdgeBad")
+    assert family.name == "EdgeGP" and bad.name == "EdgeBad"

@@ -8,6 +8,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
+    NON_NEGATIVE,
     REL,
     UNIT,
     Param,
@@ -252,7 +253,7 @@ declare(
     formula=lambda x, f: rbp_formula(
         f, x.setting("p"), x.rel_level(f.ctx), graded=x.get("gain") == "linear"
     ),
-    bounds=UNIT,
+    bounds=lambda x: NON_NEGATIVE if x.get("gain") == "linear" else UNIT,
     fractional=lambda x: x.get("gain") == "linear",
     order=30,
 )

@@ -19,11 +19,11 @@ from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
     GAINS,
     REL,
-    UNIT,
     declare,
     declare_relevant,
     gain_map,
     reads_gained,
+    unit_unless_negative_gains,
     with_n_rel,
 )
 from polars_rankeval.engine.features import grade_gain
@@ -336,7 +336,7 @@ declare(
     summary="nDCG averaged over the relevant documents (trec_eval ndcg_rel)",
     reads=reads_gained,
     formula=lambda x, f: ndcg_rel_formula(f, gain_map(x)),
-    bounds=UNIT,
+    bounds=unit_unless_negative_gains,
     aliases=("ndcg_rel", "ndcgrel"),
     trec_dotted={"ndcg_rel": "gains"},
     order=18,
@@ -350,7 +350,7 @@ declare(
     summary="nDCG averaged at the R levels of the grades (trec_eval Rndcg)",
     reads=reads_gained,
     formula=lambda x, f: rndcg_formula(f, x.rel_level(f.ctx), gain_map(x)),
-    bounds=UNIT,
+    bounds=unit_unless_negative_gains,
     aliases=("rndcg",),
     trec_dotted={"Rndcg": "gains"},
     order=19,

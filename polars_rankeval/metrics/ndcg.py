@@ -12,7 +12,6 @@ import polars as pl
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
     GAINS,
-    UNIT,
     Context,
     Measure,
     Param,
@@ -20,6 +19,7 @@ from polars_rankeval.catalogue import (
     gain_map,
     optional_k,
     reads_gained,
+    unit_unless_negative_gains,
 )
 from polars_rankeval.metrics._common import (
     c_log2,
@@ -389,7 +389,7 @@ declare(
         binary_level=_binary_level(x, f.ctx),
         rel_level=x.get("rel"),
     ),
-    bounds=UNIT,
+    bounds=unit_unless_negative_gains,
     fractional=True,
     aliases=("ndcg", "ndcg_score"),
     presets={"ndcg_burges": "nDCG(gain=exp)"},
