@@ -32,9 +32,10 @@ qrels (``qid iter docno rel``) or Parquet/CSV tables with
 Errors are printed as one line on stderr, ``polars-rankeval: error: ...``, with
 exit status 1 (2 for a malformed command line): a missing file, a directory,
 an empty file or one with no data lines, a malformed line (named by file and
-line number). ``compare`` and the non-trec formats print notes, such as run
-queries that have no qrels, as ``polars-rankeval: note: ...``; the trec format
-is silent about them, as trec_eval is.
+line number), qrels and run files given the other way round (named as
+such). ``compare`` and the non-trec formats print notes, such as run queries
+that have no qrels, as ``polars-rankeval: note: ...``; the trec format is
+silent about them, as trec_eval is.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ import io
 import runpy
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,13 @@ import polars as pl
 
 from polars_rankeval.conventions import CONVENTIONS, DEFAULT, Conventions, get_conventions
 from polars_rankeval.evaluate import evaluate
-from polars_rankeval.io import read_trec_qrels, read_trec_run, require_data
+from polars_rankeval.io import (
+    read_trec_qrels,
+    read_trec_run,
+    require_data,
+    scan_trec_qrels,
+    scan_trec_run,
+)
 from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
 from polars_rankeval.stats import CORRECTIONS, TESTS
@@ -202,10 +210,68 @@ def _check_stdin(runs: Sequence[str]) -> None:
         raise CommandError(msg)
 
 
+def _reads_as(path: str, scan: Callable[[Path], pl.LazyFrame]) -> bool:
+    """Whether a TREC file's first data line reads with ``scan`` (standard input and
+    tables are not looked at)."""
+    if path == STDIN or _table_kind(Path(path)) is not None:
+        return False
+    try:
+        return scan(Path(path)).head(1).collect().height == 1
+    except Exception:  # any failure means "does not read as that"
+        return False
+
+
+def swap_message(qrels: str, runs: Sequence[str], error: Exception) -> str | None:
+    """What to say when reading the inputs failed and the files look given the wrong way
+    round (a run as QRELS, a qrels file as a RUN), or None if they do not.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "r").write_text("1 Q0 a 1 2.0 t\\n"), (d / "q").write_text("1 0 a 1\\n")
+    >>> print(swap_message(str(d / "r"), [str(d / "q")], ValueError("4 fields")))
+    /.../r and /.../q look swapped: /.../r reads as a TREC run file and /.../q as a qrels
+    file; give the qrels file first (polars-rankeval eval QRELS RUN, as trec_eval QRELS RUN)
+    >>> swap_message(str(d / "q"), [str(d / "r")], ValueError("a bad line")) is None
+    True
+    """
+    as_run = _reads_as(qrels, scan_trec_run)
+    as_qrels = [run for run in runs if _reads_as(run, scan_trec_qrels)]
+    order = f"give the qrels file first ({PROG} eval QRELS RUN, as trec_eval QRELS RUN)"
+    if as_run and as_qrels:
+        return (
+            f"{qrels} and {as_qrels[0]} look swapped: {qrels} reads as a TREC run file and "
+            f"{as_qrels[0]} as a qrels file; {order}"
+        )
+    if as_run:
+        return f"{qrels}: reads as a TREC run file, not qrels: {order} ({_one_line(error)})"
+    if as_qrels:
+        return (
+            f"{as_qrels[0]}: reads as a TREC qrels file (qid iter docno rel), not a run: "
+            f"{order} ({_one_line(error)})"
+        )
+    return None
+
+
+@contextmanager
+def naming_swaps(qrels: str, runs: Sequence[str]) -> Iterator[None]:
+    """Turn an error reading the inputs into :func:`swap_message` when the files look
+    given the wrong way round; any other error goes on as it is."""
+    try:
+        yield
+    except ValueError as exc:
+        message = swap_message(qrels, runs, exc)
+        if message is None:
+            raise
+        raise CommandError(message) from None
+
+
 def load_inputs(qrels: str, runs: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read the qrels and every run (one frame, ``system`` telling runs apart)."""
     _check_stdin(runs)
-    return combine_runs([(r, read_run(r)) for r in runs]), read_qrels(qrels)
+    with naming_swaps(qrels, runs):
+        return combine_runs([(r, read_run(r)) for r in runs]), read_qrels(qrels)
 
 
 def parse_measure_args(
@@ -356,8 +422,9 @@ def cmd_eval(args: argparse.Namespace) -> str:
     elif args.missing is None:  # the conventions' choice: drop for trec_eval, zero for ranx
         args.missing = conventions.absent_queries
     opts = _trec_options(args, conventions)
-    qrels = read_qrels(args.qrels)
-    files = [(name, _file_run(name)) for name in args.runs]
+    with naming_swaps(args.qrels, args.runs):
+        qrels = read_qrels(args.qrels)
+        files = [(name, _file_run(name)) for name in args.runs]
     if args.format == "trec":
         request = trec_request(args.measure, conventions, num_docs=args.num_docs)
         out: list[str] = []

@@ -244,3 +244,21 @@ def test_table_inputs_that_cannot_be_read_are_named(
     assert res.returncode == 1
     assert f"{qrels_csv}: no column 'relevance'" in res.stderr
     assert "it has query, doc, grade" in res.stderr
+
+
+@pytest.mark.parametrize("command", ["eval", "compare"])
+def test_qrels_and_run_swapped_is_named(command: str, run_main: Callable[..., Result]) -> None:
+    res = run_main(command, BM25, QRELS, *([DENSE] if command == "compare" else []))
+    assert res.returncode == 1
+    assert res.stderr.startswith(
+        f"polars-rankeval: error: {BM25} and {QRELS} look swapped: {BM25} reads as a TREC run "
+        f"file and {QRELS} as a qrels file; give the qrels file first"
+    ), res.stderr
+    assert res.stderr.count("\n") == 1
+
+
+def test_a_qrels_file_given_as_the_run_is_named(run_main: Callable[..., Result]) -> None:
+    res = run_main("eval", QRELS, QRELS)
+    assert res.returncode == 1
+    assert f"{QRELS}: reads as a TREC qrels file (qid iter docno rel), not a run" in res.stderr
+    assert "line 1: expected 6 fields" in res.stderr  # the reader's own words are kept
