@@ -295,6 +295,45 @@ def atof(text: str) -> float:
     return float(match[1]) if match else 0.0
 
 
+def _read_number(item: str, kind: str) -> tuple[str, bool]:
+    """How trec_eval reads one parameter (``atol`` for cutoffs, else ``atof``): the
+    number's text and whether it took the whole item."""
+    match = (_ATOL if kind == "cutoffs" else _ATOF).match(item)
+    if match is None:
+        return "0", item == ""
+    value = int(match[1]) if kind == "cutoffs" else float(match[1])
+    shown = str(value) if kind == "cutoffs" else f"{value:g}"
+    return shown, match.end() == len(item) and not item[:1].isspace()
+
+
+def misread(measure: TrecMeasure, text: str) -> tuple[str, list[tuple[str, str]]]:
+    """The parameter text as trec_eval reads it, and the items it does not read whole.
+
+    trec_eval reads each parameter with C's ``atol`` or ``atof``, which stop at the
+    first character that is not part of a number: ``-m P.1O`` is ``P.1``. Each such
+    item is given with the number read.
+
+    >>> misread(MEASURES["P"], "5,1O")
+    ('5,1', [('1O', '1')])
+    >>> misread(MEASURES["ndcg"], "1=3x,2=9")
+    ('1=3,2=9', [('3x', '3')])
+    >>> misread(MEASURES["iprec_at_recall"], ".5,1.0")
+    ('.5,1.0', [])
+    """
+    if measure.kind not in ("cutoffs", "levels", "values", "pairs"):
+        return text, []
+    read, wrong = [], []
+    for item in text.split(","):
+        key, eq, value = item.rpartition("=") if measure.kind == "pairs" else ("", "", item)
+        number, whole = _read_number(value, measure.kind)
+        if whole:
+            read.append(item)
+            continue
+        wrong.append((value, number))
+        read.append(f"{key}{eq}{number}")
+    return ",".join(read), wrong
+
+
 def split_arg(arg: str) -> tuple[str, str | None]:
     """``-m`` argument -> (name, parameter text or None), split at the first dot.
 

@@ -161,6 +161,27 @@ def _with_n_docs(canonical: str, num_docs: int | None) -> str:
     return f"Utility({inner + ',' if inner else ''}n_docs={num_docs})"
 
 
+def _note_misread(arg: str, measure: tn.TrecMeasure, text: str) -> None:
+    """Warn when trec_eval reads a parameter as another number (``-m P.1O`` is ``P.1``):
+    the lines stay trec_eval's, the command line prints the warning as a note.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _note_misread("P.1O", tn.MEASURES["P"], "1O")
+    >>> print(caught[0].message)
+    -m P.1O read as P.1 (trec_eval reads '1O' as 1)
+    """
+    read, wrong = tn.misread(measure, text)
+    if wrong:
+        how = ", ".join(f"{item!r} as {number}" for item, number in wrong)
+        warnings.warn(
+            f"-m {arg} read as {measure.name}.{read} (trec_eval reads {how})", stacklevel=3
+        )
+
+
 def trec_request(
     args: Sequence[str] | None, conventions: Conventions, *, num_docs: int | None = None
 ) -> list[Line]:
@@ -191,8 +212,9 @@ def trec_request(
             marked.update(conventions.nicknames[name])
         elif name in order:
             marked.add(name)
-            if text is not None:
-                texts.setdefault(name, text)
+            if text is not None and name not in texts:
+                texts[name] = text
+                _note_misread(arg, tn.MEASURES[name], text)
         elif name in tn.MEASURES:
             msg = (
                 f"-m {arg}: {name} is not a measure of trec_eval {conventions.version} "

@@ -85,7 +85,10 @@ def test_quicktest_prints_trec_eval_10_lines(
         flags[at] = str(SUITE / flags[at])
     res = run_eval(*flags, SUITE / qrels, SUITE / run)
     assert res.returncode == 0, res.stderr
-    assert res.stderr == ""
+    # the suite's own ndcg_cut.10,20,23.4 is read as trec_eval reads it, with a note
+    misread = "-m ndcg_cut.10,20,23.4 read as ndcg_cut.10,20,23 (trec_eval reads '23.4' as 23)"
+    notes = [f"polars-rankeval: note: {misread}"] if "-mndcg_cut.10,20,23.4" in flags else []
+    assert res.stderr.splitlines() == notes
     want = (SUITE / expected).read_text().splitlines()
     got = res.stdout.splitlines()
     assert [(i, g) for i, (g, w) in enumerate(zip(got, want, strict=False)) if g != w] == []
@@ -325,3 +328,33 @@ def test_messages_speak_flags(files, args: list[str], needle: str, run_eval) -> 
     assert len(res.stderr.splitlines()) == 1, res.stderr
     assert needle in res.stderr
     assert "missing='" not in res.stderr and "parse_measures" not in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("arg", "line", "note"),
+    [
+        ("P.1O", "P_1", "P.1O read as P.1 (trec_eval reads '1O' as 1)"),
+        ("ndcg_cut.10x", "ndcg_cut_10",
+         "ndcg_cut.10x read as ndcg_cut.10 (trec_eval reads '10x' as 10)"),
+        ("P.5,2.5", "P_2", "P.5,2.5 read as P.5,2 (trec_eval reads '2.5' as 2)"),
+        ("iprec_at_recall.0.5x", "iprec_at_recall_0.50",
+         "iprec_at_recall.0.5x read as iprec_at_recall.0.5 (trec_eval reads '0.5x' as 0.5)"),
+        ("ndcg.1=3x", "ndcg_1=3x", "ndcg.1=3x read as ndcg.1=3 (trec_eval reads '3x' as 3)"),
+    ],
+)  # fmt: skip
+def test_a_parameter_trec_eval_misreads_prints_as_trec_eval_with_a_note(
+    files, run_eval, arg: str, line: str, note: str
+) -> None:
+    # trec_eval 9 and 10 read cutoffs with atol and values with atof: "1O" is 1.
+    qrels, run = files
+    res = run_eval("-m", arg, qrels, run)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[0].startswith(f"{line:<22}\tall\t")
+    assert res.stderr == f"polars-rankeval: note: -m {note}\n"
+
+
+def test_parameters_read_whole_print_no_note(files, run_eval) -> None:
+    qrels, run = files
+    res = run_eval("-m", "P.5,10", "-m", "iprec_at_recall..5,1.0", "-m", "ndcg.1=3", qrels, run)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == ""
