@@ -97,8 +97,21 @@ _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _STRUCTURED = re.compile(r"^[0-9eE.+\-:;= ]*[:;][0-9eE.+\-:;= ]*$")
 
 
-def _literal(text: str) -> Any:
-    """Parse a parameter value: int, float, bare word, or map / list text (never evaluated)."""
+def _literal(text: str, what: str = "parameter value") -> Any:
+    """Parse a parameter value: int, float, bare word, or map / list text (never evaluated).
+
+    ``what`` names the value in the error: the parameter or cutoff and its measure.
+
+    Examples
+    --------
+    >>> _literal("10"), _literal("0.5"), _literal("exp"), _literal("1:3;2:9")
+    (10, 0.5, 'exp', '1:3;2:9')
+    >>> _literal("1O", "the cutoff '1O' of nDCG in 'ndcg@1O'")
+    Traceback (most recent call last):
+    ...
+    ValueError: Cannot read the cutoff '1O' of nDCG in 'ndcg@1O': expected a number, a bare \
+word, a grade:gain map (1:3;2:9) or a ;-separated list (0.25;0.5).
+    """
     text = text.strip()
     if re.fullmatch(r"[+-]?\d+", text):
         return int(text)
@@ -109,7 +122,7 @@ def _literal(text: str) -> Any:
     if _STRUCTURED.fullmatch(text):
         return text  # a grade:gain map or a ;-list, read by the parameter's type
     msg = (
-        f"Cannot read parameter value {text!r}: expected a number, a bare word, "
+        f"Cannot read {what}: expected a number, a bare word, "
         f"a grade:gain map (1:3;2:9) or a ;-separated list (0.25;0.5)."
     )
     raise ValueError(msg)
@@ -169,7 +182,13 @@ def _unknown(name: str) -> ValueError:
     )
     close += [n for n in known_names() if n.lower() in lowered and n not in close]
     hint = f" Did you mean: {', '.join(close[:8])}?" if close else ""
-    return ValueError(f"Unknown measure {name!r}.{hint} Known measures: {', '.join(REGISTRY)}.")
+    return ValueError(f"Unknown measure {name!r}.{hint} {_WHERE_NAMES_ARE}")
+
+
+_WHERE_NAMES_ARE = (
+    "Every measure: pr.measures.REGISTRY; their names in each dialect: docs/measures.md."
+)
+"""Where an unknown name's error points to (the whole list is too long for a message)."""
 
 
 def _snake_case(name: str) -> str:
@@ -209,10 +228,10 @@ def _resolve_family(name: str) -> tuple[MeasureFamily, dict[str, Any]] | None:
     match = _CANONICAL.match(alias)
     if match is None:  # the table above is written in canonical form
         raise _unknown(alias)
-    return REGISTRY[match["name"]], _read_params(match["params"], alias)
+    return REGISTRY[match["name"]], _read_params(match["params"], alias, match["name"])
 
 
-def _read_params(text: str | None, whole: str) -> dict[str, Any]:
+def _read_params(text: str | None, whole: str, family: str) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for item in (text or "").split(","):
         if not item.strip():
@@ -224,7 +243,8 @@ def _read_params(text: str | None, whole: str) -> dict[str, Any]:
         if key.strip() in params:
             msg = f"Parameter {key.strip()!r} is given twice in {whole!r}."
             raise ValueError(msg)
-        params[key.strip()] = _literal(value)
+        what = f"parameter {key.strip()} of {family} in {whole!r} (value {value.strip()!r})"
+        params[key.strip()] = _literal(value, what)
     return params
 
 
@@ -298,6 +318,18 @@ def _trec_values(text: str) -> list[str]:
     return values
 
 
+def _trec_numbers(params: str, family: str, text: str) -> list[float]:
+    """The numbers of a trec_eval ``-m name.v1,v2`` form; an error names the measure."""
+    numbers = []
+    for v in _trec_values(params):
+        try:
+            numbers.append(float(v))
+        except ValueError:
+            msg = f"Cannot read the value {v!r} of {family} in {text!r}: expected a number."
+            raise ValueError(msg) from None
+    return numbers
+
+
 def _expand_trec(
     name: str, params: str, text: str, conventions: Conventions | None = None
 ) -> list[Measure]:
@@ -309,18 +341,20 @@ def _expand_trec(
     if how == "cutoffs":
         kind = family.cutoff_kind
         # trec_eval reads integer cutoffs with atol: 23.4 -> 23
-        values = [kind(float(v)) if kind is float else int(float(v)) for v in _trec_values(params)]
+        numbers = _trec_numbers(params, family.name, text)
+        values = [kind(v) if kind is float else int(v) for v in numbers]
         return [_build(family, v, {}, text, conventions) for v in values]
     if how.startswith("param:"):
         key = how.partition(":")[2]
         return [
-            _build(family, None, {key: float(v)}, text, conventions) for v in _trec_values(params)
+            _build(family, None, {key: v}, text, conventions)
+            for v in _trec_numbers(params, family.name, text)
         ]
     if how == "levels":
         return [_build(family, None, {"levels": Levels.of(params)}, text, conventions)]
     if how == "gains":
         return [_build(family, None, {"gains": GainMap.of(params)}, text, conventions)]
-    coefficients = [float(v) for v in _trec_values(params)]
+    coefficients = _trec_numbers(params, family.name, text)
     if len(coefficients) != 4:
         msg = f"utility takes 4 coefficients (a,b,c,d). Got {params!r} in {text!r}."
         raise ValueError(msg)
@@ -367,9 +401,11 @@ def _parse_all(text: str, conventions: Conventions | None = None) -> list[Measur
         resolved = _resolve_family(match["name"])
         if resolved is not None:
             family, params = resolved
-            for key, value in _read_params(match["params"], text).items():
+            for key, value in _read_params(match["params"], text, family.name).items():
                 params[key] = value
-            cutoff = _literal(match["cutoff"]) if match["cutoff"] is not None else None
+            raw = match["cutoff"]
+            what = f"the cutoff {raw!r} of {family.name} in {text!r}"
+            cutoff = _literal(raw, what) if raw is not None else None
             return [_build(family, cutoff, params, text, conventions)]
     trec = _TREC_CUTOFF.match(text)
     if trec and trec["name"] in TREC_CUTOFF_ALIASES:
@@ -438,6 +474,53 @@ def _parse_expanded(text: str, conventions: str | Conventions | None = None) -> 
     expanded by :func:`polars_rankeval.trec_names.expand`.
     """
     conv = get_conventions(conventions)
+    try:
+        return _parse_one_text(text, conv)
+    except ValueError:
+        parts = _top_level_parts(text)
+        if len(parts) > 1 and all(_parses(part, conv) for part in parts):
+            msg = (
+                f"{text!r} looks like {len(parts)} measure names: pass a list, measures={parts!r}."
+            )
+            raise ValueError(msg) from None
+        raise
+
+
+def _top_level_parts(text: str) -> list[str]:
+    """``text`` split at the commas outside parentheses, braces and quotes.
+
+    Examples
+    --------
+    >>> _top_level_parts("P@10, nDCG(gains={1: 3, 2: 9})@5")
+    ['P@10', 'nDCG(gains={1: 3, 2: 9})@5']
+    """
+    parts, depth, quote, start = [], 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "({":
+            depth += 1
+        elif char in ")}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    return [*parts, text[start:].strip()]
+
+
+def _parses(text: str, conventions: Conventions) -> bool:
+    """Whether ``text`` alone is a measure name."""
+    try:
+        _parse_one_text(text, conventions)
+    except ValueError:
+        return False
+    return bool(text)
+
+
+def _parse_one_text(text: str, conv: Conventions) -> list[Measure]:
+    """:func:`_parse_expanded` of one name (no comma-joined list)."""
     if _RANX_LEVEL.match(text) or _RANX_RBP.match(text):  # ranx's forms, not trec_eval's
         return _parse_all(text, conv)
     if text in conv.names or text in conv.refused_names:  # the tool's meaning wins
