@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
 
 CutoffRule = Literal["none", "optional", "required"]
+Better = Literal["higher", "lower"]
+"""Which way a measure's values are better: ``"higher"`` (AP, nDCG) or ``"lower"``
+(FallOut, Unjudged, the RBP residuals)."""
 Bounds = tuple[float, float]
 """The (low, high) range of a measure's per-query values."""
 
@@ -103,9 +106,19 @@ class MeasureFamily:
     """Whether the measure reads grades with a fraction (0.5, 2.7), as gains (a function
     of the measure when a parameter decides): scikit-learn's ``dcg_score`` reads
     real-valued grades; trec_eval reads integers, so its measures take none."""
+    better: Better = "higher"
+    """Which values are better: ``"higher"`` (default) or ``"lower"`` (FallOut,
+    Unjudged, RBPResid, ...). :func:`polars_rankeval.report` bolds the best score by
+    it and counts a system as beating another by it; :func:`polars_rankeval.compare`
+    counts ``wins`` and ``losses`` by it."""
     order: float = math.inf
     """The place of a built-in in :data:`REGISTRY` (the measures page and the "Known
     measures" list): trec_eval's measures in its order, then the others by origin."""
+
+    def __post_init__(self) -> None:
+        if self.better not in get_args(Better):
+            msg = f"better of {self.name} must be 'higher' or 'lower'. Got {self.better!r}."
+            raise ValueError(msg)
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
+from polars_rankeval.catalogue import Better
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.measures import measure_kind, parse
 from polars_rankeval.options import segment_columns
@@ -136,6 +137,22 @@ def measure_bounds(name: str) -> tuple[float, float] | None:
     if bounds is None and measure.family.aggregate == "sum":
         return (0.0, math.inf)
     return bounds
+
+
+def measure_better(name: str) -> Better:
+    """Which values of a measure are better: its declaration's ``better``
+    (``"lower"`` for FallOut, Unjudged, RBPResid, ...); ``"higher"`` for other
+    columns.
+
+    Examples
+    --------
+    >>> measure_better("AP"), measure_better("FallOut@10"), measure_better("my_column")
+    ('higher', 'lower', 'higher')
+    """
+    try:
+        return parse(name).family.better
+    except ValueError:
+        return "higher"
 
 
 @dataclass(frozen=True)
@@ -554,8 +571,10 @@ def compare(
         ``system_a, system_b, mean_a, mean_b, diff, statistic, p_value,
         p_adjusted, significant, effect_size`` (Cohen's :math:`d_z`, the mean
         difference over its standard deviation, on the tested scale),
-        ``n`` (queries), ``wins`` (queries where a > b on the tested values),
-        ``ties``, ``losses``. A LazyFrame input is collected.
+        ``n`` (queries), ``wins`` (queries where a is better than b on the
+        tested values: a > b, or a < b for a measure declared ``better="lower"``
+        such as FallOut or Unjudged, :func:`measure_better`), ``ties``,
+        ``losses``. A LazyFrame input is collected.
 
     Notes
     -----
@@ -638,6 +657,11 @@ def compare(
     }
     run = _pairwise if info.scope == "pair" else _all_systems
     cat = run(tested, ia, ib, info, options)
+    lower = np.repeat([measure_better(m) == "lower" for m in names], len(pairs))
+    cat["wins"], cat["losses"] = (
+        np.where(lower, cat["losses"], cat["wins"]),
+        np.where(lower, cat["wins"], cat["losses"]),
+    )
     scores = {m: combine(aligned.values[m], kinds[m]) for m in names}
     mean_a = np.concatenate([scores[m][ia] for m in names])
     mean_b = np.concatenate([scores[m][ib] for m in names])

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import polars as pl
 
 from polars_rankeval._typing import Aggregate
-from polars_rankeval.catalogue import Bounds
+from polars_rankeval.catalogue import Better, Bounds
 from polars_rankeval.measures import (
     ALIASES,
     REGISTRY,
@@ -65,6 +65,7 @@ def define_measure(
     params: Mapping[str, Any] | Sequence[Param] = (),
     aggregate: Aggregate = "mean",
     bounds: Bounds | Callable[[Measure], Bounds | None] | None = None,
+    better: Better = "higher",
     aliases: Iterable[str] = (),
     summary: str = "",
     formula: Callable[[Measure, Features], pl.Expr] | None = None,
@@ -102,6 +103,11 @@ def define_measure(
         :class:`~polars_rankeval.measures.Measure` that returns it when the
         parameters decide (``lambda m: (0, 1) if m.get("grade") else None``).
         None: not known (nothing is clipped).
+    better
+        ``"higher"`` (default) or ``"lower"``: which values are better (``"lower"``
+        for an error rate or a share of unjudged documents). :func:`polars_rankeval.report`
+        bolds the best score and marks a system as beating another by it;
+        :func:`polars_rankeval.compare` counts ``wins`` and ``losses`` by it.
     aliases
         Other names that parse to this measure (compared in lower case).
     summary
@@ -148,6 +154,7 @@ def define_measure(
     rule = "none" if cutoff is None else cutoff
     check_choice(f"cutoff of {name}", rule, get_args(CutoffRule))
     check_choice(f"aggregate of {name}", aggregate, get_args(Aggregate))
+    check_choice(f"better of {name}", better, get_args(Better))
     declared = _params(name, params)
     _check_expression(name, expression, rule, declared)
     names = [name.lower(), *(a.lower() for a in aliases)]
@@ -163,6 +170,7 @@ def define_measure(
         formula=formula or _expression_formula,
         reads=_reads_from(reads) if formula is not None else None,
         bounds=_bounds(name, bounds),
+        better=better,
         expression=expression,
     )
     register(family)

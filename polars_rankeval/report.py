@@ -4,12 +4,14 @@ r"""The results table of a paper: scores per system and measure, marked by signi
 and measure, the score (combined over queries as trec_eval does) and what the
 test found. The :class:`Report` it returns holds that as a tidy Polars frame and
 renders it as Markdown or LaTeX (booktabs), with the best score of each measure
-in bold, in one of two styles:
+in bold (the highest, or the lowest for a measure declared ``better="lower"``:
+FallOut, Unjudged, RBPResid, ...), in one of two styles:
 
-- **arrows**, against one baseline: ▲ / ▼ for a significant gain / loss;
+- **arrows**, against one baseline: ▲ / ▼ for a significantly higher / lower score;
 - **letters**, for several systems (no baseline, or several baselines), as ranx
   prints them: each system gets a letter, and a score carries as superscripts the
-  letters of the systems it is significantly better than.
+  letters of the systems it is significantly better than (higher, or lower where
+  lower is better).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
-from polars_rankeval.compare import collected, compare
+from polars_rankeval.compare import collected, compare, measure_better
 from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import CORRECTIONS, TESTS, Correction, Test
 
@@ -85,7 +87,8 @@ class Report:
           better than) and ``marker`` (those labels joined);
 
         and ``best`` (highest score of the measure at the printed precision, so
-        printed ties are all bold).
+        printed ties are all bold; lowest for a measure whose lower values are
+        better, declared ``better="lower"``: FallOut, Unjudged, RBPResid, ...).
     baseline
         None, one system or a list of systems, as passed to :func:`report`.
     test, correction, alpha, n_queries, digits
@@ -138,13 +141,20 @@ class Report:
         ]
         return f" {'; '.join(parts)}." if parts else ""
 
+    def _lower_better(self) -> str:
+        lower = [m for m in self.measures if measure_better(m) == "lower"]
+        if not lower:
+            return ""
+        return f" Lower is better for {', '.join(lower)}: bold marks the lowest{{}}."
+
     def note(self) -> str:
         """One sentence saying what the markers mean (and how scores were combined)."""
+        lower = self._lower_better()
         if self.style == "arrows":
             text = (
                 f"{UP}/{DOWN}: significantly higher/lower than the baseline {self.baseline} "
                 f"({self._how()}); bold: best per measure."
-            )
+            ) + lower.format("")
         else:
             tested = ""
             if self.baseline is not None:
@@ -153,7 +163,7 @@ class Report:
             text = (
                 f"Superscripts: significantly higher than the system of that letter "
                 f"({self._how()}{tested}); bold: best per measure."
-            )
+            ) + lower.format(", and superscripts the systems significantly higher")
         return text + self._aggregates()
 
     def _cells(self, marker_text: Any, bold: str) -> pl.DataFrame:
@@ -264,9 +274,18 @@ class Report:
         return self.to_markdown()
 
 
-def _best(digits: int) -> pl.Expr:
+def _lower_is_better(result: pl.DataFrame) -> pl.Expr:
+    """True on the rows of a measure declared ``better="lower"`` (FallOut, ...)."""
+    lower = {m: measure_better(m) == "lower" for m in result["measure"].unique()}
+    return pl.col("measure").replace_strict(lower, return_dtype=pl.Boolean)
+
+
+def _best(digits: int, lower: pl.Expr) -> pl.Expr:
+    """The best score of each measure at the printed precision: the highest, or the
+    lowest where ``lower`` (the measure's lower values are better)."""
     rounded = pl.col("mean").round(digits)
-    return rounded == rounded.max().over("measure")
+    best = pl.when(lower).then(rounded.min()).otherwise(rounded.max()).over("measure")
+    return rounded == best
 
 
 def _measure_order(result: pl.DataFrame) -> pl.Expr:
@@ -303,7 +322,11 @@ def _arrows_frame(result: pl.DataFrame, baseline: Any, digits: int) -> pl.DataFr
         .then(pl.lit(DOWN))
         .otherwise(pl.lit(""))
     )
-    frame = frame.with_columns(marker=marker, best=_best(digits), _order=_measure_order(result))
+    frame = frame.with_columns(
+        marker=marker,
+        best=_best(digits, _lower_is_better(result)),
+        _order=_measure_order(result),
+    )
     first = pl.col("system") != baseline
     return frame.sort(first, "system", "_order").drop("_order")
 
@@ -330,7 +353,7 @@ def _letters_frame(
         raise ValueError(msg)
     labels = {s: LETTERS[i] for i, s in enumerate(order)}
     sys_dtype = result.schema["system_a"]
-    a_wins = pl.col("diff") > 0
+    a_wins = (pl.col("diff") > 0) != _lower_is_better(result)  # a better: higher, or lower
     wins = (
         result.filter(pl.col("significant") & (pl.col("diff") != 0))
         .with_columns(
@@ -359,7 +382,7 @@ def _letters_frame(
         )
         .with_columns(
             marker=pl.col("beats").list.join(""),
-            best=_best(digits),
+            best=_best(digits, _lower_is_better(result)),
             _order=_measure_order(result),
         )
         .sort("label", "_order")
@@ -433,7 +456,9 @@ def report(
     - ``baseline`` one system: every other system against it, marked ▲ / ▼.
     - ``baseline`` None (default): every pair of systems; each system gets a
       letter, and each score the superscript letters of the systems it beats
-      (higher score, significant difference), as ranx prints them.
+      (higher score, significant difference; lower score for a measure declared
+      ``better="lower"``), as ranx prints them. The best score of each measure is
+      bold: the highest, or the lowest where lower is better.
     - ``baseline`` a list: every system against each baseline, marked with
       letters as above (only those pairs are tested).
 

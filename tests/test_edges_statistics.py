@@ -126,3 +126,65 @@ def test_declared_bounds_may_be_a_function_of_the_measure():
     with pytest.raises(ValueError, match="bounds of EdgeBad must be"):
         measure_bounds("EdgeBad")
     assert family.name == "EdgeGP" and bad.name == "EdgeBad"
+
+
+# ------------------------------------------------- item 4: lower is better
+
+
+def lower_better_frame() -> pl.DataFrame:
+    """Three systems on four queries: 'bad' has the highest FallOut (worst), 'good' the
+    lowest; AP the other way round."""
+    fallout = {
+        "bad": [0.9, 0.8, 0.9, 0.7],
+        "mid": [0.5, 0.6, 0.4, 0.5],
+        "good": [0.1, 0.2, 0.1, 0.0],
+    }
+    return pl.DataFrame(
+        {
+            "system": [s for s in fallout for _ in range(4)],
+            "query": ["q1", "q2", "q3", "q4"] * 3,
+            "FallOut@10": [v for s in fallout for v in fallout[s]],
+            "AP": [1.0 - v for s in fallout for v in fallout[s]],
+        }
+    )
+
+
+@pytest.mark.parametrize("name", ["FallOut@10", "Unjudged@10", "RBPResid", "TrecRBPResid"])
+def test_lower_is_better_is_declared(name):
+    from polars_rankeval.compare import measure_better
+
+    assert measure_better(name) == "lower"
+    assert measure_better("AP") == "higher" and measure_better("not_a_measure") == "higher"
+
+
+def test_report_bolds_the_lowest_of_a_lower_is_better_measure():
+    per_query = lower_better_frame()
+    rep = pr.report(per_query, baseline="mid", digits=2)
+    best = {(r["system"], r["measure"]) for r in rep.frame.iter_rows(named=True) if r["best"]}
+    assert best == {("good", "FallOut@10"), ("good", "AP")}
+    assert "Lower is better for FallOut@10" in rep.note()
+    letters = pr.report(per_query, test="t", digits=2)
+    beats = {(r["system"], r["measure"]): r["beats"] for r in letters.frame.iter_rows(named=True)}
+    labels = letters.labels
+    # 'good' has the lowest FallOut: it beats both others on FallOut as on AP
+    assert beats[("good", "FallOut@10")] == sorted([labels["bad"], labels["mid"]])
+    assert beats[("good", "AP")] == sorted([labels["bad"], labels["mid"]])
+    assert beats[("bad", "FallOut@10")] == []
+    best = {(r["system"], r["measure"]) for r in letters.frame.iter_rows(named=True) if r["best"]}
+    assert best == {("good", "FallOut@10"), ("good", "AP")}
+
+
+def test_compare_counts_wins_by_the_direction():
+    out = pr.compare(lower_better_frame(), baseline="mid").filter(pl.col("system_a") == "good")
+    rows = out.rows_by_key("measure", named=True)
+    assert (rows["FallOut@10"][0]["wins"], rows["FallOut@10"][0]["losses"]) == (4, 0)
+    assert (rows["AP"][0]["wins"], rows["AP"][0]["losses"]) == (4, 0)
+
+
+def test_define_measure_takes_better():
+    family = pr.define_measure("EdgeErr", pl.lit(0.5), better="lower", replace=True)
+    from polars_rankeval.compare import measure_better
+
+    assert family.better == "lower" and measure_better("EdgeErr") == "lower"
+    with pytest.raises(ValueError, match="better of EdgeErr"):
+        pr.define_measure("EdgeErr", pl.lit(0.5), better="smaller", replace=True)

@@ -226,5 +226,6 @@ declare(
     reads=reads_relevant,
     formula=lambda x, f: num_nonrel_judged_ret_formula(f, x.rel_level(f.ctx)),
     aliases=("num_nonrel_judged_ret",),
+    better="lower",
     order=27,
 )

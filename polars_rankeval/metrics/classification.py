@@ -149,6 +149,7 @@ declare(
     reads=reads_relevant,
     formula=lambda x, f: fall_out_formula(f, optional_k(x), x.rel_level(f.ctx)),
     aliases=("fallout", "fall_out", "retrievalfallout", "retrieval_fall_out"),
+    better="lower",
     order=50,
 )
 declare(

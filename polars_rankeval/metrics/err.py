@@ -265,5 +265,6 @@ declare(
     summary="the residual of RBP: weight of unjudged and unretrieved ranks",
     formula=lambda x, f: rbp_residual_formula(f, x.setting("p")),
     bounds=UNIT,
+    better="lower",
     order=31,
 )

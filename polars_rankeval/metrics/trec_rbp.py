@@ -254,5 +254,6 @@ declare(
     summary="residual of TrecRBP as trec_eval 10 (rbp_resid): 0 when all retrieved are judged",
     formula=lambda x, f: trec_rbp_residual_formula(f, x.setting("p")),
     aliases=("rbp_resid",),
+    better="lower",
     order=36,
 )

@@ -138,5 +138,6 @@ declare(
     formula=lambda x, f: unjudged_formula(f, required_k(x)),
     aliases=("unjudged",),
     trec_cutoff={"unj": None},
+    better="lower",
     order=37,
 )
