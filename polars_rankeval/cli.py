@@ -18,7 +18,8 @@ line is the ``runid``. ``--conventions trec_eval-10`` (default) or
 The library's own options keep working where they do not clash: measures in
 the library's dialects (``-m nDCG@10``, ``-m ERR@20``: printed under trec_eval's
 name when trec_eval has the measure), several run files (each printed as its
-own run), ``--missing drop|zero|error`` (``-c`` is ``--missing zero``) and
+own run, named by a ``runid`` line even when ``-m`` does not ask for one),
+``--missing drop|zero|error`` (``-c`` is ``--missing zero``) and
 ``--format table|csv|json|markdown`` (canonical names as column headers, one
 row per run or per run and query; default measures there: AP, P@10, nDCG@10,
 RR, R@1000, where the trec format defaults to trec_eval's ``official``).
@@ -66,6 +67,7 @@ from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
 from polars_rankeval.stats import CORRECTIONS, TESTS
 from polars_rankeval.trec_report import (
+    Line,
     TrecOptions,
     prepare_run,
     read_zscores,
@@ -401,6 +403,24 @@ def _trec_options(args: argparse.Namespace, conventions: Conventions) -> TrecOpt
     )
 
 
+def named_blocks(request: list[Line]) -> list[Line]:
+    """The lines of a request with a ``runid`` line, first as in trec_eval's measure
+    list, when it has none: several runs are printed block after block, and trec_eval
+    (one run) prints ``runid`` only when asked.
+
+    Examples
+    --------
+    >>> from polars_rankeval.conventions import get_conventions
+    >>> [x.name for x in named_blocks(trec_request(["map"], get_conventions()))]
+    ['runid', 'map']
+    >>> [x.name for x in named_blocks(trec_request(["map", "runid"], get_conventions()))]
+    ['runid', 'map']
+    """
+    if any(x.output == "runid" for x in request):
+        return request
+    return [Line("runid", "runid"), *request]
+
+
 def _require_every_query(run: pl.DataFrame, qrels: pl.DataFrame, name: str) -> None:
     """--missing error: every qrels query must have run lines."""
     absent = sorted(set(qrels["query"].unique()) - set(run["query"].unique()))
@@ -427,6 +447,9 @@ def cmd_eval(args: argparse.Namespace) -> str:
         files = [(name, _file_run(name)) for name in args.runs]
     if args.format == "trec":
         request = trec_request(args.measure, conventions, num_docs=args.num_docs)
+        several = sum(run["system"].n_unique() for _, run in files) > 1
+        if several:
+            request = named_blocks(request)
         out: list[str] = []
         for name, run in files:
             for (runid,), one in run.group_by("system", maintain_order=True):
@@ -436,6 +459,8 @@ def cmd_eval(args: argparse.Namespace) -> str:
                     out += trec_lines(one, qrels, str(runid), request, opts)
                 except ValueError as exc:  # name the run file: there may be several
                     raise CommandError(f"{name}: {_one_line(exc)}") from None
+                if several and not opts.summary:  # -n prints no runid: name the block
+                    out.append(f"{'runid':<22}\tall\t{runid}")
         return "".join(line + "\n" for line in out)
     request = trec_request(args.measure or DEFAULT_MEASURES, conventions, num_docs=args.num_docs)
     measures = list(dict.fromkeys(x.measure for x in request if x.measure is not None))

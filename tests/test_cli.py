@@ -262,3 +262,28 @@ def test_a_qrels_file_given_as_the_run_is_named(run_main: Callable[..., Result])
     assert res.returncode == 1
     assert f"{QRELS}: reads as a TREC qrels file (qid iter docno rel), not a run" in res.stderr
     assert "line 1: expected 6 fields" in res.stderr  # the reader's own words are kept
+
+
+def test_several_runs_print_a_runid_line_per_block(run_main: Callable[..., Result]) -> None:
+    # trec_eval prints runid only when asked (-m runid, official, all_trec); it takes one
+    # run, so with several runs each block is named by a runid line, as trec_eval places it.
+    res = run_main("eval", QRELS, BM25, DENSE, "-m", "map", "-m", "P.10")
+    assert res.returncode == 0, res.stderr
+    names = [line.split("\t")[0].strip() for line in res.stdout.splitlines()]
+    values = [line.split("\t")[2] for line in res.stdout.splitlines()]
+    assert names == ["runid", "map", "P_10"] * 2
+    assert values[0::3] == ["bm25", "dense"]
+    # -n: no 'all' lines, but the per-query lines of each run are still named
+    res = run_main("eval", QRELS, BM25, DENSE, "-m", "map", "-q", "-n")
+    lines = res.stdout.splitlines()
+    assert [x for x in lines if x.startswith("runid")] == [
+        f"{'runid':<22}\tall\tbm25",
+        f"{'runid':<22}\tall\tdense",
+    ]
+    assert lines[-1] == f"{'runid':<22}\tall\tdense"
+
+
+def test_one_run_with_explicit_measures_prints_no_runid(run_main: Callable[..., Result]) -> None:
+    res = run_main("eval", QRELS, BM25, "-m", "map")  # as trec_eval: runid only when asked
+    assert res.stdout.startswith("map ")
+    assert "runid" not in res.stdout
