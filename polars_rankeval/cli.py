@@ -543,7 +543,9 @@ class _Version(argparse.Action):
 
 def _add_common(parser: argparse.ArgumentParser, *, runs: str) -> None:
     parser.add_argument("qrels", help="qrels file (TREC 'qid iter docno rel', or .parquet/.csv)")
-    parser.add_argument("runs", nargs=runs, metavar="RUN", help="run file(s) (TREC or .parquet)")
+    parser.add_argument(
+        "runs", nargs=runs, metavar="RUN", help="run file(s) (TREC, or .parquet/.csv)"
+    )
     parser.add_argument(
         "-l",
         "--level",
@@ -729,8 +731,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument(
         "--baseline", default=None, help="system compared against (default: all pairs)"
     )
-    p_cmp.add_argument("--alpha", type=float, default=0.05)
-    p_cmp.add_argument("--seed", type=int, default=0, help="seed of randomization/bootstrap tests")
+    p_cmp.add_argument(
+        "--alpha", type=float, default=0.05, help="significance level (default 0.05)"
+    )
+    p_cmp.add_argument(
+        "--seed", type=int, default=0, help="seed of randomization/bootstrap tests (default 0)"
+    )
     p_cmp.add_argument(
         "--missing",
         choices=("drop", "zero", "error"),
@@ -756,7 +762,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p_explain.add_argument("qrels", help="qrels file (TREC 'qid iter docno rel', or .parquet/.csv)")
-    p_explain.add_argument("runs", nargs=1, metavar="RUN", help="run file (TREC or .parquet)")
+    p_explain.add_argument("runs", nargs=1, metavar="RUN", help="run file (TREC, or .parquet/.csv)")
     p_explain.add_argument(
         "-m", "--measure", required=True, metavar="MEASURE", help="one measure, e.g. ndcg@10"
     )
@@ -785,7 +791,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_curve.add_argument(
         "--raw", action="store_true", help="raw per-query curves instead of interpolated means"
     )
-    p_curve.add_argument("--title", default=None)
+    p_curve.add_argument("--title", default=None, help="the plot's title")
     p_curve.set_defaults(handler=cmd_curve, depth=None)
     return parser
 

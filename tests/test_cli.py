@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,7 +16,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
-from polars_rankeval.cli import main
+from polars_rankeval.cli import build_parser, main
 from polars_rankeval.io import read_trec_qrels, read_trec_run
 
 ROOT = Path(__file__).parents[1]
@@ -287,3 +289,35 @@ def test_one_run_with_explicit_measures_prints_no_runid(run_main: Callable[..., 
     res = run_main("eval", QRELS, BM25, "-m", "map")  # as trec_eval: runid only when asked
     assert res.stdout.startswith("map ")
     assert "runid" not in res.stdout
+
+
+def _parsers() -> dict[str, argparse.ArgumentParser]:
+    """The top-level parser and each subcommand's, by name."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {"polars-rankeval": parser, **sub.choices}
+
+
+def _in_code_span(token: str, doc: str) -> bool:
+    """Whether ``token`` is written in a code span of ``doc`` as a whole option or value
+    (``-M100`` holds ``-M``; ``--level_for_rel`` does not hold ``--level``)."""
+    spans = re.findall(r"`([^`\n]+)`", doc) + re.findall(r"```text\n(.*?)```", doc, re.S)
+    word = rf"(?<![\w.@-]){re.escape(token)}(?![A-Za-z_-])"
+    return any(re.search(word, span) for span in spans)
+
+
+@pytest.mark.parametrize("command", list(_parsers()))
+def test_docs_cli_lists_every_option_and_choice_of_help(command: str) -> None:
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    parser = _parsers()[command]
+    if command != "polars-rankeval":
+        assert f"\n## {command}\n" in doc, f"docs/cli.md has no section for {command}"
+    missing = []
+    for action in parser._actions:
+        if action.help == argparse.SUPPRESS or isinstance(action, argparse._SubParsersAction):
+            continue
+        missing += [o for o in action.option_strings if not _in_code_span(o, doc)]
+        missing += [
+            f"{action.dest}={c}" for c in action.choices or () if not _in_code_span(str(c), doc)
+        ]
+    assert missing == [], f"docs/cli.md does not list {command}'s {missing}"
