@@ -208,11 +208,17 @@ _TOOLS: dict[str, dict[str, Any]] = {
         version="0.4.3",
         tool="ir_measures 0.4.3 (pytrec_eval provider)",
         absent_queries="zero",
+        # ERR comes from gdeval, whose stopping probabilities divide by 2^4 ($MAX_JUDGMENT)
+        measure_params=_params(ERR={"max_grade": 4}),
         notes=(
             "ir_measures gives a qrels query the run lacks each measure's DEFAULT (0), "
             "NumRel included (trec_eval -c counts its relevant documents).",
-            "Measures pytrec_eval lacks come from other providers (gdeval, cwl_eval, "
-            "...) with their own tie rules; the preset follows pytrec_eval's.",
+            "Measures pytrec_eval lacks come from other providers: ERR@k from gdeval "
+            "(grades scaled by a fixed highest grade of 4: ERR(max_grade=4), scores compared "
+            "as doubles), Judged@k from its judged provider and RR@k from msmarco (equal "
+            "scores by doc id ascending, scores as doubles; Judged counts a negative grade "
+            "as judged), cwl_eval's and Compat (equal scores in input order); the preset "
+            "follows pytrec_eval's tie rule for them all.",
         ),
     ),
     "sklearn": dict(
@@ -312,6 +318,7 @@ ROW_LABELS: Mapping[str, str] = MappingProxyType(
         "iprec_rounding": "IPrec@r: relevant documents at level r",
         "AP.norm": "AP@k denominator",
         "nDCG.gain": "nDCG gain",
+        "ERR.max_grade": "ERR: grades scaled by",
         "nDCG.ties": "nDCG over equal scores",
     }
 )
@@ -330,6 +337,7 @@ VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
         "AP.norm": {"R": "\\|R\\|", "min": "min(k, \\|R\\|)", "found": "relevant in the top k"},
         "nDCG.gain": {"linear": "grade", "exp": "2^grade − 1", "binary": "1 if relevant"},
         "nDCG.ties": {"ordered": "in rank order", "average": "gains averaged per tie group"},
+        "ERR.max_grade": {None: "the query's highest grade", 4: "4 (gdeval)"},
     }
 )
 
@@ -347,7 +355,9 @@ def _cell(conventions: Conventions, row: str) -> str:
     return VALUE_LABELS.get(row, {}).get(value, str(value))
 
 
-_DEFAULTS: Mapping[str, Any] = MappingProxyType({"AP.norm": "R", "nDCG.gain": "linear"})
+_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {"AP.norm": "R", "nDCG.gain": "linear", "ERR.max_grade": None}
+)
 """The measures' own values of the parameters a preset may set (trec_eval's)."""
 
 
