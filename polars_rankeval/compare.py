@@ -25,6 +25,7 @@ import polars as pl
 from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
 from polars_rankeval.catalogue import Better
 from polars_rankeval.inputs import as_frame
+from polars_rankeval.means import measure_columns
 from polars_rankeval.measures import measure_kind, parse
 from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import (
@@ -164,28 +165,6 @@ class Aligned:
     values: dict[str, np.ndarray]
 
 
-def _measure_columns(
-    schema: pl.Schema, measures: str | Iterable[str] | None, keys: list[str]
-) -> list[str]:
-    """The measure columns to use: given ones (checked) or every column but the keys."""
-    if measures is None:
-        cols = [c for c in schema.names() if c not in keys]
-    else:
-        cols = [measures] if isinstance(measures, str) else [str(m) for m in measures]
-    for c in cols:
-        if c not in schema:
-            have = ", ".join(repr(x) for x in schema.names() if x not in keys)
-            msg = f"per_query has no measure column {c!r} (it has: {have})."
-            raise ValueError(msg)
-        if not schema[c].is_numeric():
-            msg = f"measure column {c!r} must be numeric. Got dtype {schema[c]}."
-            raise TypeError(msg)
-    if not cols:
-        msg = "per_query has no measure columns to compare (only the key columns)."
-        raise ValueError(msg)
-    return cols
-
-
 def _check_keys(frame: pl.DataFrame, system: str, query: str) -> None:
     for name, what in ((system, "system"), (query, "query")):
         if name not in frame.columns:
@@ -322,7 +301,7 @@ def align(
     check_choice("missing", missing, Missing)
     frame = collected(per_query)
     _check_keys(frame, system, query)
-    cols = _measure_columns(frame.schema, measures, [system, query])
+    cols = measure_columns(frame.schema, measures, [system, query], "compare")
     frame = frame.select(system, query, *cols)
     check_values(frame, cols, system=system, query=query)
     systems = frame[system].unique().sort()
@@ -796,7 +775,7 @@ def summarize(
     frame = collected(per_query)
     system = system_column(system, frame.columns)
     keys = [system] if system else []
-    cols = _measure_columns(frame.schema, measures, [*keys, query])
+    cols = measure_columns(frame.schema, measures, [*keys, query], "summarize")
     check_values(frame, cols, system=system, query=query)
     groups = frame.partition_by(system, maintain_order=True) if system else [frame]
     parts = []

@@ -9,9 +9,82 @@ import polars as pl
 
 from polars_rankeval._typing import AggregateMode, ArrowStreamExportable, FrameT, IntoFrame
 from polars_rankeval.inputs import as_frame, run_keys
-from polars_rankeval.measures import MIN_GEO_MEAN, measure_kind
+from polars_rankeval.measures import MIN_GEO_MEAN, measure_kind, parse
 from polars_rankeval.options import segment_columns
 from polars_rankeval.validation import check_choice, system_column
+
+
+def is_measure_name(name: str) -> bool:
+    """Whether a column name parses as a measure (``AP``, ``ndcg_cut_10``, ``P@5``).
+
+    Examples
+    --------
+    >>> is_measure_name("ndcg_cut_10"), is_measure_name("user_id")
+    (True, False)
+    """
+    try:
+        parse(name)
+    except ValueError:
+        return False
+    return True
+
+
+def measure_columns(
+    schema: pl.Schema,
+    measures: str | Iterable[str] | None,
+    keys: Iterable[str | None],
+    function: str,
+) -> list[str]:
+    """The measure columns of a per-query frame: the given ones (checked), or every
+    column but the keys.
+
+    By default a column is taken as a measure when its name is a measure's, or when
+    it holds floats (a measure under a name of your own). Any other column (an
+    integer or string id such as ``user_id``, a segment column such as ``device``)
+    is refused with an error naming it, so that an id is never averaged: pass it as
+    ``query=`` or ``by=``, or name the measure columns (``measures=``). Given
+    columns must exist and be numeric.
+
+    Examples
+    --------
+    >>> schema = pl.Schema({"user_id": pl.Int64, "AP": pl.Float64, "NumRet": pl.Int64})
+    >>> measure_columns(schema, None, ["user_id"], "mean_scores")
+    ['AP', 'NumRet']
+    >>> measure_columns(schema, None, ["query"], "mean_scores")
+    Traceback (most recent call last):
+    ...
+    ValueError: mean_scores: column 'user_id' (Int64) is not a measure ...
+    """
+    taken = [k for k in keys if k is not None]
+    if measures is not None:
+        cols = [measures] if isinstance(measures, str) else [str(m) for m in measures]
+        for c in cols:
+            if c not in schema:
+                have = ", ".join(repr(x) for x in schema.names() if x not in taken)
+                msg = f"per_query has no measure column {c!r} (it has: {have})."
+                raise ValueError(msg)
+            if not schema[c].is_numeric():
+                msg = f"measure column {c!r} must be numeric. Got dtype {schema[c]}."
+                raise TypeError(msg)
+        return cols
+    cols = []
+    for c in schema.names():
+        if c in taken:
+            continue
+        if not (schema[c].is_float() or is_measure_name(c)):
+            msg = (
+                f"{function}: column {c!r} ({schema[c]}) is not a measure (its name is not "
+                f"a measure's and it does not hold floats), so it is not averaged: an id is "
+                f"never a measure. Pass query={c!r} if it is the query id (a list for a "
+                f"compound id), by={c!r} if it is a segment, drop it, or name the measure "
+                f"columns with measures=[...]. Keys now: {', '.join(map(repr, taken))}."
+            )
+            raise ValueError(msg)
+        cols.append(c)
+    if not cols:
+        msg = f"{function}: per_query has no measure columns (only the key columns)."
+        raise ValueError(msg)
+    return cols
 
 
 @overload
@@ -60,7 +133,11 @@ def mean_scores(
     per_query
         Output of :func:`evaluate`.
     measures
-        Columns to average; default all but ``system``, ``query`` and ``by``.
+        Columns to average. Default: every column but ``system``, ``query`` and
+        ``by``, each of which must be a measure (its name parses as one, or it holds
+        floats): a column that is neither, such as an integer ``user_id`` or a string
+        ``device``, raises, naming it, rather than being averaged (pass it as
+        ``query=`` or ``by=``; :func:`measure_columns`).
     by
         Columns to group by besides ``system``: segments of the per-query frame
         (a day, a country), or per-query attributes joined to it (a query
@@ -93,11 +170,7 @@ def mean_scores(
     queries = run_keys(query, None)
     segments = segment_columns(by, schema, taken=[*queries, system])
     groups = [*segments, *([system] if system else [])]
-    cols = (
-        list(measures)
-        if measures is not None
-        else [c for c in schema.names() if c not in (*groups, *queries)]
-    )
+    cols = measure_columns(schema, measures, [*groups, *queries], "mean_scores")
 
     def combine(c: str) -> pl.Expr:
         kind = measure_kind(c, aggregate)

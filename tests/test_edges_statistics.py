@@ -188,3 +188,42 @@ def test_define_measure_takes_better():
     assert family.better == "lower" and measure_better("EdgeErr") == "lower"
     with pytest.raises(ValueError, match="better of EdgeErr"):
         pr.define_measure("EdgeErr", pl.lit(0.5), better="smaller", replace=True)
+
+
+# ------------------------------------------------- item 1: an id is never averaged
+
+
+def user_frame() -> pl.DataFrame:
+    """evaluate(..., query="user_id") output: integer user ids, two systems."""
+    run = pl.DataFrame(
+        {
+            "system": ["a"] * 4 + ["b"] * 4,
+            "user_id": [50001, 50001, 50127, 50127] * 2,
+            "device": ["phone", "phone", "desk", "desk"] * 2,
+            "doc": ["d1", "d2"] * 4,
+            "score": [2.0, 1.0, 2.0, 1.0, 1.0, 2.0, 1.0, 2.0],
+        }
+    )
+    qrels = pl.DataFrame({"user_id": [50001, 50127], "doc": ["d1", "d2"], "relevance": [1, 1]})
+    return pr.evaluate(run, qrels, ["RR"], query="user_id", by="device")
+
+
+def test_mean_scores_refuses_an_id_column_it_was_not_told_about():
+    per_query = user_frame()
+    with pytest.raises(ValueError, match=r"mean_scores: column 'user_id' \(Int64\) is not a"):
+        pr.mean_scores(per_query, by="device")
+    got = pr.mean_scores(per_query, query="user_id", by="device")
+    assert "user_id" not in got.columns and got["RR"].to_list() == [0.5, 1.0, 1.0, 0.5]
+
+
+@pytest.mark.parametrize("function", [pr.summarize, pr.compare, pr.report])
+def test_statistics_refuse_an_id_column_they_were_not_told_about(function):
+    per_query = user_frame().drop("device").with_columns(query=pl.col("user_id").cast(pl.String))
+    with pytest.raises(ValueError, match=r"column 'user_id' \(Int64\) is not a measure"):
+        function(per_query)
+    function(per_query.drop("user_id"))  # the same frame without the id is fine
+
+
+def test_reports_refuse_an_id_column():
+    with pytest.raises(ValueError, match=r"column 'user_id' \(Int64\) is not a measure"):
+        pr.reports(user_frame().with_columns(query=pl.col("user_id").cast(pl.String)), "device")
