@@ -233,7 +233,7 @@ def _resolve_family(name: str) -> tuple[MeasureFamily, dict[str, Any]] | None:
 
 def _read_params(text: str | None, whole: str, family: str) -> dict[str, Any]:
     params: dict[str, Any] = {}
-    for item in (text or "").split(","):
+    for item in _top_level_parts(text or ""):
         if not item.strip():
             continue
         key, sep, value = item.partition("=")
@@ -244,8 +244,73 @@ def _read_params(text: str | None, whole: str, family: str) -> dict[str, Any]:
             msg = f"Parameter {key.strip()!r} is given twice in {whole!r}."
             raise ValueError(msg)
         what = f"parameter {key.strip()} of {family} in {whole!r} (value {value.strip()!r})"
-        params[key.strip()] = _literal(value, what)
+        value = _ir_measures_value(value)
+        quoted = value.startswith("'") and len(value) >= 2 and value.endswith("'")
+        params[key.strip()] = value[1:-1] if quoted else _literal(value, what)
     return params
+
+
+def _ir_measures_value(text: str) -> str:
+    """ir_measures' spelling of a value as this parser's: a quoted string in single
+    quotes (``"log2"`` -> ``'log2'``: a string whatever it holds), a dict of gains as a
+    grade:gain map (``{0:0, 1:1}`` -> ``0:0;1:1``).
+
+    Examples
+    --------
+    >>> _ir_measures_value('"exp-log2"'), _ir_measures_value("{0: 0, 1: 1, 2: 3}")
+    ("'exp-log2'", '0:0;1:1;2:3')
+    """
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return f"'{text[1:-1]}'"
+    if text.startswith("{") and text.endswith("}"):
+        return ";".join(item.replace(" ", "") for item in text[1:-1].split(",") if item.strip())
+    return text
+
+
+_IR_MEASURES_PARAMS: dict[tuple[str, Any], dict[str, Any]] = {
+    ("dcg", "log2"): {},
+    ("dcg", "exp-log2"): {"gain": "exp"},
+    ("judged_only", False): {},
+    ("relative", False): {},
+}
+"""ir_measures' parameters that a measure here has under another form, ``(name, value) ->
+the parameters they stand for``, read where the family has no parameter of that name:
+``nDCG(dcg='exp-log2')`` is ``nDCG(gain=exp)``, an ir_measures default is left out."""
+_IR_MEASURES_FAMILIES: dict[tuple[str, str, Any], str] = {("SetP", "relative", True): "SetRelP"}
+"""ir_measures' parameters that name another measure here: ``SetP(relative=True)`` is
+``SetRelP``."""
+
+
+def _ir_measures_params(
+    family: MeasureFamily, params: dict[str, Any]
+) -> tuple[MeasureFamily, dict[str, Any]]:
+    """``family`` and ``params`` with ir_measures' parameter forms read (see
+    :data:`_IR_MEASURES_PARAMS`); the others are left for :func:`_build` to check.
+
+    Examples
+    --------
+    >>> _ir_measures_params(REGISTRY["nDCG"], {"dcg": "exp-log2"})[1]
+    {'gain': 'exp'}
+    >>> _ir_measures_params(REGISTRY["SetP"], {"relative": "True"})[0].name
+    'SetRelP'
+    """
+    own = {p.name for p in family.params}
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if key in own:
+            out[key] = value
+            continue
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            value = value.lower() == "true"
+        other = _IR_MEASURES_FAMILIES.get((family.name, key, value))
+        if other is not None:
+            family, own = REGISTRY[other], {p.name for p in REGISTRY[other].params}
+        elif (key, value) in _IR_MEASURES_PARAMS:
+            out.update(_IR_MEASURES_PARAMS[key, value])
+        else:
+            out[key] = value
+    return family, out
 
 
 def convention_params(
@@ -403,6 +468,7 @@ def _parse_all(text: str, conventions: Conventions | None = None) -> list[Measur
             family, params = resolved
             for key, value in _read_params(match["params"], text, family.name).items():
                 params[key] = value
+            family, params = _ir_measures_params(family, params)
             raw = match["cutoff"]
             what = f"the cutoff {raw!r} of {family.name} in {text!r}"
             cutoff = _literal(raw, what) if raw is not None else None

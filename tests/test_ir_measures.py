@@ -242,3 +242,50 @@ def test_the_preset_gives_ir_measures_values(name: str) -> None:
     bad = {k: (v, theirs[k]) for k, v in ours.items() if k in theirs and abs(v - theirs[k]) > tol}
     assert not bad, sorted(bad.items())[:10]
     assert queries <= {q for q, _ in ours}
+
+
+# --------------------------------------------------------------------------- ir_measures' syntax
+
+SYNTAX = [
+    "nDCG(dcg='exp-log2')@10",
+    'nDCG(dcg="log2")@5',
+    "nDCG(gains={0:0,1:1,2:3,3:7})@10",
+    "nDCG(gains={0: 0, 1: 1, 2: 3})",
+    "nDCG(judged_only=False)@10",
+    "P(rel=2)@5",
+    "P(judged_only=True)@5",
+    "P(rel=2, judged_only=True)@10",
+    "AP(judged_only=False)",
+    "AP(rel=2)@10",
+    "SetP(relative=True)",
+    "SetP(relative=False,rel=2)",
+    "RR(rel=2)",
+    "Success(rel=2)@3",
+    "SetF(beta=0.5)",
+    "Compat(p=0.8,normalize=False)",
+    "SDCG(dcg='log2',max_rel=3)@10",
+    "MAP",
+    "NDCG@10",
+    "Rprec(rel=2)",
+]
+
+
+@pytest.mark.parametrize("name", SYNTAX)
+def test_ir_measures_syntax_parses_to_its_measure(name: str) -> None:
+    """ir_measures' own measure syntax (quoted values, dicts of gains, judged_only,
+    dcg, relative) is parsed to the measure ir_measures computes, per query."""
+    run, qrels = numeric_corpus(21)
+    run = ranked_scores(run)  # every provider's tie rule gives this order
+    peer = ir_measures.parse_measure(name)
+    run_d, qrels_d = as_dicts(run, qrels)
+    theirs = {m.query_id: m.value for m in ir_measures.iter_calc([peer], qrels_d, run_d)}
+    [ours_measure] = pr.parse_measures(name, conventions="ir_measures")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        out = pr.evaluate(run, qrels, [name], conventions="ir_measures")
+    ours = dict(zip(out["query"], out[str(ours_measure)], strict=True))
+    tol = 5e-6 if "exp-log2" in name else TOL  # gdeval prints 5 decimals
+    assert len(theirs) > 15
+    for q, value in ours.items():
+        assert value == pytest.approx(theirs.get(q, 0.0), abs=tol), q
+    assert str(ours_measure) == str(pr.parse(str(ours_measure)))
