@@ -24,7 +24,7 @@ import polars as pl
 
 from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
 from polars_rankeval.catalogue import Better
-from polars_rankeval.inputs import as_frame
+from polars_rankeval.inputs import as_frame, run_keys
 from polars_rankeval.means import measure_columns
 from polars_rankeval.measures import measure_kind, parse
 from polars_rankeval.options import segment_columns
@@ -88,7 +88,7 @@ def per_segment(
     by: str | Sequence[str],
     call: Callable[[pl.DataFrame], pl.DataFrame],
     *,
-    taken: Sequence[str | None],
+    taken: Sequence[str | Sequence[str] | None],
 ) -> pl.DataFrame:
     """``call`` on each segment of ``per_query`` (its rows with one value of the ``by``
     columns), the segment's columns put first; segments sorted.
@@ -97,7 +97,8 @@ def per_segment(
     for the corrections.
     """
     frame = collected(per_query)
-    segments = list(segment_columns(by, frame.schema, taken=list(taken)))
+    keys = [k for t in taken if t is not None for k in run_keys(t, None)]
+    segments = list(segment_columns(by, frame.schema, taken=keys))
     parts = []
     for key, part in sorted(
         frame.partition_by(segments, as_dict=True, include_key=False).items(),
@@ -165,8 +166,8 @@ class Aligned:
     values: dict[str, np.ndarray]
 
 
-def _check_keys(frame: pl.DataFrame, system: str, query: str) -> None:
-    for name, what in ((system, "system"), (query, "query")):
+def _check_keys(frame: pl.DataFrame, system: str, query: str | Sequence[str]) -> None:
+    for name, what in ((system, "system"), *((q, "query") for q in run_keys(query, None))):
         if name not in frame.columns:
             msg = (
                 f"per_query has no {what} column {name!r} (it has: "
@@ -180,7 +181,11 @@ def _check_keys(frame: pl.DataFrame, system: str, query: str) -> None:
 
 
 def check_values(
-    frame: pl.DataFrame, measures: list[str], *, system: str | None, query: str
+    frame: pl.DataFrame,
+    measures: list[str],
+    *,
+    system: str | None,
+    query: str | Sequence[str],
 ) -> None:
     """Raise on a null, NaN or infinite measure value, naming measure, system and query.
 
@@ -197,7 +202,7 @@ def check_values(
     ...
     ValueError: measure 'AP' has 1 NaN or infinite values (first: system='b', query='q1'); ...
     """
-    keys = [k for k in (system, query) if k is not None and k in frame.columns]
+    keys = [k for k in run_keys(query, system) if k is not None and k in frame.columns]
     for c in measures:
         column = frame[c]
         for what, bad in (
@@ -261,7 +266,7 @@ def align(
     measures: str | Iterable[str] | None = None,
     *,
     system: str = "system",
-    query: str = "query",
+    query: str | Sequence[str] = "query",
     missing: Missing = "error",
 ) -> Aligned:
     """Pair per-query values by query: one (queries x systems) array per measure.
@@ -272,6 +277,10 @@ def align(
         Long per-query frame: ``system, query`` and one column per measure.
     measures
         Measure columns; default every column but ``system`` and ``query``.
+    system, query
+        Column names; ``query`` a list for a compound query id
+        (``["user", "session"]``, as :func:`polars_rankeval.evaluate` takes it):
+        its queries are then structs of those columns.
     missing
         What to do when systems do not have the same queries: ``"error"``
         (default; the message names the missing queries), ``"drop"`` (keep the
@@ -301,8 +310,10 @@ def align(
     check_choice("missing", missing, Missing)
     frame = collected(per_query)
     _check_keys(frame, system, query)
-    cols = measure_columns(frame.schema, measures, [system, query], "compare")
-    frame = frame.select(system, query, *cols)
+    parts = run_keys(query, None)
+    cols = measure_columns(frame.schema, measures, [system, *parts], "compare")
+    query = parts[0] if len(parts) == 1 else "+".join(parts)
+    frame = frame.select(system, pl.struct(parts).alias(query) if len(parts) > 1 else query, *cols)
     check_values(frame, cols, system=system, query=query)
     systems = frame[system].unique().sort()
     queries = frame[query].unique().sort()
@@ -464,7 +475,7 @@ def compare(
     family: Family = "measure",
     aggregate: AggregateMode = "trec",
     system: str = "system",
-    query: str = "query",
+    query: str | Sequence[str] = "query",
     missing: Missing = "error",
     test_options: Mapping[str, Any] | None = None,
     by: str | Sequence[str] | None = None,
@@ -533,7 +544,9 @@ def compare(
         their per-query values (the mean difference is the total difference over
         n). ``"mean"``: arithmetic means and raw values for every column.
     system, query
-        Column names in ``per_query``.
+        Column names in ``per_query``; ``query`` a list for a compound query id
+        (``["user", "session"]``, as :func:`polars_rankeval.evaluate` takes it):
+        queries are paired on all of its columns.
     missing
         Systems with different query sets: ``"error"`` (default; the message
         names the missing queries), ``"drop"`` (test on the queries every system
@@ -683,7 +696,7 @@ def summarize(
     aggregate: AggregateMode = "trec",
     clip: bool = True,
     system: str | None = "system",
-    query: str = "query",
+    query: str | Sequence[str] = "query",
     by: str | Sequence[str] | None = None,
 ) -> pl.DataFrame:
     r"""Score, spread and confidence interval per system and measure.
@@ -724,7 +737,8 @@ def summarize(
         for proportions such as AP or RR, [0, inf) for counts); the ``clipped``
         column says where an end was moved. False: the interval as computed.
     system, query
-        Column names.
+        Column names; ``query`` a list for a compound query id (``["user",
+        "session"]``, as :func:`polars_rankeval.evaluate` takes it).
     by
         Segment columns (a day, a country) or per-query attributes joined to
         ``per_query`` (a query category): one summary per segment, its columns
@@ -775,7 +789,7 @@ def summarize(
     frame = collected(per_query)
     system = system_column(system, frame.columns)
     keys = [system] if system else []
-    cols = measure_columns(frame.schema, measures, [*keys, query], "summarize")
+    cols = measure_columns(frame.schema, measures, [*keys, *run_keys(query, None)], "summarize")
     check_values(frame, cols, system=system, query=query)
     groups = frame.partition_by(system, maintain_order=True) if system else [frame]
     parts = []
@@ -815,7 +829,7 @@ def discriminative_power(
     seed: int | None = 0,
     aggregate: AggregateMode = "trec",
     system: str = "system",
-    query: str = "query",
+    query: str | Sequence[str] = "query",
     missing: Missing = "error",
 ) -> pl.DataFrame:
     r"""Share of system pairs a test finds significantly different, per measure.

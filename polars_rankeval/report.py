@@ -24,6 +24,7 @@ import polars as pl
 
 from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
 from polars_rankeval.compare import collected, compare, measure_better
+from polars_rankeval.inputs import run_keys
 from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import CORRECTIONS, TESTS, Correction, Test
 
@@ -420,7 +421,7 @@ def reports(
     options.pop("by", None)
     frame = collected(per_query)
     system, query = options.get("system", "system"), options.get("query", "query")
-    segments = list(segment_columns(by, frame.schema, taken=[system, query]))
+    segments = list(segment_columns(by, frame.schema, taken=run_keys(query, system)))
     parts = frame.partition_by(segments, as_dict=True, include_key=False)
     order = sorted(parts, key=lambda key: tuple((v is None, v) for v in key))
     return {key: report(parts[key], measures, **options) for key in order}
@@ -438,7 +439,7 @@ def report(
     seed: int | None = 0,
     aggregate: AggregateMode = "trec",
     system: str = "system",
-    query: str = "query",
+    query: str | Sequence[str] = "query",
     missing: Missing = "error",
     digits: int = 4,
 ) -> Report:

@@ -227,3 +227,47 @@ def test_statistics_refuse_an_id_column_they_were_not_told_about(function):
 def test_reports_refuse_an_id_column():
     with pytest.raises(ValueError, match=r"column 'user_id' \(Int64\) is not a measure"):
         pr.reports(user_frame().with_columns(query=pl.col("user_id").cast(pl.String)), "device")
+
+
+# ------------------------------------------------- item 6: a compound query id
+
+
+def session_frame() -> pl.DataFrame:
+    """evaluate(..., query=["user", "sess"]): user u1 has sessions s1, s2; u2 has s1."""
+    run = pl.DataFrame(
+        {
+            "system": ["a"] * 6 + ["b"] * 6,
+            "user": ["u1", "u1", "u1", "u1", "u2", "u2"] * 2,
+            "sess": ["s1", "s1", "s2", "s2", "s1", "s1"] * 2,
+            "doc": ["d1", "d2"] * 6,
+            "score": [2.0, 1.0] * 3 + [1.0, 2.0] * 3,
+        }
+    )
+    qrels = pl.DataFrame(
+        {"user": ["u1", "u1", "u2"], "sess": ["s1", "s2", "s1"], "doc": "d1", "relevance": 1}
+    )
+    return pr.evaluate(run, qrels, ["RR"], query=["user", "sess"])
+
+
+def test_summarize_takes_a_compound_query():
+    per_query = session_frame()
+    out = pr.summarize(per_query, query=["user", "sess"])
+    assert out.select("system", "measure", "mean", "n").rows() == [
+        ("a", "RR", 1.0, 3),
+        ("b", "RR", 0.5, 3),
+    ]
+
+
+def test_compare_and_report_pair_on_a_compound_query():
+    per_query = session_frame()
+    row = pr.compare(per_query, baseline="a", query=["user", "sess"]).row(0, named=True)
+    assert (row["n"], row["diff"], row["losses"]) == (3, -0.5, 3)
+    # one session missing for b: the message names it as (user, sess)
+    short = per_query.filter(~((pl.col("system") == "b") & (pl.col("sess") == "s2")))
+    with pytest.raises(ValueError, match=r"system 'b' lacks 1 \(\{'user': 'u1', 'sess': 's2'\}\)"):
+        pr.compare(short, query=["user", "sess"])
+    rep = pr.report(per_query, baseline="a", query=["user", "sess"])
+    assert rep.n_queries == 3
+    per_day = per_query.with_columns(day=pl.when(pl.col("sess") == "s1").then(pl.lit("mon")))
+    by_day = pr.reports(per_day.fill_null("tue"), "day", query=["user", "sess"], baseline="a")
+    assert {key: r.n_queries for key, r in by_day.items()} == {("mon",): 2, ("tue",): 1}
