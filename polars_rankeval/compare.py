@@ -13,7 +13,8 @@ over queries as trec_eval's ``all`` line does
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from itertools import combinations
@@ -68,6 +69,18 @@ RESULT_COLUMNS = (
     "ties",
     "losses",
 )
+SUMMARY_COLUMNS = (
+    "measure",
+    "aggregate",
+    "mean",
+    "std",
+    "stderr",
+    "ci_low",
+    "ci_high",
+    "n",
+    "clipped",
+)
+"""The columns of :func:`summarize` after ``system``."""
 COLUMN_BLOCK = 1024
 """Most comparisons tested at once by a pairwise test. A resampling test draws its
 resamples once per block, so it takes blocks this large whatever the memory."""
@@ -89,16 +102,20 @@ def per_segment(
     call: Callable[[pl.DataFrame], pl.DataFrame],
     *,
     taken: Sequence[str | Sequence[str] | None],
+    outputs: Iterable[str] = (),
+    function: str = "compare",
 ) -> pl.DataFrame:
     """``call`` on each segment of ``per_query`` (its rows with one value of the ``by``
     columns), the segment's columns put first; segments sorted.
 
     Each segment is a separate experiment: its comparisons form their own family
-    for the corrections.
+    for the corrections. A ``by`` column named as one of ``call``'s ``outputs`` is
+    refused, and an error in a segment names the segment.
     """
     frame = collected(per_query)
     keys = [k for t in taken if t is not None for k in run_keys(t, None)]
     segments = list(segment_columns(by, frame.schema, taken=keys))
+    check_segment_names(segments, outputs, function)
     parts = []
     for key, part in sorted(
         frame.partition_by(segments, as_dict=True, include_key=False).items(),
@@ -107,11 +124,43 @@ def per_segment(
         values = [
             pl.lit(v, dtype=frame.schema[c]).alias(c) for c, v in zip(segments, key, strict=True)
         ]
-        parts.append(call(part).select(*values, pl.all()))
+        with in_segment(segments, key):
+            parts.append(call(part).select(*values, pl.all()))
     if not parts:
         msg = "per_query has no rows: there is no segment to compare."
         raise ValueError(msg)
     return pl.concat(parts)
+
+
+def check_segment_names(segments: Sequence[str], outputs: Iterable[str], function: str) -> None:
+    """Refuse a ``by`` column named as a column of the function's output.
+
+    Examples
+    --------
+    >>> check_segment_names(["measure"], ["measure", "mean"], "summarize")
+    Traceback (most recent call last):
+    ...
+    ValueError: summarize: the by column 'measure' has the name of an output column ...
+    """
+    clash = [c for c in segments if c in set(outputs)]
+    if clash:
+        msg = (
+            f"{function}: the by column {clash[0]!r} has the name of an output column "
+            f"({', '.join(outputs)}); rename it first, e.g. "
+            f"per_query.rename({{{clash[0]!r}: '{clash[0]}_segment'}})."
+        )
+        raise ValueError(msg)
+
+
+@contextmanager
+def in_segment(segments: Sequence[str], key: Sequence[Any]) -> Iterator[None]:
+    """Re-raise a ValueError of one segment's computation with the segment named."""
+    try:
+        yield
+    except ValueError as error:
+        where = ", ".join(f"{c}={v!r}" for c, v in zip(segments, key, strict=True))
+        msg = f"in the segment {where}: {error}"
+        raise ValueError(msg) from error
 
 
 def measure_bounds(name: str) -> tuple[float, float] | None:
@@ -628,7 +677,9 @@ def compare(
             family=family, aggregate=aggregate, system=system, query=query, missing=missing,
             test_options=test_options,
         )  # fmt: skip
-        return per_segment(per_query, by, call, taken=[system, query])
+        return per_segment(
+            per_query, by, call, taken=[system, query], outputs=RESULT_COLUMNS, function="compare"
+        )
     aligned = align(per_query, measures, system=system, query=query, missing=missing)
     pairs = _pairs(aligned.systems, baseline)
     if not pairs:
@@ -785,12 +836,24 @@ def summarize(
             n_resamples=n_resamples, seed=seed, aggregate=aggregate, clip=clip, system=system,
             query=query,
         )  # fmt: skip
-        return per_segment(per_query, by, call, taken=[system, query])
+        return per_segment(
+            per_query, by, call, taken=[system, query], outputs=SUMMARY_COLUMNS,
+            function="summarize",
+        )  # fmt: skip
     frame = collected(per_query)
     system = system_column(system, frame.columns)
     keys = [system] if system else []
     cols = measure_columns(frame.schema, measures, [*keys, *run_keys(query, None)], "summarize")
+    if system and frame[system].null_count():
+        row = int(frame[system].is_null().arg_true()[0])
+        msg = (
+            f"per_query column {system!r} has {frame[system].null_count()} null system ids "
+            f"(first at row {row}); name each system, or drop those rows first."
+        )
+        raise ValueError(msg)
     check_values(frame, cols, system=system, query=query)
+    if system and frame.height == 0:  # no system: no row
+        return _empty_summary(frame.schema[system], system)
     groups = frame.partition_by(system, maintain_order=True) if system else [frame]
     parts = []
     for group in sorted(groups, key=lambda g: g[system][0]) if system else groups:
@@ -816,6 +879,12 @@ def summarize(
             )
         parts.append(part)
     return pl.concat(parts)
+
+
+def _empty_summary(dtype: pl.DataType, system: str) -> pl.DataFrame:
+    """:func:`summarize`'s frame without rows (per_query has no system)."""
+    types = (pl.String, pl.String, *[pl.Float64] * 5, pl.UInt32, pl.Boolean)
+    return pl.DataFrame(schema={system: dtype, **dict(zip(SUMMARY_COLUMNS, types, strict=True))})
 
 
 def discriminative_power(

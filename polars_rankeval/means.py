@@ -171,6 +171,14 @@ def mean_scores(
     segments = segment_columns(by, schema, taken=[*queries, system])
     groups = [*segments, *([system] if system else [])]
     cols = measure_columns(schema, measures, [*groups, *queries], "mean_scores")
+    clash = [c for c in segments if c in ("n_queries", *cols)]
+    if clash:
+        msg = (
+            f"mean_scores: the by column {clash[0]!r} has the name of an output column "
+            f"(n_queries and the measures); rename it first, e.g. "
+            f"per_query.rename({{{clash[0]!r}: '{clash[0]}_segment'}})."
+        )
+        raise ValueError(msg)
 
     def combine(c: str) -> pl.Expr:
         kind = measure_kind(c, aggregate)

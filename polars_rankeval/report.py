@@ -23,7 +23,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
-from polars_rankeval.compare import collected, compare, measure_better
+from polars_rankeval.compare import collected, compare, in_segment, measure_better
 from polars_rankeval.inputs import run_keys
 from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import CORRECTIONS, TESTS, Correction, Test
@@ -424,7 +424,11 @@ def reports(
     segments = list(segment_columns(by, frame.schema, taken=run_keys(query, system)))
     parts = frame.partition_by(segments, as_dict=True, include_key=False)
     order = sorted(parts, key=lambda key: tuple((v is None, v) for v in key))
-    return {key: report(parts[key], measures, **options) for key in order}
+    out = {}
+    for key in order:
+        with in_segment(segments, key):
+            out[key] = report(parts[key], measures, **options)
+    return out
 
 
 def report(

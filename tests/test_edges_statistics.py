@@ -13,6 +13,7 @@ import scipy.integrate
 import scipy.stats as sps
 
 import polars_rankeval as pr
+from polars_rankeval.compare import SUMMARY_COLUMNS
 
 # ------------------------------------------------- item 2: p-values outside [0, 1]
 
@@ -271,3 +272,67 @@ def test_compare_and_report_pair_on_a_compound_query():
     per_day = per_query.with_columns(day=pl.when(pl.col("sess") == "s1").then(pl.lit("mon")))
     by_day = pr.reports(per_day.fill_null("tue"), "day", query=["user", "sess"], baseline="a")
     assert {key: r.n_queries for key, r in by_day.items()} == {("mon",): 2, ("tue",): 1}
+
+
+# ------------------------------------------------- item 7: clear errors, not raw ones
+
+
+def two_systems() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "system": ["a"] * 2 + ["b"] * 2,
+            "query": ["q1", "q2"] * 2,
+            "AP": [0.1, 0.2, 0.3, 0.4],
+        }
+    )
+
+
+def test_mean_scores_by_part_of_the_segments_names_the_other_segment_column():
+    per_query = two_systems().with_columns(day=pl.lit("mon"), device=pl.lit("phone"))
+    with pytest.raises(ValueError, match=r"column 'device' \(String\) is not a measure.*by="):
+        pr.mean_scores(per_query, by="day")
+
+
+def test_summarize_of_no_rows_is_an_empty_summary():
+    out = pr.summarize(two_systems().clear())
+    assert out.height == 0
+    assert out.columns == ["system", *SUMMARY_COLUMNS]
+
+
+def test_summarize_refuses_a_null_system_naming_the_column():
+    per_query = two_systems().with_columns(
+        system=pl.when(pl.col("query") == "q2").then(pl.col("system"))
+    )
+    with pytest.raises(
+        ValueError, match=r"column 'system' has 2 null system ids \(first at row 0\)"
+    ):
+        pr.summarize(per_query)
+
+
+def test_a_segment_with_one_system_is_named():
+    per_query = pl.concat(
+        [
+            two_systems().with_columns(day=pl.lit("mon")),
+            two_systems().filter(pl.col("system") == "a").with_columns(day=pl.lit("tue")),
+        ]
+    )
+    for call in (lambda: pr.compare(per_query, by="day"), lambda: pr.reports(per_query, "day")):
+        with pytest.raises(ValueError, match=r"in the segment day='tue': compare needs at least"):
+            call()
+
+
+@pytest.mark.parametrize(
+    ("function", "name"),
+    [
+        (pr.mean_scores, "n_queries"),
+        (pr.summarize, "measure"),
+        (pr.summarize, "mean"),
+        (pr.summarize, "n"),
+        (pr.compare, "measure"),
+        (pr.compare, "p_value"),
+    ],
+)
+def test_a_by_column_named_as_an_output_column_is_refused(function, name):
+    per_query = two_systems().with_columns(pl.lit("x").alias(name))
+    with pytest.raises(ValueError, match=rf"the by column '{name}' has the name of an output"):
+        function(per_query, by=name)
