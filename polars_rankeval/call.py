@@ -108,7 +108,7 @@ class Call:
 def prepare(
     run: pl.Schema,
     qrels: pl.Schema,
-    measures: str | Measure | Iterable[str | Measure],
+    measures: str | Measure | Iterable[str | Measure] | None,
     options: Mapping[str, Any],
     *,
     accepts: frozenset[str] | None = None,
@@ -117,7 +117,8 @@ def prepare(
 
     ``options`` are :func:`polars_rankeval.evaluate`'s keyword options (``accepts``:
     those a way in takes, default all of :data:`OPTIONS`); anything else is refused,
-    naming what is accepted.
+    naming what is accepted. ``measures`` None: a call that scores nothing
+    (:func:`polars_rankeval.judge` joins and ranks only).
 
     Examples
     --------
@@ -142,7 +143,9 @@ def prepare(
     for name, rule in OPTION_RULES.items():
         if name in options:
             rule.check(name, options[name])
-    parsed = parse_measures(measures, conventions=options.get("conventions"))
+    parsed = (
+        [] if measures is None else parse_measures(measures, conventions=options.get("conventions"))
+    )
     read = {k: v for k, v in options.items() if k not in CALL_OPTIONS}
     checked = run_options(run, qrels, **read)
     check_output_names(checked.output_keys, [str(m) for m in parsed])

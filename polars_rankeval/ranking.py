@@ -35,6 +35,7 @@ from polars_rankeval._typing import (
     NestedDict,
     Order,
 )
+from polars_rankeval.call import prepare
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.join import qrels_keys
 from polars_rankeval.engine.pipeline import align_ids, check_values
@@ -48,7 +49,7 @@ from polars_rankeval.engine.select import (
 )
 from polars_rankeval.engine.shape import FACT, HAS_RUN, RANKING, SCORED
 from polars_rankeval.inputs import as_frame, dict_columns, run_keys, with_joined_ids
-from polars_rankeval.options import Options, run_options
+from polars_rankeval.options import Options
 from polars_rankeval.validation import check_choice, check_columns, check_int
 
 
@@ -286,22 +287,23 @@ def judge(
     """
     run = as_frame(run, "run", dict_columns(query, doc, score))
     qrels = as_frame(qrels, "qrels", dict_columns(query, doc, relevance))
-    options = run_options(
-        run.lazy().collect_schema(),
-        qrels.lazy().collect_schema(),
-        query=query,
-        doc=doc,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        system=system,
-        by=by,
-        order=order,
-        depth=depth,
-        missing=missing,
-        duplicates=duplicates,
-        conventions=conventions,
-    )
+    given = {
+        "query": query,
+        "doc": doc,
+        "score": score,
+        "relevance": relevance,
+        "rank": rank,
+        "system": system,
+        "by": by,
+        "order": order,
+        "depth": depth,
+        "missing": missing,
+        "duplicates": duplicates,
+        "conventions": conventions,
+        "validate": validate,
+    }
+    schemas = run.lazy().collect_schema(), qrels.lazy().collect_schema()
+    options = prepare(*schemas, None, given).options
     run = with_joined_ids(run, options.joined_ids)
     qrels = with_joined_ids(qrels, options.joined_ids)
     named = [*options.output_keys, *_doc_columns(options)]
