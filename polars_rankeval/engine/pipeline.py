@@ -118,11 +118,30 @@ def piece_columns(
     LazyFrame, a bucket read back) at 1.9M rows in 4 chunks, they cost 30-60 ms
     more to score than in one, and the copy costs 5 ms.
     """
+    qrels = qrels.select(options.qrels_columns).rechunk()
     return align_ids(
         keys_in_one_chunk(run.select(options.run_columns), options.keys),
-        qrels.select(options.qrels_columns).rechunk(),
+        qrels.with_columns(numeric_grades(qrels[options.relevance])),
         [options.query, options.doc],
     )
+
+
+def numeric_grades(grades: pl.Series) -> pl.Series:
+    """``grades`` as numbers: a Boolean flag (relevant or not) as grade 1 or 0 (Int64);
+    numbers pass unchanged.
+
+    Every scored piece (a DataFrame call, a bucket, a Dask or Spark task) reads its
+    qrels through :func:`piece_columns`, which applies it, so that no comparison of
+    grades in the engine meets a Boolean column.
+
+    Examples
+    --------
+    >>> numeric_grades(pl.Series("relevance", [True, False])).to_list()
+    [1, 0]
+    >>> numeric_grades(pl.Series("relevance", [2, 0], dtype=pl.Int8)).dtype
+    Int8
+    """
+    return grades.cast(pl.Int64) if grades.dtype == pl.Boolean else grades
 
 
 def judged_piece(

@@ -1,0 +1,56 @@
+"""Engine edges of issue 37 ("nothing silently wrong"): grade dtypes, the system
+column's default, per-system ``missing="error"``, and ``n_rel`` checks."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from corpus import random_corpus
+from polars.testing import assert_frame_equal
+from test_engine import SAMPLES
+
+import polars_rankeval as pr
+from polars_rankeval.measures import REGISTRY, parse
+
+ONE_PER_FAMILY = list({parse(name).family.name: name for name in reversed(SAMPLES)}.values())
+"""The first sample name of each measure family."""
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+GRADE_DTYPES = [pl.Boolean, pl.Int8, pl.UInt8, pl.Float64]
+
+
+def binary_corpus(systems: int = 2) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A run and qrels of grades 0 and 1 (Int64), several systems."""
+    return random_corpus(3, n_queries=12, grades=(0, 0, 1), systems=systems)
+
+
+def test_one_sample_per_family():
+    assert {parse(name).family.name for name in ONE_PER_FAMILY} == set(REGISTRY)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy-buckets"])
+@pytest.mark.parametrize("dtype", GRADE_DTYPES, ids=str)
+@pytest.mark.parametrize("measure", ONE_PER_FAMILY)
+def test_grade_dtypes_score_as_int64(measure, dtype, lazy):
+    run, qrels = binary_corpus()
+    cast = qrels.with_columns(pl.col("relevance").cast(dtype))
+    want = pr.evaluate(run, qrels, [measure])
+    if lazy:
+        got = pr.evaluate(run.lazy(), cast, [measure], memory_limit=1).collect()
+    else:
+        got = pr.evaluate(run, cast, [measure])
+    assert_frame_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", GRADE_DTYPES, ids=str)
+def test_grade_dtypes_judge_and_judged(dtype):
+    run, qrels = binary_corpus()
+    cast = qrels.with_columns(pl.col("relevance").cast(dtype))
+    measures = ["AP", "P@5", "nDCG", "RR"]
+    want = pr.evaluate(run, qrels, measures)
+    judged = pr.judge(run, cast)
+    got = pr.evaluate_judged(judged, measures)
+    assert_frame_equal(got.select(want.columns), want, check_dtypes=False)
+    lazy = pr.evaluate_judged(pr.judge(run.lazy(), cast.lazy()), measures).collect()
+    assert_frame_equal(lazy.select(want.columns), want, check_dtypes=False)
