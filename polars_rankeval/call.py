@@ -108,17 +108,18 @@ class Call:
 def prepare(
     run: pl.Schema,
     qrels: pl.Schema,
-    measures: str | Measure | Iterable[str | Measure] | None,
+    measures: str | Measure | Iterable[str | Measure],
     options: Mapping[str, Any],
     *,
     accepts: frozenset[str] | None = None,
+    scores: bool = True,
 ) -> Call:
     """Check everything that can be checked without data: the :class:`Call` to run.
 
     ``options`` are :func:`polars_rankeval.evaluate`'s keyword options (``accepts``:
     those a way in takes, default all of :data:`OPTIONS`); anything else is refused,
-    naming what is accepted. ``measures`` None: a call that scores nothing
-    (:func:`polars_rankeval.judge` joins and ranks only).
+    naming what is accepted. ``scores=False``: a call that scores nothing
+    (:func:`polars_rankeval.judge` joins and ranks only); ``measures`` are ignored.
 
     Examples
     --------
@@ -143,9 +144,8 @@ def prepare(
     for name, rule in OPTION_RULES.items():
         if name in options:
             rule.check(name, options[name])
-    parsed = (
-        [] if measures is None else parse_measures(measures, conventions=options.get("conventions"))
-    )
+    conventions = options.get("conventions")
+    parsed = parse_measures(measures, conventions=conventions) if scores else []
     read = {k: v for k, v in options.items() if k not in CALL_OPTIONS}
     checked = run_options(run, qrels, **read)
     check_output_names(checked.output_keys, [str(m) for m in parsed])

@@ -303,7 +303,7 @@ def judge(
         "validate": validate,
     }
     schemas = run.lazy().collect_schema(), qrels.lazy().collect_schema()
-    options = prepare(*schemas, None, given).options
+    options = prepare(*schemas, (), given, scores=False).options
     run = with_joined_ids(run, options.joined_ids)
     qrels = with_joined_ids(qrels, options.joined_ids)
     named = [*options.output_keys, *_doc_columns(options)]
