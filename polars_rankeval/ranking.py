@@ -50,7 +50,7 @@ from polars_rankeval.engine.select import (
 from polars_rankeval.engine.shape import FACT, HAS_RUN, RANKING, SCORED
 from polars_rankeval.inputs import as_frame, dict_columns, run_keys, with_joined_ids
 from polars_rankeval.options import Options
-from polars_rankeval.validation import check_choice, check_columns, check_int
+from polars_rankeval.validation import check_choice, check_columns, check_int, system_column
 
 
 @overload
@@ -61,7 +61,7 @@ def rank_run(
     doc: str = "doc",
     score: str = "score",
     rank: str = "rank",
-    system: str | None = None,
+    system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
 ) -> FrameT: ...
@@ -73,7 +73,7 @@ def rank_run(
     doc: str = "doc",
     score: str = "score",
     rank: str = "rank",
-    system: str | None = None,
+    system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
 ) -> pl.DataFrame: ...
@@ -84,7 +84,7 @@ def rank_run(
     doc: str = "doc",
     score: str = "score",
     rank: str = "rank",
-    system: str | None = None,
+    system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
@@ -95,7 +95,9 @@ def rank_run(
     run
         Retrieved documents, one row each.
     query, doc, score, rank, system
-        Column names. ``system`` is None when the run holds one system.
+        Column names. ``system`` (``"system"``, as :func:`~polars_rankeval.evaluate`
+        has it) is used when the run has that column: each system's rankings are
+        ranked apart; a run without it, or ``system=None``, holds one system.
     order
         ``"score"`` (default, trec_eval): score descending, ties broken by
         doc id descending compared as strings byte by byte.
@@ -138,10 +140,12 @@ def rank_run(
     run = as_frame(run, "run", (query, doc, score))
     check_choice("order", order, Order)
     check_int("depth", depth, minimum=0, allow_none=True)
+    schema = run.lazy().collect_schema()
+    system = system_column(system, schema.names())
     keys = run_keys(query, system)
     value = {"score": score, "rank": rank}.get(order)
     check_columns(
-        run.lazy().collect_schema(),
+        schema,
         {"query": query, "doc": doc} | ({order: value} if value else {}),
         "run",
     )
@@ -155,7 +159,6 @@ def rank_run(
 
     if isinstance(run, pl.DataFrame):
         return ranked(run)
-    schema = run.collect_schema()
     out_schema = {k: schema[k] for k in [*keys, doc]} | {rank: pl.UInt32}
     return pl.defer(lambda: ranked(run.collect()), schema=out_schema)
 

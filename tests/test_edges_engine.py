@@ -54,3 +54,22 @@ def test_grade_dtypes_judge_and_judged(dtype):
     assert_frame_equal(got.select(want.columns), want, check_dtypes=False)
     lazy = pr.evaluate_judged(pr.judge(run.lazy(), cast.lazy()), measures).collect()
     assert_frame_equal(lazy.select(want.columns), want, check_dtypes=False)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+def test_rank_run_ranks_each_system_by_default(lazy):
+    run, _ = binary_corpus(systems=3)
+    ranked = pr.rank_run(run.lazy() if lazy else run)
+    ranked = ranked.collect() if lazy else ranked
+    want = pr.rank_run(run, system="system")
+    assert_frame_equal(ranked, want, check_row_order=False)
+    assert ranked.select(pl.struct("system", "query", "doc").is_duplicated().any()).item() is False
+    longest = run.group_by("system", "query").len()["len"].max()
+    assert ranked["rank"].max() == longest
+
+
+def test_rank_run_without_a_system_column_is_one_system():
+    run = pl.DataFrame({"query": ["q", "q"], "doc": ["a", "b"], "score": [1.0, 2.0]})
+    ranked = pr.rank_run(run)
+    assert ranked.columns == ["query", "doc", "rank"]
+    assert ranked.sort("rank")["doc"].to_list() == ["b", "a"]
