@@ -26,7 +26,6 @@ from polars_rankeval.call import Call, prepare
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
-    absent_queries,
     raise_absent_queries,
     warn_unjudged_queries,
     warn_unscored_queries,
@@ -38,7 +37,7 @@ from polars_rankeval.engine.pipeline import (
     measure_reads,
     score_piece,
 )
-from polars_rankeval.engine.scope import scope
+from polars_rankeval.engine.scope import absent_rankings, scope
 from polars_rankeval.engine.select import judged_from_table
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED
 from polars_rankeval.inputs import (
@@ -281,7 +280,10 @@ def score_frame(run: pl.DataFrame, qrels: pl.DataFrame, call: Call) -> pl.DataFr
     if call.validate:
         check_values(run, qrels, options)
     if options.missing == "error":
-        raise_absent_queries(absent_queries(run[options.query], qrels[options.query]))
+        raise_absent_queries(
+            absent_rankings(run.select(options.keys), qrels[options.query],
+                            query=options.query, system=options.system, by=options.by)
+        )  # fmt: skip
     piece = score_piece(run, qrels, call.measures, options, check_duplicates=call.validate)
     warn_unscored_queries(piece.no_qrels[options.query])
     return piece.scores

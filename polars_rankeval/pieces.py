@@ -38,11 +38,11 @@ from polars_rankeval.call import prepare as prepare_call
 from polars_rankeval.declare import resolved
 from polars_rankeval.engine.buckets import query_bucket, split_by_bucket
 from polars_rankeval.engine.outcome import (
-    absent_queries,
     raise_absent_queries,
     warn_unscored_queries,
 )
 from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, score_piece
+from polars_rankeval.engine.scope import absent_rankings
 from polars_rankeval.measures import Measure, aggregate_kind, parse
 from polars_rankeval.options import Options
 from polars_rankeval.validation import check_int
@@ -67,8 +67,9 @@ class Job:
     per_query: bool = True
     validate: bool = True
     systems: pl.Series | None = None
-    """Every system of the whole run, under ``missing="zero"`` with a system column:
-    a piece gives empty rankings to the systems it holds no row of."""
+    """Every system of the whole run, under ``missing="zero"`` or ``"error"`` with a
+    system column: a piece gives empty rankings to (or refuses) the systems it holds no
+    row of."""
     declared: tuple[Measure, ...] = ()
     """The measures asked for that were declared by :func:`polars_rankeval.define_measure`,
     their expressions made (:func:`~polars_rankeval.declare.resolved`): a worker's
@@ -87,7 +88,7 @@ class Job:
     @property
     def needs_systems(self) -> bool:
         """Whether :attr:`systems` must be collected before the pieces are scored."""
-        return self.options.missing == "zero" and self.options.system is not None
+        return self.options.missing in ("zero", "error") and self.options.system is not None
 
     def with_systems(self, seen: Iterable[pl.Series]) -> Job:
         """This job with the systems seen in the run's rows (when it needs them)."""
@@ -238,9 +239,11 @@ class Scored:
     no_qrels: pl.DataFrame
     """``[system], query`` (query ids as strings) of the piece's run rankings with no
     qrels: not scored."""
-    absent: pl.Series
-    """Under ``missing="error"``: the piece's qrels queries (as strings) absent from
-    the run. A piece holds all rows of its queries, so they are absent from the whole run."""
+    absent: pl.DataFrame
+    """Under ``missing="error"``: ``[*by], [system], query`` (query ids as strings) of
+    the rankings of the piece's qrels queries the run lacks, by the rule of
+    ``missing="zero"`` (:func:`~polars_rankeval.engine.scope.absent_rankings`). A piece
+    holds all rows of its queries, so they are absent from the whole run."""
     run_rows: int
     qrels_rows: int
 
@@ -263,10 +266,11 @@ def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
     ([{'query': 'a', 'RR': 0.5}], ['b'], 3)
     """
     o = job.options
-    absent = pl.Series(o.query, [], dtype=pl.String)
+    absent = pl.DataFrame(schema={o.query: pl.String})
     if o.missing == "error":
-        absent = absent_queries(run[o.query], qrels[o.query])
-        if absent.len():
+        absent = absent_rankings(run.select(o.keys), qrels[o.query], query=o.query,
+                                 system=o.system, by=o.by, systems=job.systems)  # fmt: skip
+        if absent.height:
             none = _string_keys(run.select(o.keys).clear(), o.query)
             return Scored(None, none, absent, run.height, qrels.height)
     piece = score_piece(  # one step after the other: the engine runs a task per core
@@ -310,9 +314,9 @@ def combine(pieces: Sequence[Scored], job: Job, *, run_rows: int, qrels_rows: in
     """
     check_counts(pieces, run_rows, qrels_rows)
     o = job.options
-    absent = [p.absent for p in pieces if p.absent.len()]
+    absent = [p.absent for p in pieces if p.absent.height]
     if absent:
-        raise_absent_queries(pl.concat(absent).sort())
+        raise_absent_queries(pl.concat(absent).sort(absent[0].columns))
     scores = pl.concat([p.scores for p in pieces if p.scores is not None], how="vertical_relaxed")
     no_qrels = pl.concat([p.no_qrels for p in pieces], how="vertical_relaxed").sort(o.keys)
     seen = pl.concat(
@@ -333,8 +337,7 @@ def check_counts(pieces: Sequence[Scored], run_rows: int, qrels_rows: int) -> No
 
     Examples
     --------
-    >>> piece = Scored(None, pl.DataFrame(), pl.Series([], dtype=pl.String),
-    ...                run_rows=3, qrels_rows=2)
+    >>> piece = Scored(None, pl.DataFrame(), pl.DataFrame(), run_rows=3, qrels_rows=2)
     >>> check_counts([piece], 3, 2)
     >>> check_counts([piece, piece], 3, 2)
     Traceback (most recent call last):

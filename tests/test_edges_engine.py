@@ -73,3 +73,52 @@ def test_rank_run_without_a_system_column_is_one_system():
     ranked = pr.rank_run(run)
     assert ranked.columns == ["query", "doc", "rank"]
     assert ranked.sort("rank")["doc"].to_list() == ["b", "a"]
+
+
+def _lacking_run() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """System b lacks query q2, which system a has; both have q1."""
+    run = pl.DataFrame(
+        {
+            "system": ["a", "a", "b"],
+            "day": ["mon", "mon", "mon"],
+            "query": ["q1", "q2", "q1"],
+            "doc": ["x", "y", "x"],
+            "score": [1.0, 1.0, 1.0],
+        }
+    )
+    qrels = pl.DataFrame({"query": ["q1", "q2"], "doc": ["x", "y"], "relevance": [1, 1]})
+    return run, qrels
+
+
+@pytest.mark.parametrize("by", [None, "day"])
+@pytest.mark.parametrize("way", ["frame", "lazy-buckets", "pieces"])
+def test_missing_error_is_per_system(way, by):
+    run, qrels = _lacking_run()
+    with pytest.raises(ValueError, match=r"(?s)system.*'b'.*q2") as raised:
+        if way == "frame":
+            pr.evaluate(run, qrels, ["AP"], missing="error", by=by)
+        elif way == "lazy-buckets":
+            pr.evaluate(run.lazy(), qrels, ["AP"], missing="error", by=by, memory_limit=1).collect()
+        else:
+            from polars_rankeval import pieces
+
+            options = {"missing": "error", "by": by}
+            job = pieces.prepare(run.schema, qrels.schema, ["AP"], options)
+            job = job.with_systems([run["system"]])
+            scored = [pieces.score(run, qrels, job)]
+            pieces.combine(scored, job, run_rows=run.height, qrels_rows=qrels.height)
+    assert "'a'" not in str(raised.value)
+
+
+def test_missing_error_per_segment_as_zero_scores():
+    run, qrels = _lacking_run()
+    run = run.with_columns(day=pl.Series(["mon", "tue", "mon"]))  # q2 asked on tuesday only
+    zero = pr.evaluate(run, qrels, ["AP"], missing="zero", by="day")
+    keys = ["day", "system", "query"]
+    added = zero.join(run.select(keys), on=keys, how="anti")
+    assert added.select(keys).rows() == [("tue", "b", "q2")]
+    with pytest.raises(ValueError, match=r"(?s)'tue'.*'b'.*q2"):
+        pr.evaluate(run, qrels, ["AP"], missing="error", by="day")
+    complete = run.vstack(pl.DataFrame([{"system": "b", "day": "tue", "query": "q2",
+                                         "doc": "y", "score": 1.0}]))  # fmt: skip
+    assert pr.evaluate(complete, qrels, ["AP"], missing="error", by="day").height == 4

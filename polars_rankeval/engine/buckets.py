@@ -73,12 +73,12 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval.engine.outcome import (
-    absent_queries,
     raise_absent_queries,
     warn_unscored_queries,
 )
 from polars_rankeval.engine.pipeline import Piece, check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.engine.plan import Options, Scored
+from polars_rankeval.engine.scope import absent_rankings
 from polars_rankeval.validation import check_duplicates, fresh_name, key_hash
 
 DEFAULT_LIMIT = 1 << 30
@@ -758,12 +758,14 @@ class _Seen:
     options: Options
     systems: list[pl.Series] = field(default_factory=list)
     queries: list[pl.Series] = field(default_factory=list)
+    rankings: list[pl.DataFrame] = field(default_factory=list)
+    """Under ``missing="error"``: the run's ``[*by], [system], query`` seen."""
 
     def add(self, batch: pl.DataFrame) -> None:
         if self.options.missing == "zero" and self.options.system is not None:
             self.systems.append(batch[self.options.system].unique())
         if self.options.missing == "error":
-            self.queries.append(batch[self.options.query].cast(pl.String).unique())
+            self.rankings.append(_ranking_keys(batch, self.options))
 
     def all_systems(self) -> pl.Series | None:
         if not self.systems:
@@ -772,6 +774,12 @@ class _Seen:
 
     def all_queries(self) -> pl.Series:
         return pl.concat(self.queries).unique() if self.queries else pl.Series([], dtype=pl.String)
+
+
+def _ranking_keys(batch: pl.DataFrame, options: Options) -> pl.DataFrame:
+    """A batch's distinct ``[*by], [system], query`` (query ids as strings)."""
+    keys = [*options.by, *([options.system] if options.system else []), options.query]
+    return batch.select(keys).with_columns(pl.col(options.query).cast(pl.String)).unique()
 
 
 def score_lazy(
@@ -846,7 +854,14 @@ def _run_job(
     def after_read() -> None:
         nonlocal systems
         if options.missing == "error":
-            raise_absent_queries(absent_queries(seen.all_queries(), qrels_seen.all_queries()))
+            keys = pl.concat(seen.rankings) if seen.rankings else None
+            if keys is None:
+                raise_absent_queries(qrels_seen.all_queries().unique().sort())
+            else:
+                raise_absent_queries(
+                    absent_rankings(keys, qrels_seen.all_queries(), query=options.query,
+                                    system=options.system, by=options.by)
+                )  # fmt: skip
         systems = seen.all_systems()
 
     def piece(rows: pl.DataFrame, qrels_rows: pl.DataFrame, concurrent: bool) -> Piece:

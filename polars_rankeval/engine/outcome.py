@@ -21,13 +21,39 @@ def readable(ids: pl.Series) -> list[str]:
     return text.str.replace_all("\x00\x00", " / ", literal=True).to_list()
 
 
-def raise_absent_queries(absent: pl.Series) -> None:
-    """missing='error': raise naming the qrels queries absent from the run (if any)."""
-    if absent.len():
-        shown = ", ".join(readable(absent.head(10)))
+def raise_absent_queries(absent: pl.Series | pl.DataFrame) -> None:
+    """missing='error': raise naming the qrels queries absent from the run (if any).
+
+    ``absent``: the queries, or the rankings (``[*by], [system], query``, query last)
+    the run lacks: each segment and system is named with its queries.
+
+    Examples
+    --------
+    >>> lacking = pl.DataFrame({"system": ["b", "b"], "query": ["q2", "q3"]})
+    >>> raise_absent_queries(lacking)
+    Traceback (most recent call last):
+    ...
+    ValueError: 2 qrels queries are not in the run (system='b': q2, q3). ...
+    """
+    if isinstance(absent, pl.Series) or absent.width == 1:
+        queries = absent if isinstance(absent, pl.Series) else absent.to_series()
+        shown = ", ".join(readable(queries.head(10)))
+        more = queries.len() > 10
+    else:
+        *where, query = absent.columns
+        parts = absent.group_by(where, maintain_order=True).agg(pl.col(query))
+        texts = [
+            ", ".join(f"{c}={row[c]!r}" for c in where)
+            + ": "
+            + ", ".join(readable(pl.Series(row[query][:10])))
+            + (", ..." if len(row[query]) > 10 else "")
+            for row in parts.head(10).iter_rows(named=True)
+        ]
+        shown, more = "; ".join(texts), parts.height > 10
+    if absent.shape[0]:
         msg = (
-            f"{absent.len()} qrels queries are not in the run ({shown}"
-            f"{', ...' if absent.len() > 10 else ''}). Pass missing='drop' to leave them out "
+            f"{absent.shape[0]} qrels queries are not in the run ({shown}"
+            f"{'; ...' if more else ''}). Pass missing='drop' to leave them out "
             f"or missing='zero' to score them as empty rankings (trec_eval -c)."
         )
         raise ValueError(msg)

@@ -120,3 +120,34 @@ def _absent(
             wanted = wanted.join(every.to_frame(system), how="cross")
     keys = [c for c in run_keys.columns]
     return wanted.join(run_keys, on=keys, how="anti", maintain_order="left").select(columns)
+
+
+def absent_rankings(
+    run_keys: pl.DataFrame,
+    qrels_queries: pl.Series,
+    *,
+    query: str,
+    system: str | None,
+    by: Sequence[str] = (),
+    systems: pl.Series | None = None,
+) -> pl.DataFrame:
+    """``[*by], [system], query`` (query ids as strings, sorted) of the rankings the run
+    lacks: those ``missing="zero"`` scores as empty and ``missing="error"`` refuses,
+    by the same rule (:func:`scope`).
+
+    ``run_keys`` holds the run's ranking keys (repeats allowed); ``systems``, every
+    system of the whole run when ``run_keys`` come from one piece of it.
+
+    Examples
+    --------
+    >>> run_keys = pl.DataFrame({"system": ["a", "a", "b"], "query": ["q1", "q2", "q1"]})
+    >>> absent_rankings(run_keys, pl.Series(["q1", "q2"]), query="query", system="system").rows()
+    [('b', 'q2')]
+    """
+    keys = [*by, *([system] if system else []), query]
+    present = run_keys.select(keys).with_columns(pl.col(query).cast(pl.String)).unique()
+    queries = qrels_queries.cast(pl.String).unique().sort().alias(query).to_frame()
+    facts = queries.with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).alias(FACT))
+    every = None if systems is None else systems.unique(maintain_order=True)
+    missing = _absent(present, facts, query, system, by, every)
+    return missing.drop(FACT).sort(keys)
