@@ -59,6 +59,7 @@ from polars_rankeval.validation import (
     check_grade_dtype,
     check_int,
     check_judged_values,
+    check_n_rel,
     check_output_names,
     system_column,
 )
@@ -426,6 +427,8 @@ def evaluate_judged(
         check_judged_values(table, keys=keys, rank=rank, relevance=relevance, offset=offset)
 
     def piece(table: pl.DataFrame) -> Piece:
+        if validate and n_rel:  # a piece holds whole rankings
+            check_n_rel(table, keys=keys, relevance=relevance, n_rel=n_rel, rel_level=rel_level)
         shape = judged_from_table(
             table,
             keys=keys,

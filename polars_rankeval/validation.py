@@ -359,3 +359,52 @@ def check_judged_values(
             (fractional.fill_null(False), f"has a grade {relevance!r} that is not an integer")
         )
     _raise_first(table, problems, "judged", offset=offset)
+
+
+def check_n_rel(
+    table: pl.DataFrame, *, keys: Sequence[str], relevance: str, n_rel: str, rel_level: int
+) -> None:
+    """A pre-judged table's ``n_rel`` (|R| of each ranking): one value per ranking, not
+    negative, and not below the ranking's relevant rows (grade >= ``rel_level``, shown
+    or not), which are relevant documents of it. Null: counted from the rows.
+
+    ``table`` holds whole rankings (a batch of a lazy table may not: check its pieces).
+
+    Examples
+    --------
+    >>> log = pl.DataFrame({"query": ["u", "u"], "rank": [1, 2], "relevance": [1, 1],
+    ...                     "n_rel": [1, 1]})
+    >>> check_n_rel(log, keys=["query"], relevance="relevance", n_rel="n_rel", rel_level=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: judged column 'n_rel' is 1 for ranking {'query': 'u'}, which has 2 relevant ...
+    """
+    grade = pl.col(relevance).cast(pl.Int64)
+    per_ranking = table.group_by(keys, maintain_order=True).agg(
+        pl.col(n_rel).min().alias("low"),
+        pl.col(n_rel).max().alias("high"),
+        pl.col(n_rel).null_count().alias("nulls"),
+        pl.len().alias("rows"),
+        (grade >= rel_level).sum().alias("relevant"),
+    )
+    problems = [
+        (
+            (pl.col("low") != pl.col("high")) | pl.col("nulls").is_between(1, pl.col("rows") - 1),
+            "varies within ranking {where} ({low} to {high}, nulls: {nulls}): give each "
+            "ranking one |R|",
+        ),
+        (pl.col("low") < 0, "is {low} for ranking {where}: |R| cannot be negative"),
+        (
+            pl.col("low") < pl.col("relevant"),
+            "is {low} for ranking {where}, which has {relevant} relevant rows (relevance "
+            f"{relevance!r} >= {rel_level}): |R| counts every relevant document, shown or not",
+        ),
+    ]
+    for bad, text in problems:
+        found = per_ranking.filter(bad.fill_null(False))
+        if found.height:
+            row = found.row(0, named=True)
+            where = {k: row[k] for k in keys}
+            msg = f"judged column {n_rel!r} " + text.format(where=where, **row)
+            more = f" ({found.height} rankings so)" if found.height > 1 else ""
+            raise ValueError(msg + more + ".")

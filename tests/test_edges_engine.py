@@ -122,3 +122,44 @@ def test_missing_error_per_segment_as_zero_scores():
     complete = run.vstack(pl.DataFrame([{"system": "b", "day": "tue", "query": "q2",
                                          "doc": "y", "score": 1.0}]))  # fmt: skip
     assert pr.evaluate(complete, qrels, ["AP"], missing="error", by="day").height == 4
+
+
+def _judged(n_rel: list[int | None]) -> pl.DataFrame:
+    """Ranking (s, q1): three relevant rows shown; ranking (s, q2): one."""
+    return pl.DataFrame(
+        {
+            "system": ["s"] * 5,
+            "query": ["q1", "q1", "q1", "q2", "q2"],
+            "rank": [1, 2, 3, 1, 2],
+            "relevance": [1, 1, 1, 1, 0],
+            "n_rel": n_rel,
+        }
+    )
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("n_rel", "match"),
+    [
+        ([1, 1, 1, 5, 5], r"(?s)'n_rel' is 1 .*'q1'.*3 relevant"),
+        ([3, 3, 3, -1, -1], r"(?s)'n_rel' is -1 .*'q2'"),
+        ([3, 4, 3, 5, 5], r"(?s)'n_rel'.*q1.*3.*4"),
+    ],
+    ids=["below-shown", "negative", "varying"],
+)
+def test_evaluate_judged_refuses_impossible_n_rel(n_rel, match, lazy):
+    judged = _judged(n_rel)
+    with pytest.raises(ValueError, match=match):
+        if lazy:
+            pr.evaluate_judged(judged.lazy(), ["AP", "NumRel"], n_rel="n_rel").collect()
+        else:
+            pr.evaluate_judged(judged, ["AP", "NumRel"], n_rel="n_rel")
+
+
+def test_evaluate_judged_takes_possible_n_rel():
+    got = pr.evaluate_judged(_judged([3, 3, 3, 4, 4]), ["NumRel", "R@3"], n_rel="n_rel")
+    assert got.rows() == [("s", "q1", 3.0, 1.0), ("s", "q2", 4.0, 0.25)]
+    nulls = pr.evaluate_judged(_judged([None] * 5), ["NumRel"], n_rel="n_rel")
+    assert nulls["NumRel"].to_list() == [3.0, 1.0]
+    higher = pr.evaluate_judged(_judged([1, 1, 1, 1, 1]), ["NumRel"], n_rel="n_rel", rel_level=2)
+    assert higher["NumRel"].to_list() == [1.0, 1.0]  # no row is relevant at level 2
