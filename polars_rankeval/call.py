@@ -3,8 +3,9 @@
 :func:`polars_rankeval.evaluate` (DataFrame or LazyFrame), the Dask and Spark adapters
 (:func:`polars_rankeval.pieces.prepare`, on the schemas alone) and the command line
 (through ``evaluate``) build the same :class:`Call` with :func:`prepare`: the keyword
-options checked against :data:`OPTION_RULES` (declared, as scikit-learn's
-``validate_params`` declares them) and against the run's and qrels' schemas
+options checked against their declared rules
+(:data:`polars_rankeval.options.OPTION_RULES`, as scikit-learn's ``validate_params``
+declares them) and against the run's and qrels' schemas
 (:func:`polars_rankeval.options.run_options`), the measures parsed under the
 conventions, their output names checked, before any row is read. The engine then
 reads the call's :class:`~polars_rankeval.engine.plan.Options` and measures; the
@@ -16,53 +17,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
 import polars as pl
 
-from polars_rankeval._typing import Duplicates, Missing, Order
 from polars_rankeval.engine.buckets import memory_bytes
 from polars_rankeval.engine.plan import Options
 from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, parse_measures
-from polars_rankeval.options import run_options
-from polars_rankeval.validation import check_choice, check_int, check_output_names
+from polars_rankeval.options import check_options, run_options
+from polars_rankeval.validation import check_output_names
 
-
-@dataclass(frozen=True)
-class Rule:
-    """What one keyword option may be: one of ``choices``, or an int of at least
-    ``minimum``, or a bool; None too when ``none``."""
-
-    choices: tuple[Any, ...] = ()
-    minimum: int | None = None
-    boolean: bool = False
-    none: bool = False
-
-    def check(self, name: str, value: Any) -> None:
-        """Raise naming the option and what it may be."""
-        if value is None and self.none:
-            return
-        if self.choices:
-            check_choice(name, value, self.choices)
-        elif self.minimum is not None:
-            check_int(name, value, minimum=self.minimum)
-        elif self.boolean and not isinstance(value, bool):
-            msg = f"{name} must be True or False. Got {value!r} instead."
-            raise TypeError(msg)
-
-
-OPTION_RULES: Mapping[str, Rule] = {
-    "order": Rule(choices=get_args(Order)),
-    "missing": Rule(choices=get_args(Missing), none=True),
-    "duplicates": Rule(choices=get_args(Duplicates)),
-    "rel_level": Rule(minimum=0, none=True),
-    "depth": Rule(minimum=0, none=True),
-    "per_query": Rule(boolean=True),
-    "validate": Rule(boolean=True),
-}
-"""The keyword options whose values are checked alone (their columns and dtypes are
-checked against the schemas by :func:`~polars_rankeval.options.run_options`)."""
 CALL_OPTIONS = frozenset({"per_query", "validate", "memory_limit"})
 """Options of the call itself, not of how a run is read."""
 
@@ -131,7 +96,7 @@ def prepare(
     >>> prepare(run, qrels, ["AP"], {"depth": -1})
     Traceback (most recent call last):
     ...
-    ValueError: depth must be an int >= 0. Got -1 instead.
+    ValueError: depth must be an int >= 0 or None. Got -1 instead.
     """
     accepted = OPTIONS if accepts is None else accepts
     unknown = sorted(set(options) - accepted)
@@ -141,9 +106,7 @@ def prepare(
             f"Options are those of polars_rankeval.evaluate: {', '.join(sorted(accepted))}."
         )
         raise TypeError(msg)
-    for name, rule in OPTION_RULES.items():
-        if name in options:
-            rule.check(name, options[name])
+    check_options({k: options[k] for k in ("per_query", "validate") if k in options})
     conventions = options.get("conventions")
     parsed = parse_measures(measures, conventions=conventions) if scores else []
     read = {k: v for k, v in options.items() if k not in CALL_OPTIONS}

@@ -7,7 +7,9 @@ value, a missing column or a dtype that cannot work, before any data is read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, get_args
 
 import polars as pl
 
@@ -24,6 +26,58 @@ from polars_rankeval.validation import (
     check_score_dtype,
     system_column,
 )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What one keyword option may be: one of ``choices``, an int of at least
+    ``minimum``, or a bool; None too when ``none``."""
+
+    choices: tuple[Any, ...] = ()
+    minimum: int | None = None
+    boolean: bool = False
+    none: bool = False
+
+    def check(self, name: str, value: Any) -> None:
+        """Raise naming the option and what it may be."""
+        if value is None and self.none:
+            return
+        if self.choices:
+            check_choice(name, value, self.choices)
+        elif self.minimum is not None:
+            check_int(name, value, minimum=self.minimum, allow_none=self.none)
+        elif self.boolean and not isinstance(value, bool):
+            msg = f"{name} must be True or False. Got {value!r} instead."
+            raise TypeError(msg)
+
+
+OPTION_RULES: Mapping[str, Rule] = {
+    "order": Rule(choices=get_args(Order)),
+    "missing": Rule(choices=get_args(Missing)),
+    "duplicates": Rule(choices=get_args(Duplicates)),
+    "rel_level": Rule(minimum=0),
+    "depth": Rule(minimum=0, none=True),
+    "per_query": Rule(boolean=True),
+    "validate": Rule(boolean=True),
+}
+"""The keyword options whose values are checked alone, declared (``missing`` and
+``rel_level`` after the conventions gave their defaults); their columns and dtypes
+are checked against the schemas by :func:`run_options`."""
+
+
+def check_options(values: Mapping[str, Any]) -> None:
+    """Check each option of ``values`` against its rule in :data:`OPTION_RULES`.
+
+    Examples
+    --------
+    >>> check_options({"order": "score", "depth": None})
+    >>> check_options({"depth": -1})
+    Traceback (most recent call last):
+    ...
+    ValueError: depth must be an int >= 0 or None. Got -1 instead.
+    """
+    for name, value in values.items():
+        OPTION_RULES[name].check(name, value)
 
 
 def run_options(
@@ -55,11 +109,10 @@ def run_options(
     conv = get_conventions(conventions)
     missing = conv.absent_queries if missing is None else missing
     rel_level = conv.rel_level if rel_level is None else rel_level
-    check_choice("order", order, Order)
-    check_choice("missing", missing, Missing)
-    check_choice("duplicates", duplicates, Duplicates)
-    check_int("rel_level", rel_level, minimum=0)
-    check_int("depth", depth, minimum=0, allow_none=True)
+    check_options(
+        {"order": order, "missing": missing, "duplicates": duplicates,
+         "rel_level": rel_level, "depth": depth}
+    )  # fmt: skip
     taken = [*run_schema.names(), *qrels_schema.names()]
     query, query_parts = id_columns(query, JOINED_QUERY, "query", taken)
     doc, doc_parts = id_columns(doc, JOINED_DOC, "doc", taken)
