@@ -59,13 +59,6 @@ def raise_absent_queries(absent: pl.Series | pl.DataFrame) -> None:
         raise ValueError(msg)
 
 
-def absent_queries(run_queries: pl.Series, qrels_queries: pl.Series) -> pl.Series:
-    """The qrels queries absent from the run, compared as strings, sorted."""
-    run_q = run_queries.cast(pl.String).unique().implode()
-    qrels_q = qrels_queries.cast(pl.String).unique()
-    return qrels_q.filter(~qrels_q.is_in(run_q)).sort()
-
-
 def warn_unjudged_queries(unjudged: pl.Series) -> None:
     """Warn naming the queries of a judged table (one entry per ranking) with no judged row."""
     _warn(unjudged, "queries have no judged row (every grade is null) and were not scored",
