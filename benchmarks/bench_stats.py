@@ -12,6 +12,11 @@ zeros real measures have):
 - ``baseline`` (issue 4): 50 systems x 10 measures x 10,000 queries, every system
   against a baseline (490 comparisons): t-test and 10,000-resample
   randomization test, Holm-corrected.
+- ``intervals`` (issue 37): ``pr.summarize`` of one system on 100,000 queries and
+  3 measures with 1,000 resamples, ``interval="bootstrap"`` and ``"bca"``, side by
+  side with ``scipy.stats.bootstrap(method="BCa")`` on the same values (one
+  measure at a time, as scipy takes them; its jackknife is O(n^2), so it runs on
+  ``--scipy-queries`` queries, 20,000 by default, and the page says so).
 
 Each step prints its wall time, the peak resident set size during the step
 (Linux: the ``VmHWM`` counter, reset before each step through
@@ -22,9 +27,11 @@ Run from the repository root::
 
     python benchmarks/bench_stats.py                      # both parts
     python benchmarks/bench_stats.py --part many          # issue 16 only
+    python benchmarks/bench_stats.py --part intervals     # summarize's intervals
 
 Options: ``--systems 50 --queries 10000 --measures 10 --permutations 1000
---resamples 10000 --part many|baseline|all``. Not a test: no assertion on time.
+--resamples 10000 --interval-queries 100000 --scipy-queries 20000
+--part many|baseline|intervals|all``. Not a test: no assertion on time.
 """
 
 from __future__ import annotations
@@ -151,6 +158,36 @@ def against_baseline(args: argparse.Namespace) -> None:
         print(f"    {out['significant'].sum()} of {comparisons} significant")
 
 
+def intervals(args: argparse.Namespace) -> None:
+    import scipy.stats as sps
+
+    n = args.interval_queries
+    per_query = synthetic_per_query(1, 3, n)
+    print(f"\n[intervals] 1 system x 3 measures x {n:,} queries, 1,000 resamples")
+    for kind in ("bootstrap", "bca"):
+        measure(
+            f"  summarize(interval={kind!r})",
+            lambda k=kind: pr.summarize(per_query, interval=k, n_resamples=1_000, seed=0),
+        )
+    k = min(args.scipy_queries, n)
+    one = per_query.head(k).select("system", "query", "M1")
+    values = one["M1"].to_numpy()
+    ours = measure(
+        f"  summarize(interval='bca'), one measure, {k:,} queries",
+        lambda: pr.summarize(one, interval="bca", n_resamples=1_000, seed=0),
+    )
+    ref = measure(
+        f"  scipy.stats.bootstrap(method='BCa'), one measure, {k:,} queries",
+        lambda: sps.bootstrap(
+            (values,), np.mean, n_resamples=1_000, method="BCa", rng=np.random.default_rng(0)
+        ),
+    ).confidence_interval
+    print(
+        f"    interval ours ({ours['ci_low'][0]:.6f}, {ours['ci_high'][0]:.6f}), "
+        f"scipy ({ref.low:.6f}, {ref.high:.6f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--systems", type=int, default=50)
@@ -158,7 +195,9 @@ def main() -> None:
     parser.add_argument("--measures", type=int, default=10)
     parser.add_argument("--permutations", type=int, default=1_000)
     parser.add_argument("--resamples", type=int, default=10_000)
-    parser.add_argument("--part", choices=("many", "baseline", "all"), default="all")
+    parser.add_argument("--interval-queries", type=int, default=100_000)
+    parser.add_argument("--scipy-queries", type=int, default=20_000)
+    parser.add_argument("--part", choices=("many", "baseline", "intervals", "all"), default="all")
     args = parser.parse_args()
     import scipy.stats  # noqa: F401  (imported before the clocks start: slow to import)
 
@@ -167,6 +206,8 @@ def main() -> None:
         many_systems(args)
     if args.part in ("baseline", "all"):
         against_baseline(args)
+    if args.part in ("intervals", "all"):
+        intervals(args)
     print(f"\nload average after: {os.getloadavg()}")
 
 

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
+from polars_rankeval._typing import Aggregate, AggregateMode, IntoFrame, Missing
 from polars_rankeval.catalogue import Better
 from polars_rankeval.inputs import as_frame, run_keys
 from polars_rankeval.means import measure_columns
@@ -857,20 +857,21 @@ def summarize(
     groups = frame.partition_by(system, maintain_order=True) if system else [frame]
     parts = []
     for group in sorted(groups, key=lambda g: g[system][0]) if system else groups:
-        rows = []
-        for c in cols:
-            kind = measure_kind(c, aggregate)
+        rows: dict[str, dict[str, object]] = {}
+        for (kind, bounds), alike in _alike_columns(cols, aggregate, clip).items():
+            # the measures of one kind and range together: they share the resamples
             out = interval_matrix(
-                group[c].cast(pl.Float64).to_numpy(),
+                group.select(pl.col(alike).cast(pl.Float64)).to_numpy(),
                 interval=interval,
                 level=level,
                 n_resamples=n_resamples,
                 seed=seed,
                 aggregate=kind,
-                bounds=measure_bounds(c) if clip else None,
+                bounds=bounds,
             )
-            rows.append({"measure": c, "aggregate": kind, **{k: v[0] for k, v in out.items()}})
-        part = pl.DataFrame(rows).with_columns(
+            for j, c in enumerate(alike):
+                rows[c] = {"measure": c, "aggregate": kind, **{k: v[j] for k, v in out.items()}}
+        part = pl.DataFrame([rows[c] for c in cols]).with_columns(
             pl.col("n").cast(pl.UInt32), pl.col("clipped").cast(pl.Boolean)
         )
         if system:
@@ -879,6 +880,17 @@ def summarize(
             )
         parts.append(part)
     return pl.concat(parts)
+
+
+def _alike_columns(
+    cols: Sequence[str], aggregate: AggregateMode, clip: bool
+) -> dict[tuple[Aggregate, tuple[float, float] | None], list[str]]:
+    """The measure columns by (aggregate kind, bounds to clip to), in their order."""
+    alike: dict[tuple[Aggregate, tuple[float, float] | None], list[str]] = {}
+    for c in cols:
+        key = (measure_kind(c, aggregate), measure_bounds(c) if clip else None)
+        alike.setdefault(key, []).append(c)
+    return alike
 
 
 def _empty_summary(dtype: pl.DataType, system: str) -> pl.DataFrame:

@@ -368,6 +368,46 @@ def test_bca_interval_is_scipys():
     assert np.isnan(constant["ci_low"][0])  # scipy: degenerate data
 
 
+def test_bca_interval_is_scipys_over_many_columns_and_blocks(monkeypatch):
+    """The closed-form jackknife of the mean and resamples drawn in blocks of a few rows
+    give scipy's BCa interval (its jackknife recomputes the mean n times, O(n^2))."""
+    monkeypatch.setattr(stats, "RESAMPLE_BUDGET", 3_000 * 7)  # blocks of 7 rows
+    rng = np.random.default_rng(8)
+    # continuous values, and 0/1 values (whose sums are exact in any order: resampled
+    # means equal to the mean are ties for scipy too)
+    x = np.column_stack([rng.beta(1, 3, 3_000), rng.integers(0, 2, 3_000).astype(float)])
+    got = interval_matrix(x, interval="bca", n_resamples=500, seed=2, level=0.9)
+    for j in range(x.shape[1]):
+        ref = sps.bootstrap(
+            (x[:, j],),
+            np.mean,
+            n_resamples=500,
+            confidence_level=0.9,
+            method="BCa",
+            rng=np.random.default_rng(2),
+        ).confidence_interval
+        assert got["ci_low"][j] == pytest.approx(ref.low, rel=1e-9)
+        assert got["ci_high"][j] == pytest.approx(ref.high, rel=1e-9)
+
+
+def test_bca_counts_resampled_means_equal_in_exact_arithmetic_as_ties():
+    """Tenths (P@10) sum to the mean in another order: those resamples are ties, half
+    below the mean, whatever the float sums of one order give."""
+    x = np.random.default_rng(8).integers(0, 11, 3_000)[:, None] / 10
+    means = stats.bootstrap_means(x, n_resamples=500, seed=2)
+    exact = np.rint(means * 3_000 * 10).astype(np.int64)  # resampled totals, in tenths
+    total = int(np.rint(x.sum() * 10))
+    assert (exact == total).sum() >= 1  # the case at hand: some resamples tie
+    share = ((exact < total).sum() + (exact <= total).sum()) / (2 * 500)
+    z0, z = sps.norm.ppf(share), sps.norm.ppf(0.95)
+    u = x[:, 0] - x.mean()
+    a = (u**3).sum() / (6 * (u**2).sum() ** 1.5)
+    ends = [sps.norm.cdf(z0 + (z0 + s) / (1 - a * (z0 + s))) for s in (-z, z)]
+    low, high = stats.bca_interval(x, means, 0.9)
+    assert low[0] == pytest.approx(np.percentile(means[:, 0], 100 * ends[0]), rel=1e-12)
+    assert high[0] == pytest.approx(np.percentile(means[:, 0], 100 * ends[1]), rel=1e-12)
+
+
 def test_rr_normal_interval_is_clipped_and_says_so():
     rr = np.array([1.0] * 18 + [0.5, 0.25])  # mean 0.9375, normal upper end above 1
     free = interval_matrix(rr)
