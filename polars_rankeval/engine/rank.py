@@ -308,24 +308,25 @@ class TieBreak:
         offsets = np.cumsum(sizes) - sizes
         members = (packed[positions] & mask).astype(np.int64)
         by_member = np.argsort(members)
+        in_row_order = members[by_member]
         tied = pl.DataFrame(
             {
                 "group": np.repeat(np.arange(len(sizes)), sizes)[by_member],
-                "row": members[by_member],
-                "value": self.values[members[by_member]],
+                "row": in_row_order,
+                "value": self.values[in_row_order],
+                "at": np.arange(len(members)),  # position in row order
             }
         )
-        if self.by_doc:
-            tied = tied.with_columns(
-                doc=gather_sorted(self.doc, members[by_member]).cast(pl.String)
-            )
+        if self.by_doc:  # one chunk: a sort of many chunks costs twice as much
+            doc = gather_sorted(self.doc, in_row_order).cast(pl.String).rechunk()
+            tied = tied.with_columns(doc=doc)
         last = "doc" if self.by_doc else "row"
         ordered = tied.sort(
             ["group", "value", last], descending=[False, self.descending, self.by_doc]
-        )["row"].to_numpy()
-        place = np.arange(len(ordered)) - np.repeat(offsets, sizes)
-        by_row = np.argsort(ordered)
-        return place[by_row][np.searchsorted(ordered[by_row], rows)]
+        )["at"].to_numpy()
+        place = np.empty(len(members), np.int64)  # place of each member, in row order
+        place[ordered] = np.arange(len(ordered)) - np.repeat(offsets, sizes)
+        return place[np.searchsorted(in_row_order, rows)]
 
 
 @dataclass(frozen=True)
