@@ -118,7 +118,13 @@ def run_options(
     doc, doc_parts = id_columns(doc, JOINED_DOC, "doc", taken)
     system = system_column(system, run_schema)
     ids = [*(query_parts or [query]), *(doc_parts or [doc])]
+    check_roles(
+        {"query": query_parts or [query], "doc": doc_parts or [doc], "system": [system],
+         "score": [score if order == "score" else None],
+         "rank": [rank if order == "rank" else None]}
+    )  # fmt: skip
     segments = segment_columns(by, run_schema, taken=[*ids, score, rank, system])
+    check_roles({"by": segments})
     check_not_swapped(run_schema, qrels_schema, score=score, relevance=relevance)
     for keyword, names in (("query", query_parts or [query]), ("doc", doc_parts or [doc])):
         for name in names:
@@ -150,6 +156,45 @@ def run_options(
         duplicates,
         conv,
     )
+
+
+RESERVED = "__rk_"
+"""The prefix of the engine's own column names: no user column may start with it."""
+
+
+def check_roles(roles: Mapping[str, Sequence[str | None]]) -> None:
+    """Raise when one column has two roles, or a name the engine keeps for its own columns.
+
+    Examples
+    --------
+    >>> check_roles({"query": ["system"], "system": ["system"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: query and system both name the column 'system': a column has one role. ...
+    """
+    seen: dict[str, str] = {}
+    for role, names in roles.items():
+        for name in names:
+            if name is None:
+                continue
+            if name.startswith(RESERVED) and not name.startswith((JOINED_QUERY, JOINED_DOC)):
+                msg = (
+                    f"{role} names the column {name!r}: names starting with {RESERVED!r} "
+                    f"are the engine's own columns. Rename it."
+                )
+                raise ValueError(msg)
+            if name in seen:
+                hint = (
+                    " Pass system=None for a run of one system, or name another column."
+                    if "system" in (role, seen[name])
+                    else ""
+                )
+                msg = (
+                    f"{seen[name]} and {role} both name the column {name!r}: "
+                    f"a column has one role.{hint}"
+                )
+                raise ValueError(msg)
+            seen[name] = role
 
 
 def segment_columns(
