@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, overload
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import ArrowStreamExportable, FrameT, NestedDict, PolarsFrame
@@ -63,7 +64,7 @@ def as_frame(
         return _from_nested(obj, name, columns)
     module = type(obj).__module__.split(".")[0]
     if module == "pandas" and hasattr(obj, "columns"):
-        return pl.from_pandas(obj)
+        return _from_pandas(obj, name)
     if module == "pyarrow" and hasattr(obj, "schema"):  # a Table or RecordBatch: no copy
         table = pl.from_arrow(obj)
         if isinstance(table, pl.DataFrame):
@@ -172,6 +173,30 @@ def id_columns(
         msg = f"{argument} names a column twice: {list(parts)}."
         raise ValueError(msg)
     return (parts[0], ()) if len(parts) == 1 else (fresh_name(joined, taken), parts)
+
+
+def _from_pandas(frame: Any, name: str) -> pl.DataFrame:
+    """A pandas frame as Polars; an ImportError for pyarrow names the columns that need it.
+
+    Polars reads numpy-backed columns by itself; pandas 3's default ``str`` columns,
+    ``string``, nullable (``Int64``) and Arrow-backed ones go through pyarrow.
+    """
+    try:
+        return pl.from_pandas(frame)
+    except ImportError as err:
+        if "pyarrow" not in str(err):
+            raise
+        needs = [
+            f"{c!r} ({frame.dtypes[c]})"
+            for c in frame.columns
+            if not isinstance(frame.dtypes[c], np.dtype)
+        ]
+        msg = (
+            f"Reading the pandas {name} needs pyarrow: its columns {', '.join(needs)} are not "
+            f"numpy-backed (pandas 3's default string columns are not). Install it with "
+            f"pip install 'polars-rankeval[pandas]' (or pyarrow), or pass a Polars frame."
+        )
+        raise ImportError(msg) from err
 
 
 def dict_columns(

@@ -94,3 +94,44 @@ def test_boolean_relevance_everywhere(corpus, lazy):
     else:
         got = quietly(pr.evaluate, run, flags, measures)
     assert_frame_equal(got, quietly(pr.evaluate, run, ints, measures))
+
+
+NO_PYARROW = """
+import importlib.abc, sys
+
+
+class NoPyarrow(importlib.abc.MetaPathFinder):  # pyarrow as if it were not installed
+    def find_spec(self, name, path, target=None):
+        if name == "pyarrow" or name.startswith("pyarrow."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, NoPyarrow())
+import pandas as pd
+import polars_rankeval as pr
+
+run = pd.DataFrame({"query": pd.array(["a", "a"], dtype="string[python]"),
+                    "doc": ["x", "y"], "score": [1.0, 2.0]})
+qrels = pd.DataFrame({"query": ["a"], "doc": ["x"], "relevance": [1]})
+try:
+    pr.evaluate(run, qrels, ["P@1"])
+except ImportError as err:
+    print(err)
+numeric = pd.DataFrame({"query": [1, 1], "doc": [5, 6], "score": [1.0, 2.0]})
+print(pr.evaluate(numeric, {"1": {"6": 1}}, ["P@1"])["P@1"].to_list())
+"""
+
+
+def test_a_pandas_string_column_without_pyarrow_names_the_column_and_the_extra() -> None:
+    """pandas 3's string columns need pyarrow to become Polars: the error says which
+    columns and what to install, where Polars' raw ImportError said neither."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", NO_PYARROW], capture_output=True, text=True, check=True
+    )
+    first, second = done.stdout.strip().splitlines()
+    assert "Reading the pandas run needs pyarrow" in first
+    assert "'query' (string)" in first and "polars-rankeval[pandas]" in first
+    assert second == "[1.0]"  # numpy-backed columns need no pyarrow
