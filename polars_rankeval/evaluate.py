@@ -15,6 +15,7 @@ import polars as pl
 from polars_rankeval._typing import (
     ArrowStreamExportable,
     Duplicates,
+    Empty,
     FrameT,
     IntoFrame,
     IntoFrameOrDict,
@@ -53,7 +54,7 @@ from polars_rankeval.measures import (
     Measure,
     parse_measures,
 )
-from polars_rankeval.options import segment_columns
+from polars_rankeval.options import check_options, segment_columns
 from polars_rankeval.validation import (
     check_columns,
     check_grade_dtype,
@@ -82,6 +83,7 @@ def evaluate(
     order: Order = "score",
     depth: int | None = None,
     missing: Missing | None = None,
+    empty_queries: Empty | None = None,
     duplicates: Duplicates = "error",
     per_query: bool = True,
     validate: bool = True,
@@ -105,6 +107,7 @@ def evaluate(
     order: Order = "score",
     depth: int | None = None,
     missing: Missing | None = None,
+    empty_queries: Empty | None = None,
     duplicates: Duplicates = "error",
     per_query: bool = True,
     validate: bool = True,
@@ -127,6 +130,7 @@ def evaluate(
     order: Order = "score",
     depth: int | None = None,
     missing: Missing | None = None,
+    empty_queries: Empty | None = None,
     duplicates: Duplicates = "error",
     per_query: bool = True,
     validate: bool = True,
@@ -180,6 +184,12 @@ def evaluate(
         ``"zero"`` (score them as empty rankings, trec_eval ``-c``) or ``"error"``.
         Run queries with no qrels row are never scored; for a DataFrame run an
         :class:`UnscoredQueriesWarning` says how many.
+    empty_queries
+        Scored queries (or users) without a relevant document (default: the
+        conventions' choice, ``"zero"`` but for torchmetrics): ``"zero"`` (each
+        measure's own value: 0 for AP, RR, nDCG, ...), ``"one"``, ``"skip"`` (left out
+        of the output and the means) or ``"error"``, as torchmetrics'
+        ``empty_target_action``. Counts (``NumRet``, ``NumRel``, ...) keep their value.
     duplicates
         Duplicate (query, doc) rows in the run: ``"error"`` or ``"keep_best"``.
     per_query
@@ -253,6 +263,7 @@ def evaluate(
         "order": order,
         "depth": depth,
         "missing": missing,
+        "empty_queries": empty_queries,
         "duplicates": duplicates,
         "conventions": conventions,
         "per_query": per_query,
@@ -302,6 +313,7 @@ def evaluate_judged(
     by: str | Sequence[str] | None = None,
     n_rel: str | None = None,
     rel_level: int = 1,
+    empty_queries: Empty | None = None,
     validate: bool = True,
     conventions: str | Conventions | None = None,
     memory_limit: int | str | None = None,
@@ -318,6 +330,7 @@ def evaluate_judged(
     by: str | Sequence[str] | None = None,
     n_rel: str | None = None,
     rel_level: int = 1,
+    empty_queries: Empty | None = None,
     validate: bool = True,
     conventions: str | Conventions | None = None,
     memory_limit: int | str | None = None,
@@ -333,6 +346,7 @@ def evaluate_judged(
     by: str | Sequence[str] | None = None,
     n_rel: str | None = None,
     rel_level: int = 1,
+    empty_queries: Empty | None = None,
     validate: bool = True,
     conventions: str | Conventions | None = None,
     memory_limit: int | str | None = None,
@@ -367,6 +381,9 @@ def evaluate_judged(
         is a ranking of its own; the result keeps the columns.
     rel_level
         Minimum grade that counts as relevant.
+    empty_queries
+        Rankings (users) without a relevant document, as for :func:`evaluate`:
+        ``"zero"``, ``"one"``, ``"skip"`` or ``"error"`` (default: the conventions').
     validate
         Check the table first (default True): ids are not null, ranks are
         integers >= 1 and unique within a ranking, grades are integers or
@@ -407,6 +424,8 @@ def evaluate_judged(
     conv = get_conventions(conventions)
     judged = as_frame(judged, "judged")
     check_int("rel_level", rel_level, minimum=0)
+    empty = conv.empty_queries if empty_queries is None else empty_queries
+    check_options({"empty_queries": empty})
     schema = judged.lazy().collect_schema()
     system = system_column(system, schema)
     queries = run_keys(query, None)
@@ -441,7 +460,7 @@ def evaluate_judged(
         )
         ids = [pl.col(q).cast(pl.String) for q in queries]
         unjudged = shape.keys.filter(~shape.rankings[SCORED])
-        scores = aggregate(shape, parsed, context, conv.empty_queries)
+        scores = aggregate(shape, parsed, context, empty)
         return Piece(scores, unjudged.select(pl.concat_str(ids, separator=" / ")), table.height, 0)
 
     def finished(pieces: list[Piece]) -> pl.DataFrame:

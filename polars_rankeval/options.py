@@ -8,12 +8,12 @@ value, a missing column or a dtype that cannot work, before any data is read.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, get_args
 
 import polars as pl
 
-from polars_rankeval._typing import Duplicates, Missing, Order
+from polars_rankeval._typing import Duplicates, Empty, Missing, Order
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine.plan import Options
 from polars_rankeval.inputs import JOINED_DOC, JOINED_QUERY, check_not_swapped, id_columns
@@ -54,6 +54,7 @@ class Rule:
 OPTION_RULES: Mapping[str, Rule] = {
     "order": Rule(choices=get_args(Order)),
     "missing": Rule(choices=get_args(Missing)),
+    "empty_queries": Rule(choices=get_args(Empty)),
     "duplicates": Rule(choices=get_args(Duplicates)),
     "rel_level": Rule(minimum=0),
     "depth": Rule(minimum=0, none=True),
@@ -95,6 +96,7 @@ def run_options(
     order: Order = "score",
     depth: int | None = None,
     missing: Missing | None = None,
+    empty_queries: Empty | None = None,
     duplicates: Duplicates = "error",
     conventions: str | Conventions | None = None,
 ) -> Options:
@@ -104,15 +106,19 @@ def run_options(
     be in the run. A list of columns for ``query`` or ``doc`` is a compound id:
     the engine reads one id joined from them (:func:`polars_rankeval.inputs.joined_id`),
     which :func:`polars_rankeval.inputs.with_joined_ids` adds to the frames.
-    ``missing`` and ``rel_level`` not given: the conventions' choices.
+    ``missing``, ``empty_queries`` and ``rel_level`` not given: the conventions'
+    choices; ``empty_queries`` given replaces the conventions' choice.
     """
     conv = get_conventions(conventions)
     missing = conv.absent_queries if missing is None else missing
     rel_level = conv.rel_level if rel_level is None else rel_level
+    empty_queries = conv.empty_queries if empty_queries is None else empty_queries
     check_options(
         {"order": order, "missing": missing, "duplicates": duplicates,
-         "rel_level": rel_level, "depth": depth}
+         "rel_level": rel_level, "depth": depth, "empty_queries": empty_queries}
     )  # fmt: skip
+    if empty_queries != conv.empty_queries:
+        conv = replace(conv, empty_queries=empty_queries)
     taken = [*run_schema.names(), *qrels_schema.names()]
     query, query_parts = id_columns(query, JOINED_QUERY, "query", taken)
     doc, doc_parts = id_columns(doc, JOINED_DOC, "doc", taken)

@@ -388,3 +388,14 @@ def test_a_declared_measure_travels_to_the_workers(client, tmp_path):
         str(tmp_path / "run.parquet"), corpus_qrels, measures, client=client, npartitions=3
     )
     assert_same(spread, evaluate_quietly(corpus_run, corpus_qrels, measures))
+
+
+def test_empty_queries_skip_as_in_process(client):
+    """The plain ``empty_queries`` option reaches the workers (issue 37)."""
+    run, qrels = random_corpus(12, n_queries=40, systems=2)
+    expected = evaluate_quietly(run, qrels, MEASURES, empty_queries="skip")
+    zero = evaluate_quietly(run, qrels, MEASURES)
+    assert 0 < expected.height < zero.height  # the corpus has queries without relevant docs
+    with pytest.warns(pr.UnscoredQueriesWarning):
+        got = prd.evaluate(run, qrels, MEASURES, client=client, empty_queries="skip")
+    assert_same(got, expected)

@@ -275,7 +275,7 @@ def empty_rankings(scored: pl.DataFrame, averaged: Sequence[str], empty: Empty) 
         where = scored.filter(flag).drop(NO_RELEVANT).drop(averaged).row(0, named=True)
         msg = (
             f"A query has no relevant document ({where}) and empty_queries='error': "
-            f"choose 'zero', 'one' or 'skip' in the conventions to score it."
+            f"pass empty_queries='zero', 'one' or 'skip' to score it."
         )
         raise ValueError(msg)
     if empty == "skip":
