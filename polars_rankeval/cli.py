@@ -421,13 +421,13 @@ def named_blocks(request: list[Line]) -> list[Line]:
     return [Line("runid", "runid"), *request]
 
 
-def _require_every_query(run: pl.DataFrame, qrels: pl.DataFrame, name: str) -> None:
-    """--missing error: every qrels query must have run lines."""
+def _require_every_query(run: pl.DataFrame, qrels: pl.DataFrame, name: str, runid: str) -> None:
+    """--missing error: every qrels query must have lines of each run (runid) of a file."""
     absent = sorted(set(qrels["query"].unique()) - set(run["query"].unique()))
     if absent:
         shown = ", ".join(absent[:10]) + (", ..." if len(absent) > 10 else "")
         msg = (
-            f"{len(absent)} qrels queries have no lines in {name} ({shown}); "
+            f"{len(absent)} qrels queries have no lines of run {runid!r} in {name} ({shown}); "
             "use -c to score them as empty rankings, or --missing drop to leave them out"
         )
         raise CommandError(msg)
@@ -454,7 +454,7 @@ def cmd_eval(args: argparse.Namespace) -> str:
         for name, run in files:
             for (runid,), one in run.group_by("system", maintain_order=True):
                 if args.missing == "error":
-                    _require_every_query(one, qrels, name)
+                    _require_every_query(one, qrels, name, str(runid))
                 try:
                     out += trec_lines(one, qrels, str(runid), request, opts)
                 except ValueError as exc:  # name the run file: there may be several

@@ -23,6 +23,7 @@ import polars as pl
 
 from polars_rankeval import pieces
 from polars_rankeval.engine.outcome import raise_absent_queries
+from polars_rankeval.engine.scope import absent_rankings
 from polars_rankeval.measures import MIN_GEO_MEAN, Measure
 from polars_rankeval.validation import check_int
 
@@ -112,15 +113,24 @@ def _means(scores: SparkDataFrame, job: pieces.Job) -> SparkDataFrame:
     return scores.groupBy(*groups).agg(*aggs) if groups else scores.agg(*aggs)
 
 
-def _check_absent(run_sdf: SparkDataFrame, qrels_sdf: SparkDataFrame, query: str) -> None:
-    """missing="error": one small job now, raising as in-process if a qrels query has no run."""
+def _check_absent(run_sdf: SparkDataFrame, qrels_sdf: SparkDataFrame, job: pieces.Job) -> None:
+    """missing="error": one small job now (the run's distinct ranking keys and the qrels'
+    queries to the driver), raising as in-process when a segment or system lacks a qrels
+    query, by :func:`~polars_rankeval.engine.scope.absent_rankings`' rule."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    def queries(sdf: SparkDataFrame) -> SparkDataFrame:
-        return sdf.select(F.col(f"`{query}`").cast("string").alias(query)).distinct()
-
-    absent = queries(qrels_sdf).join(queries(run_sdf), on=query, how="left_anti")
-    raise_absent_queries(_from_arrow(absent.toArrow())[query].sort())
+    o = job.options
+    keys = [*o.by, *([o.system] if o.system else []), o.query]
+    run_keys = run_sdf.select(*(F.col(f"`{k}`") for k in keys)).distinct()
+    queries = qrels_sdf.select(F.col(f"`{o.query}`").cast("string").alias(o.query)).distinct()
+    absent = absent_rankings(
+        _from_arrow(run_keys.toArrow()),
+        _from_arrow(queries.toArrow()).to_series(),
+        query=o.query,
+        system=o.system,
+        by=o.by,
+    )
+    raise_absent_queries(absent)
 
 
 def evaluate(
@@ -222,7 +232,7 @@ def evaluate(
         systems = _from_arrow(run_sdf.select(f"`{job.options.system}`").distinct().toArrow())
         job = job.with_systems([systems.to_series()])
     if job.options.missing == "error":
-        _check_absent(run_sdf, qrels_sdf, job.options.query)
+        _check_absent(run_sdf, qrels_sdf, job)
     query = F.col(f"`{job.options.query}`").cast("string")
     bucket = F.pmod(F.hash(query), F.lit(n)).alias(BUCKET)
     out = to_arrow_schema(spark_schema)

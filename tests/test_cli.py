@@ -321,3 +321,24 @@ def test_docs_cli_lists_every_option_and_choice_of_help(command: str) -> None:
             f"{action.dest}={c}" for c in action.choices or () if not _in_code_span(str(c), doc)
         ]
     assert missing == [], f"docs/cli.md does not list {command}'s {missing}"
+
+
+@pytest.mark.parametrize("fmt", ["trec", "csv"])
+def test_missing_error_checks_each_run(tmp_path: Path, run_main, fmt: str) -> None:
+    """--missing error refuses a qrels query that one run lacks though another has it,
+    naming that run; a table of runs (a system column) is checked per system (issue 37)."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq2 Q0 d2 1 1.0 a\n")
+    (tmp_path / "b.run").write_text("q1 Q0 d1 1 2.0 b\n")
+    table = tmp_path / "runs.parquet"
+    pl.concat([read_trec_run(tmp_path / "a.run"), read_trec_run(tmp_path / "b.run")]).write_parquet(
+        table
+    )
+    for runs in ([tmp_path / "a.run", tmp_path / "b.run"], [table]):
+        done = run_main("eval", qrels, *runs, "-m", "map", "--missing", "error", "--format", fmt)
+        assert done.returncode == 1 and done.stdout == ""
+        assert "q2" in done.stderr and "b" in done.stderr.split("q2")[0]
+        assert "'a'" not in done.stderr
+        dropped = run_main("eval", qrels, *runs, "-m", "map", "--missing", "drop", "--format", fmt)
+        assert dropped.returncode == 0

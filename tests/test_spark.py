@@ -178,6 +178,25 @@ def test_missing_error_raises_when_called(spark):
         prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["AP"], missing="error")
 
 
+@pytest.mark.parametrize("by", [None, "day"])
+def test_missing_error_is_checked_per_system_on_the_driver(spark, by):
+    """A qrels query one system lacks (the whole run has it) is refused when called, with
+    the in-process message naming the segment and the system (issue 37): the driver
+    checked the whole run only, and the buckets raised inside Spark's job."""
+    run, qrels = random_corpus(72, n_queries=30, systems=2)
+    run = run.with_columns(day=pl.when(pl.col("query").hash() % 2 == 0).then(pl.lit("mon"))
+                           .otherwise(pl.lit("tue")))  # fmt: skip
+    present = set(qrels["query"]) & set(run["query"])
+    run = run.filter(pl.col("query").is_in(sorted(present)))  # every qrels query in the run
+    qrels = qrels.filter(pl.col("query").is_in(sorted(present)))
+    lacking = sorted(present)[:2]
+    run = run.filter(~((pl.col("system") == "sys1") & pl.col("query").is_in(lacking)))
+    with pytest.raises(ValueError, match="system='sys1'") as in_process:
+        pr.evaluate(run, qrels, ["AP"], missing="error", by=by)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(in_process.value))}$"):
+        prs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["AP"], missing="error", by=by)
+
+
 def test_bad_inputs_fail_before_any_job(spark):
     run, qrels = random_corpus(1, n_queries=5)
     run_sdf, qrels_sdf = to_spark(spark, run), to_spark(spark, qrels)
