@@ -515,7 +515,7 @@ def cmd_explain(args: argparse.Namespace) -> str:
 
 
 def cmd_curve(args: argparse.Namespace) -> str:
-    """``curve``: precision-recall curves of every run, drawn to a PNG file."""
+    """``curve``: precision-recall curves of every run, drawn to a PNG, SVG or PDF file."""
     from polars_rankeval.plots import plot_pr_curves
 
     run, qrels = load_inputs(args.qrels, args.runs)
@@ -782,9 +782,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_explain.set_defaults(handler=cmd_explain)
 
-    p_curve = sub.add_parser("curve", help="precision-recall curves to a PNG file")
+    p_curve = sub.add_parser("curve", help="precision-recall curves to a PNG, SVG or PDF file")
     _add_common(p_curve, runs="+")
-    p_curve.add_argument("-o", "--output", required=True, help="the PNG file to write")
+    p_curve.add_argument(
+        "-o", "--output", required=True, help="the file to write: .png, .svg or .pdf"
+    )
     p_curve.add_argument(
         "--points", type=int, default=11, help="interpolated recall levels (default 11)"
     )
