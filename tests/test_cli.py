@@ -334,7 +334,7 @@ def _expected_report(runs: list[Path], measures: list[str], **options: object) -
 
 @pytest.fixture
 def third(tmp_path: Path) -> Path:
-    """A third run: bm25's lines with every score of query 401 doubled and a new tag."""
+    """A third run: bm25's lines under another tag (the same rankings)."""
     path = tmp_path / "third.run"
     lines = Path(BM25).read_text().replace("bm25", "third").splitlines()
     path.write_text("\n".join(lines[::-1]) + "\n")  # same ranking, lines reversed
