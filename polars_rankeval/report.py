@@ -32,9 +32,10 @@ from polars_rankeval.compare import (
     compare,
     in_segment,
     measure_better,
-    summarize,
+    measure_bounds,
 )
 from polars_rankeval.inputs import run_keys
+from polars_rankeval.measures import measure_kind
 from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import (
     CORRECTIONS,
@@ -44,6 +45,7 @@ from polars_rankeval.stats import (
     Test,
     check_interval,
     check_level,
+    interval_matrix,
 )
 
 UP, DOWN = "▲", "▼"
@@ -676,21 +678,27 @@ def _intervals(
     system: str,
     query: str | Sequence[str],
     missing: Missing,
-    **summary: Any,
+    aggregate: AggregateMode,
+    **options: Any,
 ) -> pl.DataFrame:
-    """``system, measure, ci_low, ci_high``: :func:`summarize` on the queries the
-    report's scores are combined over (:func:`align`'s, as :func:`compare` pairs
-    them: after ``missing="drop"`` the common ones, after ``"zero"`` all, absent
-    ones 0)."""
+    """``system, measure, ci_low, ci_high``: the intervals :func:`summarize` gives, on
+    the queries the report's scores are combined over (:func:`align`'s, as
+    :func:`compare` pairs them: after ``missing="drop"`` the common ones, after
+    ``"zero"`` all, absent ones 0). summarize's own :func:`interval_matrix` with its
+    arguments: one call per measure for every system at once, or one per system for
+    the bootstrap intervals (each system's resamples drawn as summarize draws them)."""
     aligned = align(per_query, measures, system=system, query=query, missing=missing)
-    n_queries, n_systems = aligned.queries.len(), len(aligned.systems)
-    ids = "__report_query"
-    paired = pl.DataFrame(
-        {
-            "system": pl.Series(aligned.systems).gather(np.repeat(np.arange(n_systems), n_queries)),
-            ids: np.tile(np.arange(n_queries), n_systems),
-            **{m: values.ravel(order="F") for m, values in aligned.values.items()},
-        }
-    )
-    out = summarize(paired, measures, system="system", query=ids, **summary)
-    return out.select("system", "measure", "ci_low", "ci_high")
+    systems = pl.Series("system", aligned.systems)
+    resampled = options["interval"] in ("bootstrap", "bca")
+    parts = []
+    for m, values in aligned.values.items():
+        kw = dict(options, aggregate=measure_kind(m, aggregate), bounds=measure_bounds(m))
+        columns = [values[:, [j]] for j in range(values.shape[1])] if resampled else [values]
+        each = [interval_matrix(x, **kw) for x in columns]
+        out = {k: np.concatenate([e[k] for e in each]) for k in ("ci_low", "ci_high")}
+        parts.append(
+            pl.DataFrame(
+                {"system": systems, "ci_low": out["ci_low"], "ci_high": out["ci_high"]}
+            ).with_columns(measure=pl.lit(m))
+        )
+    return pl.concat(parts).select("system", "measure", "ci_low", "ci_high")
