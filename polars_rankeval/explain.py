@@ -266,18 +266,33 @@ def explain(
 
     base, other = scores(first), scores(second)
     differing = _changed(base, other, keys)
-    causes: dict[tuple[Any, ...], list[str]] = {}
     choices = choices_between(first, second)
-    for choice in choices:
-        for row in _changed(base, scores(switched(first, choice)), keys).iter_rows():
-            causes.setdefault(row, []).append(str(choice))
-    together = [str(c) for c in choices]  # no single switch changes it: all of them
-    listed = [causes.get(row, together) for row in differing.iter_rows()]
-    explained = differing.with_columns(pl.Series(CAUSES, listed, dtype=pl.List(pl.String)))
+    found = [
+        _changed(base, scores(switched(first, choice)), keys).with_columns(
+            pl.lit(str(choice)).alias(CAUSES)
+        )
+        for choice in choices
+    ]
+    explained = _named_causes(differing, found, [str(c) for c in choices])
     out = _side_by_side(base, other, explained, keys, (first.name, second.name), names)
     if per == "cause":
         out = cause_contributions(out)
     return out.drop(MEASURE) if alone else out
+
+
+def _named_causes(
+    differing: pl.DataFrame, found: list[pl.DataFrame], choices: list[str]
+) -> pl.DataFrame:
+    """``differing`` with ``causes``: the choices whose switch alone changed the row
+    (``found``: one frame of changed rows per choice, in the order of ``choices``),
+    or every choice where no single switch did (they cause it together)."""
+    keys = differing.columns
+    together = pl.lit(pl.Series([choices], dtype=pl.List(pl.String)))
+    if not found:
+        return differing.with_columns(together.first().alias(CAUSES))
+    named = pl.concat(found).group_by(keys, maintain_order=True).agg(pl.col(CAUSES))
+    joined = differing.join(named, on=keys, how="left", maintain_order="left")
+    return joined.with_columns(pl.col(CAUSES).fill_null(together.first()))
 
 
 def _side_by_side(

@@ -270,3 +270,18 @@ def test_several_measures_refusals() -> None:
         )
     with pytest.raises(ValueError, match="no 'difference' column"):
         pr.cause_contributions(RUN)
+
+
+def test_causes_named_per_row_or_all_together() -> None:
+    from polars_rankeval.explain import _named_causes
+
+    differing = pl.DataFrame({"measure": ["AP", "AP", "P@5"], "query": ["q1", "q2", "q1"]})
+    ties = pl.DataFrame({"measure": ["AP", "P@5"], "query": ["q1", "q1"], "causes": ["ties"] * 2})
+    judged = pl.DataFrame({"measure": ["P@5", "AP"], "query": ["q1", "q9"], "causes": ["judg"] * 2})
+    got = _named_causes(differing, [ties, judged], ["ties", "judg"])
+    assert got.to_dicts() == [
+        {"measure": "AP", "query": "q1", "causes": ["ties"]},
+        {"measure": "AP", "query": "q2", "causes": ["ties", "judg"]},  # no switch alone: both
+        {"measure": "P@5", "query": "q1", "causes": ["ties", "judg"]},  # each alone: both
+    ]
+    assert _named_causes(differing.head(0), [], [])["causes"].to_list() == []
