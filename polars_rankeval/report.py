@@ -685,11 +685,13 @@ def _intervals(
     the queries the report's scores are combined over (:func:`align`'s, as
     :func:`compare` pairs them: after ``missing="drop"`` the common ones, after
     ``"zero"`` all, absent ones 0). summarize's own :func:`interval_matrix` with its
-    arguments: one call per measure for every system at once, or one per system for
-    the bootstrap intervals (each system's resamples drawn as summarize draws them)."""
+    arguments: one call per measure for every system at once (the percentile
+    bootstrap's resamples depend only on the number of queries and the seed, so each
+    column gets the ones summarize draws for it), one per system for BCa (scipy's
+    resamples depend on the columns drawn together)."""
     aligned = align(per_query, measures, system=system, query=query, missing=missing)
     systems = pl.Series("system", aligned.systems)
-    resampled = options["interval"] in ("bootstrap", "bca")
+    resampled = options["interval"] == "bca"
     parts = []
     for m, values in aligned.values.items():
         kw = dict(options, aggregate=measure_kind(m, aggregate), bounds=measure_bounds(m))
