@@ -608,6 +608,8 @@ def report(
     <BLANKLINE>
     """
     kind = _interval_kind(interval, level)
+    if kind is not None:  # read once: compare and the intervals both use it
+        per_query = collected(per_query)
     result = compare(
         per_query,
         measures,
@@ -643,9 +645,8 @@ def report(
             missing=missing,
         )
         at = frame.columns.index("mean") + 1
-        frame = frame.join(bounds, on=["system", "measure"], how="left").select(
-            *frame.columns[:at], "ci_low", "ci_high", *frame.columns[at:]
-        )
+        joined = frame.join(bounds, on=["system", "measure"], how="left", maintain_order="left")
+        frame = joined.select(*frame.columns[:at], "ci_low", "ci_high", *frame.columns[at:])
     return Report(
         frame=frame,
         baseline=baseline,

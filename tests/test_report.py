@@ -277,3 +277,10 @@ def test_reports_by_segment_carry_intervals(per_query):
         summary = pr.summarize(days.filter(day=day), ["AP"], interval="t")
         joined = rep.frame.join(summary, on=["system", "measure"], suffix="_s")
         assert (joined["ci_high"] - joined["ci_high_s"]).abs().max() < 1e-12
+
+
+def test_intervals_from_lazy_and_pandas_inputs(per_query):
+    want = pr.report(per_query, baseline="run_base", interval="t").frame
+    for given in (per_query.lazy(), per_query.to_pandas()):
+        got = pr.report(given, baseline="run_base", interval="t").frame
+        assert got.equals(want)
