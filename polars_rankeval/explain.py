@@ -209,8 +209,8 @@ def explain(
         the second's; empty for the others. Every query either scores, sorted
         by measure (in the order given), system and query. ``measure`` (the name
         as given) is there when ``measure`` is a list, even of one name; a
-        single name gives the table without it, as before several measures were
-        taken.
+        single name (a string or a :class:`~polars_rankeval.measures.Measure`)
+        gives the table without it.
 
     Examples
     --------
