@@ -1,4 +1,4 @@
-"""Compare two systems query by query, with significance tests and a per-query plot.
+"""Compare two systems query by query, with significance tests and plots.
 
 Run from the repository root (files go to examples/output/ or the folder given):
 
@@ -43,11 +43,14 @@ print(pr.report(per_query, measures, baseline="bm25", test="t", correction="holm
 
 # Where does dense win or lose? One bar per query (needs matplotlib).
 try:
-    from polars_rankeval.plots import plot_query_differences
+    from polars_rankeval.plots import plot_means, plot_query_differences
 
     path = plot_query_differences(
         per_query, "AP", OUT / "ap_differences.png", system_a="dense", system_b="bm25"
     )
     print(f"\nwrote {path}")
+    # Each system's score with its 95% t interval, per measure: a vector PDF for a paper.
+    path = plot_means(pr.summarize(per_query, measures, interval="t"), OUT / "means.pdf")
+    print(f"wrote {path}")
 except ImportError as exc:
     print(f"\nno plot: {exc}")

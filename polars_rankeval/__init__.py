@@ -12,7 +12,7 @@ from polars_rankeval.declare import define_measure
 from polars_rankeval.diversity import evaluate_diversity
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import coverage, evaluate, evaluate_judged
-from polars_rankeval.explain import explain
+from polars_rankeval.explain import cause_contributions, explain
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -57,6 +57,7 @@ __all__ = [
     "benjamini_yekutieli",
     "bonferroni",
     "bootstrap_test",
+    "cause_contributions",
     "compare",
     "coverage",
     "curves",

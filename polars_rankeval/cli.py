@@ -499,6 +499,45 @@ def cmd_compare(args: argparse.Namespace) -> str:
     return format_frame(table, args.format, decimals=None)
 
 
+REPORT_FORMATS = ("markdown", "latex", "table", "csv", "json")
+
+
+def cmd_report(args: argparse.Namespace) -> str:
+    """``report``: the results table of a paper (:func:`polars_rankeval.report`), scores
+    marked where they differ significantly, as Markdown, LaTeX or a tidy table."""
+    from polars_rankeval.report import report
+
+    run, qrels = load_inputs(args.qrels, args.runs)
+    conventions = get_conventions(args.conventions)
+    measures = parse_measure_args(args.measure, conventions)
+    n_systems = run["system"].n_unique()
+    if n_systems < 2:
+        msg = f"report needs at least two runs; got {n_systems} system in {', '.join(args.runs)}"
+        raise CommandError(msg)
+    per_query = evaluate(run, qrels, list(measures), conventions=conventions, **_eval_options(args))
+    bases = args.baseline or []
+    rep = report(
+        per_query,
+        [str(x) for x in measures],
+        baseline=bases[0] if len(bases) == 1 else (bases or None),
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        seed=args.seed,
+        missing=args.missing,
+        digits=args.digits,
+        interval=args.interval or False,
+        level=args.level_ci,
+    )
+    if args.format == "markdown":
+        return rep.to_markdown()
+    if args.format == "latex":
+        return rep.to_latex(caption=args.caption, label=args.label)
+    lists = [c for c, t in rep.frame.schema.items() if isinstance(t, pl.List)]
+    frame = rep.frame.with_columns(pl.col(c).list.join("") for c in lists)  # beats: letters
+    return format_frame(frame, args.format, decimals=None)
+
+
 def cmd_explain(args: argparse.Namespace) -> str:
     """``explain``: one measure under two conventions, per query, and why they differ."""
     from polars_rankeval.explain import explain
@@ -515,7 +554,7 @@ def cmd_explain(args: argparse.Namespace) -> str:
 
 
 def cmd_curve(args: argparse.Namespace) -> str:
-    """``curve``: precision-recall curves of every run, drawn to a PNG file."""
+    """``curve``: precision-recall curves of every run, drawn to a PNG, SVG or PDF file."""
     from polars_rankeval.plots import plot_pr_curves
 
     run, qrels = load_inputs(args.qrels, args.runs)
@@ -675,6 +714,70 @@ def _add_trec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--version", action=_Version)
 
 
+def _add_report(sub: Any) -> None:
+    """The ``report`` subcommand: :func:`polars_rankeval.report` from the command line."""
+    p = sub.add_parser(
+        "report",
+        help="the results table of a paper: scores, significance markers, intervals",
+        description=(
+            "Score the runs, test them (as compare does) and print the table of a paper: "
+            "each score marked where it differs significantly (arrows against one "
+            "--baseline, letters otherwise), optionally with its confidence interval."
+        ),
+    )
+    _add_common(p, runs="+")
+    _add_measures(p, " ".join(DEFAULT_MEASURES))
+    p.add_argument(
+        "--baseline",
+        action="append",
+        default=None,
+        metavar="SYSTEM",
+        help="system the others are tested against (arrows); repeatable (letters); "
+        "default: every pair (letters)",
+    )
+    p.add_argument("--test", choices=tuple(TESTS), default="t", help="as for compare (default t)")
+    p.add_argument(
+        "--correction",
+        choices=tuple(CORRECTIONS),
+        default="none",
+        help="as for compare (default none)",
+    )
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling tests and intervals")
+    p.add_argument(
+        "--interval",
+        choices=("normal", "t", "bootstrap", "bca"),
+        default=None,
+        help="print each score's confidence interval of this kind (default: none)",
+    )
+    p.add_argument(
+        "--ci-level",
+        dest="level_ci",
+        metavar="LEVEL",
+        type=float,
+        default=0.95,
+        help="coverage of the interval (default 0.95)",
+    )
+    p.add_argument("--digits", type=int, default=4, help="decimals printed (default 4)")
+    p.add_argument(
+        "--missing",
+        choices=("drop", "zero", "error"),
+        default="zero",
+        help="qrels queries absent from a run: zero (default, as compare), drop or error",
+    )
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=REPORT_FORMATS,
+        default="markdown",
+        help="markdown (default), latex, or the tidy frame as table, csv or json",
+    )
+    p.add_argument("--caption", default=None, help="latex: the caption (default: the note)")
+    p.add_argument("--label", default=None, help="latex: the \\label of the table")
+    _add_conventions(p)
+    p.set_defaults(handler=cmd_report)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``polars-rankeval`` command."""
     parser = argparse.ArgumentParser(
@@ -751,6 +854,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_conventions(p_cmp)
     p_cmp.set_defaults(handler=cmd_compare)
+    _add_report(sub)
 
     p_explain = sub.add_parser(
         "explain",
@@ -782,9 +886,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_explain.set_defaults(handler=cmd_explain)
 
-    p_curve = sub.add_parser("curve", help="precision-recall curves to a PNG file")
+    p_curve = sub.add_parser("curve", help="precision-recall curves to a PNG, SVG or PDF file")
     _add_common(p_curve, runs="+")
-    p_curve.add_argument("-o", "--output", required=True, help="the PNG file to write")
+    p_curve.add_argument(
+        "-o", "--output", required=True, help="the file to write: .png, .svg or .pdf"
+    )
     p_curve.add_argument(
         "--points", type=int, default=11, help="interpolated recall levels (default 11)"
     )

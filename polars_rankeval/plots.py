@@ -1,7 +1,11 @@
-"""Plots as PNG files: precision-recall curves and per-query differences.
+"""Plots as PNG, SVG or PDF files: precision-recall curves, per-query
+differences, and means with their confidence intervals.
 
 Drawn offline with matplotlib's Agg canvas (no window, no pyplot state, so a
-notebook's backend is left alone). matplotlib is the optional extra
+notebook's backend is left alone). The suffix of the path says the format:
+``.png`` (a raster image), ``.svg`` or ``.pdf`` (vector figures, as papers want
+them); SVG and PDF files carry no creation date, so the same plot gives the same
+bytes. matplotlib is the optional extra
 ``polars-rankeval[plot]``: this module imports without it, and a plotting
 function called without it raises an ImportError that says what to install.
 
@@ -15,6 +19,9 @@ function called without it raises an ImportError that says what to install.
 * :func:`plot_query_differences` draws, for one measure, the per-query
   difference between two systems as sorted bars: where one system wins, where
   it loses, and by how much.
+* :func:`plot_means` draws :func:`polars_rankeval.summarize`'s output: for
+  each measure (one panel each) every system's score and its confidence
+  interval.
 """
 
 from __future__ import annotations
@@ -33,10 +40,14 @@ if TYPE_CHECKING:
 
 FIGSIZE = (6.4, 4.8)
 DPI = 100
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+"""The file formats a plot is written in, by the path's suffix."""
+_NO_DATE = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}
+"""Metadata that would make two writes of the same plot differ."""
 
 
-def _new_figure(figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
-    """A figure on an Agg canvas (offline PNG), without touching pyplot."""
+def _canvas(figsize: tuple[float, float] = FIGSIZE) -> Figure:
+    """An empty figure on an Agg canvas (offline), without touching pyplot."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -48,15 +59,41 @@ def _new_figure(figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
         raise ImportError(msg) from None
     fig = Figure(figsize=figsize, dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
+    return fig
+
+
+def _new_figure(figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
+    """A figure with one axes on an Agg canvas."""
+    fig = _canvas(figsize)
     return fig, fig.add_subplot()
+
+
+def plot_format(path: str | Path) -> str:
+    """The format a plot is written in, from the path's suffix (``.png``, ``.svg``
+    or ``.pdf``, any case).
+
+    Examples
+    --------
+    >>> plot_format("figures/map.PDF")
+    'pdf'
+    """
+    kind = FORMATS.get(Path(path).suffix.lower())
+    if kind is None:
+        msg = (
+            "Plots are written as PNG, SVG or PDF files: the path must end in .png, .svg "
+            f"or .pdf. Got {str(path)!r}."
+        )
+        raise ValueError(msg)
+    return kind
 
 
 def _save(fig: Figure, path: str | Path) -> Path:
     path = Path(path)
-    if path.suffix.lower() != ".png":
-        msg = f"Plots are written as PNG files: the path must end in .png. Got {str(path)!r}."
-        raise ValueError(msg)
-    fig.savefig(path, format="png")
+    kind = plot_format(path)
+    from matplotlib import rc_context
+
+    with rc_context({"svg.hashsalt": "polars-rankeval"}):  # the same ids in every write
+        fig.savefig(path, format=kind, metadata=_NO_DATE[kind])
     return path
 
 
@@ -78,7 +115,7 @@ def plot_precision_recall(
     recall: str = "recall",
     precision: str = "precision",
 ) -> Path:
-    """Draw precision-recall curves from a curve frame to a PNG file.
+    """Draw precision-recall curves from a curve frame to a PNG, SVG or PDF file.
 
     Parameters
     ----------
@@ -87,7 +124,7 @@ def plot_precision_recall(
         columns: one line per system (per system and query when the frame has a
         ``query`` column), points joined in recall order.
     path
-        The PNG file to write.
+        The file to write: ``.png``, ``.svg`` or ``.pdf`` (its suffix says which).
     title
         Figure title; default "Precision-recall".
     system, query, recall, precision
@@ -109,6 +146,7 @@ def plot_precision_recall(
     >>> out.read_bytes()[:4]
     b'\\x89PNG'
     """
+    plot_format(path)
     frame = curves.lazy().collect()
     _require(frame, [recall, precision], "the curve frame")
     keys = [c for c in (system, query) if c in frame.columns]
@@ -156,7 +194,7 @@ def plot_pr_curves(
         As for :func:`polars_rankeval.evaluate`; a ``system`` column gives one
         curve per system.
     path
-        The PNG file to write.
+        The file to write: ``.png``, ``.svg`` or ``.pdf`` (its suffix says which).
     points
         11 (default): trec_eval's 11-point interpolated curve, one line per
         system: the mean over queries of interpolated precision at recall 0.0,
@@ -189,6 +227,7 @@ def plot_pr_curves(
     """
     from polars_rankeval.curves import precision_recall_curve
 
+    plot_format(path)
     curves = precision_recall_curve(
         run, qrels, points=points, per_query=points is None, rel_level=rel_level
     )
@@ -299,7 +338,7 @@ def plot_query_differences(
     per_query, measure, system_a, system_b, system, query
         As for :func:`query_differences`.
     path
-        The PNG file to write.
+        The file to write: ``.png``, ``.svg`` or ``.pdf`` (its suffix says which).
     title
         Figure title; by default it names the systems, measure and counts.
 
@@ -318,6 +357,7 @@ def plot_query_differences(
     >>> out.suffix
     '.png'
     """
+    plot_format(path)
     diffs = query_differences(
         per_query, measure, system_a=system_a, system_b=system_b, system=system, query=query
     )
@@ -342,3 +382,130 @@ def plot_query_differences(
     )
     ax.grid(axis="y", alpha=0.3)
     return _save(fig, path)
+
+
+SUMMARY_COLUMNS = (
+    "measure",
+    "aggregate",
+    "mean",
+    "std",
+    "stderr",
+    "ci_low",
+    "ci_high",
+    "n",
+    "clipped",
+)
+"""Columns of :func:`polars_rankeval.summarize`'s output other than system and segments."""
+_AGGREGATES = {"gmean": "geometric mean", "sum": "total"}
+
+
+def plot_means(
+    summary: PolarsFrame,
+    path: str | Path,
+    *,
+    measures: list[str] | None = None,
+    system: str = "system",
+    title: str | None = None,
+) -> Path:
+    r"""Draw each system's score with its confidence interval, one panel per measure.
+
+    A dot at the score (``mean``: the mean, or the geometric mean or total that
+    :func:`polars_rankeval.summarize` combines it as) and a line from
+    ``ci_low`` to ``ci_high``, one row per system (per segment and system for
+    a summary with ``by=``), the systems in the order of the frame from top to
+    bottom, one color each. Each measure has its own panel and scale (a count
+    is not drawn on the scale of AP). An interval that is NaN (fewer than two
+    queries) is not drawn.
+
+    Parameters
+    ----------
+    summary
+        Output of :func:`polars_rankeval.summarize` (any interval kind and
+        level): ``[segments], [system], measure, mean, ci_low, ci_high``;
+        columns other than summarize's own name the segments.
+    path
+        The file to write: ``.png``, ``.svg`` or ``.pdf`` (its suffix says which).
+    measures
+        Measures to draw, in panel order; default every measure of the summary.
+    system
+        The system column (optional in ``summary``).
+    title
+        Figure title; default "Scores with confidence intervals".
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, polars as pl
+    >>> import polars_rankeval as pr
+    >>> from polars_rankeval.plots import plot_means
+    >>> pq = pl.DataFrame({"system": ["x"] * 4 + ["y"] * 4, "query": ["1", "2", "3", "4"] * 2,
+    ...                    "AP": [0.5, 0.2, 0.3, 0.4, 0.25, 0.4, 0.3, 0.6],
+    ...                    "RR": [1.0, 0.5, 1.0, 0.5, 0.5, 1.0, 1.0, 1.0]})
+    >>> out = plot_means(pr.summarize(pq, interval="t"), pathlib.Path(tempfile.mkdtemp()) / "m.pdf")
+    >>> out.read_bytes()[:5]
+    b'%PDF-'
+    """
+    plot_format(path)
+    frame = summary.lazy().collect()
+    fig = _means_figure(frame, measures=measures, system=system, title=title)
+    return _save(fig, path)
+
+
+def _means_figure(
+    frame: pl.DataFrame, *, measures: list[str] | None, system: str, title: str | None
+) -> Figure:
+    """The figure of :func:`plot_means`: one axes per measure, in order."""
+    need = ["measure", "mean", "ci_low", "ci_high"]
+    if any(c not in frame.columns for c in need):
+        have = ", ".join(repr(c) for c in frame.columns)
+        msg = (
+            f"plot_means draws pr.summarize's output ({', '.join(need)}); the frame has "
+            f"{have}: pass pr.summarize(per_query, ...)."
+        )
+        raise ValueError(msg)
+    present = frame["measure"].unique(maintain_order=True).to_list()
+    measures = present if measures is None else list(measures)
+    for name in measures:
+        if name not in present:
+            msg = f"Measure {name!r} is not in the summary (measures: {', '.join(present)})."
+            raise ValueError(msg)
+    if not measures:
+        msg = "The summary has no rows: there is nothing to draw."
+        raise ValueError(msg)
+    keys = [c for c in frame.columns if c not in SUMMARY_COLUMNS and c != system]
+    keys += [system] if system in frame.columns else []
+    label = (
+        pl.concat_str([pl.col(k).cast(pl.String) for k in keys], separator=" / ", ignore_nulls=True)
+        if keys
+        else pl.lit("")
+    )
+    frame = frame.with_columns(label.alias("__label"))
+    rows = frame["__label"].unique(maintain_order=True).to_list()
+    position = {name: i for i, name in enumerate(rows)}
+    width = min(1.5 + 3.2 * len(measures), 16.0)
+    height = max(2.4, 1.2 + 0.45 * len(rows))
+    fig = _canvas((width, height))
+    axes = list(fig.subplots(1, len(measures), sharey=True, squeeze=False)[0])
+    by = system if system in frame.columns else "__label"  # one color per system
+    hues = {v: f"C{i % 10}" for i, v in enumerate(frame[by].unique(maintain_order=True))}
+    for ax, name in zip(axes, measures, strict=True):
+        part = frame.filter(pl.col("measure") == name)
+        y = [position[r] for r in part["__label"].to_list()]
+        color = [hues[v] for v in part[by].to_list()]
+        ax.hlines(
+            y, part["ci_low"].to_numpy(), part["ci_high"].to_numpy(), colors=color, linewidth=2
+        )
+        ax.scatter(part["mean"].to_numpy(), y, c=color, zorder=3, s=24)
+        kind = part["aggregate"][0] if "aggregate" in part.columns and part.height else "mean"
+        ax.set_xlabel(f"{name} ({_AGGREGATES[kind]})" if kind in _AGGREGATES else name)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(range(len(rows)), [str(r) for r in rows])
+    axes[0].set_ylim(len(rows) - 0.5, -0.5)  # the first row on top
+    for ax in axes[1:]:
+        ax.tick_params(labelleft=False)
+    fig.suptitle(title or "Scores with confidence intervals", fontsize="medium")
+    return fig

@@ -3,9 +3,11 @@ r"""The results table of a paper: scores per system and measure, marked by signi
 :func:`report` runs :func:`polars_rankeval.compare` and keeps, for every system
 and measure, the score (combined over queries as trec_eval does) and what the
 test found. The :class:`Report` it returns holds that as a tidy Polars frame and
-renders it as Markdown or LaTeX (booktabs), with the best score of each measure
-in bold (the highest, or the lowest for a measure declared ``better="lower"``:
-FallOut, Unjudged, RBPResid, ...), in one of two styles:
+renders it as Markdown or LaTeX (booktabs), each score optionally followed by
+its confidence interval (``interval=``, as :func:`polars_rankeval.summarize`
+computes it), with the best score of each measure in bold (the highest, or the
+lowest for a measure declared ``better="lower"``: FallOut, Unjudged, RBPResid,
+...), in one of two styles:
 
 - **arrows**, against one baseline: ▲ / ▼ for a significantly higher / lower score;
 - **letters**, for several systems (no baseline, or several baselines), as ranx
@@ -20,13 +22,31 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import AggregateMode, IntoFrame, Missing
-from polars_rankeval.compare import collected, compare, in_segment, measure_better
+from polars_rankeval.compare import (
+    align,
+    collected,
+    compare,
+    in_segment,
+    measure_better,
+    measure_bounds,
+)
 from polars_rankeval.inputs import run_keys
+from polars_rankeval.measures import measure_kind
 from polars_rankeval.options import segment_columns
-from polars_rankeval.stats import CORRECTIONS, TESTS, Correction, Test
+from polars_rankeval.stats import (
+    CORRECTIONS,
+    TESTS,
+    Correction,
+    IntervalKind,
+    Test,
+    check_interval,
+    check_level,
+    interval_matrix,
+)
 
 UP, DOWN = "▲", "▼"
 LATEX_MARKERS = {UP: r"$^{\blacktriangle}$", DOWN: r"$^{\blacktriangledown}$"}
@@ -34,6 +54,13 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz"
 SUPERSCRIPTS = dict(zip(LETTERS, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
 """Unicode modifier letters for a-z (q is U+107A5, which some fonts lack)."""
 AGGREGATE_NAMES = {"gmean": "geometric mean", "sum": "total over queries"}
+INTERVAL_NAMES = {
+    "normal": "normal",
+    "t": "t",
+    "bootstrap": "percentile bootstrap",
+    "bca": "BCa bootstrap",
+}
+"""How the note under a table names each interval kind of :func:`summarize`."""
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -79,7 +106,8 @@ class Report:
     frame
         One row per system and measure: ``system``, (letters style) ``label``,
         ``measure, aggregate`` (``"mean"``, ``"gmean"`` or ``"sum"``), ``mean``
-        (the combined score), then
+        (the combined score), ``ci_low, ci_high`` (with ``interval``: the
+        score's confidence interval), then
 
         - arrows style (one baseline): ``diff`` (to the baseline), ``p_value,
           p_adjusted, significant, marker`` (``"▲"``, ``"▼"`` or ``""``); the
@@ -98,6 +126,9 @@ class Report:
         Letters style: system -> letter; empty in arrows style.
     comparisons
         The :func:`~polars_rankeval.compare` frame the markers come from.
+    interval, level
+        The kind of interval printed after each score (``"normal"``, ``"t"``,
+        ``"bootstrap"``, ``"bca"``) and its coverage; ``interval`` None: none.
     """
 
     frame: pl.DataFrame
@@ -109,6 +140,8 @@ class Report:
     digits: int = 4
     labels: dict[Any, str] = field(default_factory=dict)
     comparisons: pl.DataFrame | None = None
+    interval: str | None = None
+    level: float = 0.95
 
     @property
     def style(self) -> Literal["arrows", "letters"]:
@@ -148,8 +181,17 @@ class Report:
             return ""
         return f" Lower is better for {', '.join(lower)}: bold marks the lowest{{}}."
 
+    def _interval_note(self) -> str:
+        if self.interval is None:
+            return ""
+        return (
+            f" In brackets: the {self.level * 100:g}% {INTERVAL_NAMES[self.interval]} "
+            "confidence interval of each score."
+        )
+
     def note(self) -> str:
-        """One sentence saying what the markers mean (and how scores were combined)."""
+        """One sentence saying what the markers mean (and how scores and intervals were
+        computed)."""
         lower = self._lower_better()
         if self.style == "arrows":
             text = (
@@ -165,12 +207,12 @@ class Report:
                 f"Superscripts: significantly higher than the system of that letter "
                 f"({self._how()}{tested}); bold: best per measure."
             ) + lower.format(", and superscripts the systems significantly higher")
-        return text + self._aggregates()
+        return text + self._aggregates() + self._interval_note()
 
     def _cells(self, marker_text: Any, bold: str) -> pl.DataFrame:
         def cell(row: dict[str, Any]) -> str:
             score = (bold if row["best"] else "{}").format(self._number(row))
-            return score + marker_text(row)
+            return score + marker_text(row) + self._bounds(row)
 
         cells = self.frame.with_columns(
             cell=pl.struct(pl.all()).map_elements(cell, return_dtype=pl.String)
@@ -178,6 +220,12 @@ class Report:
         index = ["label", "system"] if self.style == "letters" else ["system"]
         wide = cells.pivot(on="measure", index=index, values="cell")
         return wide.select(*index, *self.measures)
+
+    def _bounds(self, row: dict[str, Any]) -> str:
+        """`` [low, high]`` after a score, with ``digits`` decimals; empty without interval."""
+        if self.interval is None:
+            return ""
+        return f" [{row['ci_low']:.{self.digits}f}, {row['ci_high']:.{self.digits}f}]"
 
     def _number(self, row: dict[str, Any]) -> str:
         """A score with ``digits`` decimals; a total of whole counts without decimals."""
@@ -189,7 +237,8 @@ class Report:
     def table(
         self, *, markers: Mapping[str, str] | None = None, bold: str = "**{}**"
     ) -> pl.DataFrame:
-        """Wide text table: (``label``,) ``system`` and one formatted column per measure.
+        """Wide text table: (``label``,) ``system`` and one formatted column per measure
+        (the score, its marker, and with ``interval`` its bounds in brackets).
 
         Parameters
         ----------
@@ -446,6 +495,8 @@ def report(
     query: str | Sequence[str] = "query",
     missing: Missing = "error",
     digits: int = 4,
+    interval: IntervalKind | bool = False,
+    level: float = 0.95,
 ) -> Report:
     """Scores per system and measure, marked where they differ significantly.
 
@@ -479,6 +530,17 @@ def report(
         As in :func:`polars_rankeval.compare`.
     digits
         Decimals printed in the Markdown and LaTeX tables.
+    interval
+        False (default): scores alone. ``"normal"``, ``"t"``, ``"bootstrap"``
+        or ``"bca"`` (True: ``"normal"``): each score's confidence interval, as
+        :func:`polars_rankeval.summarize` computes it (GMAP's on the log scale,
+        a count's as a total; clipped to the measure's range), on the queries
+        the score is combined over (so after ``missing="drop"`` or ``"zero"``
+        the paired set); ``n_resamples`` and ``seed`` serve the bootstrap
+        intervals too. Columns ``ci_low, ci_high`` in ``.frame``, ``[low,
+        high]`` after each score in every table, and the note names it.
+    level
+        Coverage of the interval, strictly between 0 and 1.
 
     Returns
     -------
@@ -531,7 +593,23 @@ def report(
     test, family-wise over the 3 systems, alpha = 0.05, 5 queries); bold: best per
     measure.
     <BLANKLINE>
+
+    With each score's 95% t interval:
+
+    >>> print(pr.report(pq, baseline="bm25", digits=2, interval="t").to_markdown())
+    | system | AP |
+    |:---|---:|
+    | bm25 | 0.30 [0.10, 0.50] |
+    | dense | **0.44**▲ [0.18, 0.70] |
+    <BLANKLINE>
+    ▲/▼: significantly higher/lower than the baseline bm25 (paired t-test,
+    no correction, alpha = 0.05, 5 queries); bold: best per measure. In brackets:
+    the 95% t confidence interval of each score.
+    <BLANKLINE>
     """
+    kind = _interval_kind(interval, level)
+    if kind is not None:  # read once: compare and the intervals both use it
+        per_query = collected(per_query)
     result = compare(
         per_query,
         measures,
@@ -553,6 +631,22 @@ def report(
         baseline = bases
     else:
         frame, labels = _arrows_frame(result, baseline, digits), {}
+    if kind is not None:
+        bounds = _intervals(
+            per_query,
+            result["measure"].unique(maintain_order=True).to_list(),
+            interval=kind,
+            level=level,
+            n_resamples=n_resamples,
+            seed=seed,
+            aggregate=aggregate,
+            system=system,
+            query=query,
+            missing=missing,
+        )
+        at = frame.columns.index("mean") + 1
+        joined = frame.join(bounds, on=["system", "measure"], how="left", maintain_order="left")
+        frame = joined.select(*frame.columns[:at], "ci_low", "ci_high", *frame.columns[at:])
     return Report(
         frame=frame,
         baseline=baseline,
@@ -563,4 +657,51 @@ def report(
         digits=digits,
         labels=labels,
         comparisons=result,
+        interval=kind,
+        level=level,
     )
+
+
+def _interval_kind(interval: IntervalKind | bool, level: float) -> IntervalKind | None:
+    """The interval kind ``report`` prints (None: none), checked with its level."""
+    if interval is False or interval is None:
+        return None
+    kind: IntervalKind = "normal" if interval is True else interval
+    check_interval(kind)
+    check_level(level)
+    return kind
+
+
+def _intervals(
+    per_query: IntoFrame,
+    measures: list[str],
+    *,
+    system: str,
+    query: str | Sequence[str],
+    missing: Missing,
+    aggregate: AggregateMode,
+    **options: Any,
+) -> pl.DataFrame:
+    """``system, measure, ci_low, ci_high``: the intervals :func:`summarize` gives, on
+    the queries the report's scores are combined over (:func:`align`'s, as
+    :func:`compare` pairs them: after ``missing="drop"`` the common ones, after
+    ``"zero"`` all, absent ones 0). summarize's own :func:`interval_matrix` with its
+    arguments: one call per measure for every system at once (the percentile
+    bootstrap's resamples depend only on the number of queries and the seed, so each
+    column gets the ones summarize draws for it), one per system for BCa (scipy's
+    resamples depend on the columns drawn together)."""
+    aligned = align(per_query, measures, system=system, query=query, missing=missing)
+    systems = pl.Series("system", aligned.systems)
+    resampled = options["interval"] == "bca"
+    parts = []
+    for m, values in aligned.values.items():
+        kw = dict(options, aggregate=measure_kind(m, aggregate), bounds=measure_bounds(m))
+        columns = [values[:, [j]] for j in range(values.shape[1])] if resampled else [values]
+        each = [interval_matrix(x, **kw) for x in columns]
+        out = {k: np.concatenate([e[k] for e in each]) for k in ("ci_low", "ci_high")}
+        parts.append(
+            pl.DataFrame(
+                {"system": systems, "ci_low": out["ci_low"], "ci_high": out["ci_high"]}
+            ).with_columns(measure=pl.lit(m))
+        )
+    return pl.concat(parts).select("system", "measure", "ci_low", "ci_high")

@@ -306,12 +306,22 @@ def _in_code_span(token: str, doc: str) -> bool:
     return any(re.search(word, span) for span in spans)
 
 
+def _section(doc: str, command: str) -> str:
+    """The text of ``## command`` in docs/cli.md, up to the next ``## `` heading."""
+    start = doc.index(f"\n## {command}\n")
+    end = doc.find("\n## ", start + 1)
+    return doc[start : end if end != -1 else len(doc)]
+
+
 @pytest.mark.parametrize("command", list(_parsers()))
 def test_docs_cli_lists_every_option_and_choice_of_help(command: str) -> None:
+    """Each command's section lists each of its options and choices (the page as a
+    whole for the top-level command)."""
     doc = (ROOT / "docs" / "cli.md").read_text()
     parser = _parsers()[command]
     if command != "polars-rankeval":
         assert f"\n## {command}\n" in doc, f"docs/cli.md has no section for {command}"
+        doc = _section(doc, command)
     missing = []
     for action in parser._actions:
         if action.help == argparse.SUPPRESS or isinstance(action, argparse._SubParsersAction):
@@ -342,3 +352,78 @@ def test_missing_error_checks_each_run(tmp_path: Path, run_main, fmt: str) -> No
         assert "'a'" not in done.stderr
         dropped = run_main("eval", qrels, *runs, "-m", "map", "--missing", "drop", "--format", fmt)
         assert dropped.returncode == 0
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _expected_report(runs: list[Path], measures: list[str], **options: object) -> pr.Report:
+    run = pl.concat([pr.read_trec_run(f) for f in runs])
+    per_query = pr.evaluate(run, pr.read_trec_qrels(QRELS), measures, missing="zero")
+    return pr.report(per_query, measures, **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def third(tmp_path: Path) -> Path:
+    """A third run: bm25's lines under another tag (the same rankings)."""
+    path = tmp_path / "third.run"
+    lines = Path(BM25).read_text().replace("bm25", "third").splitlines()
+    path.write_text("\n".join(lines[::-1]) + "\n")  # same ranking, lines reversed
+    return path
+
+
+def test_report_markdown_with_intervals_equals_python(run_main: Callable[..., Result]) -> None:
+    res = run_main("report", QRELS, BM25, DENSE, "-m", "AP", "-m", "nDCG@10", "--baseline",
+                   "bm25", "--interval", "t", "--ci-level", "0.9", "--digits", "3")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    want = _expected_report([BM25, DENSE], ["AP", "nDCG@10"], baseline="bm25", interval="t",
+                            level=0.9, digits=3)  # fmt: skip
+    assert res.stdout == want.to_markdown()
+    assert "| dense | **0.629**▲ [" in res.stdout
+    assert "90% t confidence interval" in res.stdout
+
+
+def test_report_letters_latex_equals_python(third: Path, run_main: Callable[..., Result]) -> None:
+    res = run_main("report", QRELS, BM25, DENSE, third, "-m", "AP", "--test", "tukey",
+                   "-f", "latex", "--caption", "MAP.", "--label", "tab:map")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    want = _expected_report([BM25, DENSE, third], ["AP"], test="tukey")
+    assert want.style == "letters"
+    assert res.stdout == want.to_latex(caption="MAP.", label="tab:map")
+    assert r"\caption{MAP.}" in res.stdout and r"\label{tab:map}" in res.stdout
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "table"])
+def test_report_frame_formats(fmt: str, third: Path, run_main: Callable[..., Result]) -> None:
+    res = run_main("report", QRELS, BM25, DENSE, third, "-m", "AP", "-m", "RR", "--baseline",
+                   "bm25", "--baseline", "dense", "--interval", "bootstrap", "-f", fmt)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    want = _expected_report([BM25, DENSE, third], ["AP", "RR"], baseline=["bm25", "dense"],
+                            interval="bootstrap").frame  # fmt: skip
+    if fmt == "table":
+        header = res.stdout.splitlines()[1]
+        for column in ("system", "label", "measure", "mean", "ci_low", "ci_high", "marker"):
+            assert f" {column} " in header
+        assert res.stdout.count("\n") == 6 + want.height  # borders, header, ---, types, rule, rows
+        return
+    got = pl.read_csv(res.stdout.encode()) if fmt == "csv" else pl.read_json(res.stdout.encode())
+    assert got["system"].to_list() == want["system"].to_list()
+    assert got["beats"].fill_null("").to_list() == want["beats"].list.join("").to_list()
+    for column in ("mean", "ci_low", "ci_high"):
+        assert got[column].to_list() == pytest.approx(want[column].to_list(), rel=1e-12)
+
+
+def test_report_needs_two_runs_and_valid_options(run_main: Callable[..., Result]) -> None:
+    res = run_main("report", QRELS, BM25, "-m", "AP")
+    assert res.returncode == 1
+    assert "report needs at least two runs" in res.stderr
+    res = run_main("report", QRELS, BM25, DENSE, "-m", "AP", "--interval", "t", "--ci-level", "95")
+    assert res.returncode == 1
+    assert res.stderr.startswith("polars-rankeval: error: level must be strictly between 0 and 1")
+    assert res.stdout == ""
+
+
+def test_report_as_a_real_command() -> None:
+    res = cli("report", QRELS, BM25, DENSE, "-m", "map", "--baseline", "bm25")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == _expected_report([BM25, DENSE], ["AP"], baseline="bm25").to_markdown()

@@ -65,6 +65,7 @@ def test_compare_systems(tmp_path: Path) -> None:
     assert "| dense | **0.6295**▲ |" in out  # the report marks dense's MAP as a gain
     if "no plot:" not in out:
         assert (tmp_path / "ap_differences.png").read_bytes()[:4] == b"\x89PNG"
+        assert (tmp_path / "means.pdf").read_bytes()[:5] == b"%PDF-"
 
 
 def test_pr_curves(tmp_path: Path) -> None:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
+import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
 from polars_rankeval.cli import main
@@ -133,3 +136,152 @@ def test_cli_explain(tmp_path, capsys) -> None:
         "absent_queries: drop -> zero",
         "ties: doc_desc -> input",
     ]
+
+
+# --------------------------------------------------------------------------- several measures
+# and the contribution of each cause to the difference of the means
+
+MEASURES = ["AP", "ndcg@5", "P@5", "RR", "R@10", "AP@5", "ERR@5"]
+CONTRIBUTION_PAIRS = [
+    ("trec_eval-10", "ranx"),
+    ("trec_eval-10", "sklearn"),
+    ("trec_eval-9", "ir_measures"),
+    ("ranx", "spark"),
+    ("ir_measures", "torchmetrics"),
+    ("sklearn", "spark"),
+]
+
+
+def random_data(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Two systems, 25 queries; scores rounded to 0.1 (ties), grades 0-3, relevant
+    documents not retrieved, qrels queries the run lacks, run queries with no qrels,
+    and qrels queries with no relevant document."""
+    rng = np.random.default_rng(seed)
+    runs, qrels = [], []
+    for q in range(25):
+        docs = [f"d{i}" for i in range(rng.integers(8, 20))]
+        if q % 7 != 3:  # q3, q10, ...: qrels only (absent from the run)
+            for system in ("s1", "s2"):
+                shown = rng.choice(docs, size=rng.integers(1, len(docs)), replace=False)
+                for d in shown:
+                    runs.append((system, f"q{q}", str(d), round(float(rng.random()), 1)))
+        if q % 11 != 5:  # q5, q16: run only (no qrels)
+            judged = rng.choice(docs, size=rng.integers(1, len(docs)), replace=False)
+            grades = [0] * len(judged) if q == 9 else rng.integers(0, 4, len(judged)).tolist()
+            qrels += [(f"q{q}", str(d), int(g)) for d, g in zip(judged, grades, strict=True)]
+    run = pl.DataFrame(runs, schema=["system", "query", "doc", "score"], orient="row")
+    return run, pl.DataFrame(qrels, schema=["query", "doc", "relevance"], orient="row")
+
+
+def means(run: pl.DataFrame, qrels: pl.DataFrame, measure: str, conventions: str) -> dict:
+    """Mean per system of one measure under one conventions, from pr.evaluate alone."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pq = pr.evaluate(run, qrels, [measure], conventions=conventions)
+    value = pq.columns[-1]
+    return dict(pq.group_by("system").agg(pl.col(value).mean()).iter_rows())
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), CONTRIBUTION_PAIRS, ids=["-vs-".join(p) for p in CONTRIBUTION_PAIRS]
+)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_contributions_add_up_to_the_difference_of_the_means(
+    first: str, second: str, seed: int
+) -> None:
+    run, qrels = random_data(seed)
+    per_query = pr.explain(run, qrels, MEASURES, between=(first, second))
+    by_cause = pr.explain(run, qrels, MEASURES, between=(first, second), per="cause")
+    assert_frame_equal(by_cause, pr.cause_contributions(per_query))
+    totals = by_cause.group_by("measure", "system").agg(
+        pl.col("contribution").sum(), pl.col("mean_difference").first(), pl.col("n_queries").sum()
+    )
+    assert totals.height == len(MEASURES) * 2
+    for measure, system, total, mean_difference, n in totals.iter_rows():
+        one, two = means(run, qrels, measure, first), means(run, qrels, measure, second)
+        assert total == pytest.approx(two[system] - one[system], abs=1e-12), (measure, system)
+        assert mean_difference == pytest.approx(two[system] - one[system], abs=1e-12)
+        rows = per_query.filter(measure=measure, system=system)
+        assert n == rows.height  # every query is in exactly one group
+    agree = by_cause.filter(pl.col("causes").list.len() == 0)
+    assert (agree["contribution"].abs() < 1e-12).all()  # the queries with no cause add nothing
+    assert by_cause.filter(pl.col("causes").list.len() > 0).height > 0
+
+
+def test_several_measures_equal_each_measure_alone() -> None:
+    run, qrels = random_data(3)
+    together = pr.explain(run, qrels, ["ndcg@5", "AP", "P@5"], between=("trec_eval-10", "sklearn"))
+    assert together.columns[0] == "measure"
+    assert together["measure"].unique(maintain_order=True).to_list() == ["ndcg@5", "AP", "P@5"]
+    for measure in ("ndcg@5", "AP", "P@5"):
+        alone = pr.explain(run, qrels, measure, between=("trec_eval-10", "sklearn"))
+        assert "measure" not in alone.columns  # one name: the table as it always was
+        assert_frame_equal(together.filter(measure=measure).drop("measure"), alone)
+    one = pr.explain(run, qrels, ["AP"], between=("trec_eval-10", "sklearn"))
+    assert one.columns[0] == "measure"  # a list, even of one name, gives the measure column
+
+
+def test_contributions_by_hand() -> None:
+    """The docstring's run, nDCG@2 and MRR (trec_eval-10 vs ranx), written as arithmetic."""
+    run = pl.DataFrame({"query": ["q1", "q1", "q2"], "doc": ["a", "b", "c"], "score": [1.0] * 3})
+    qrels = pl.DataFrame(
+        {"query": ["q1", "q2", "q3"], "doc": ["a", "c", "d"], "relevance": [1] * 3}
+    )
+    got = pr.explain(run, qrels, ["mrr", "ndcg@2"], per="cause")
+    rows = {(r["measure"], r["causes"][0] if r["causes"] else ""): r for r in got.to_dicts()}
+    # MRR: trec_eval (b before a) 0.5, 1 over q1, q2; ranx (a first) 1, 1, and q3 scored 0.
+    n1, n2, s1 = 2, 3, 0.5 + 1.0
+    assert rows["mrr", "ties: doc_desc -> input"]["contribution"] == pytest.approx((1 - 0.5) / n2)
+    absent = rows["mrr", "absent_queries: drop -> zero"]
+    assert absent["contribution"] == pytest.approx((0 - s1 / n1) / n2)
+    assert absent["mean_difference"] == pytest.approx(2 / 3 - 0.75)
+    # nDCG@2 of q1: b first: D2 (a at rank 2) against a first: 1.
+    s1 = D2 + 1.0
+    assert rows["ndcg@2", "ties: doc_desc -> input"]["contribution"] == pytest.approx((1 - D2) / 3)
+    assert rows["ndcg@2", "absent_queries: drop -> zero"]["contribution"] == pytest.approx(
+        (0 - s1 / 2) / 3
+    )
+    assert rows["ndcg@2", ""]["contribution"] == 0.0 and rows["ndcg@2", ""]["n_queries"] == 1
+
+
+def test_contributions_when_one_side_scores_nothing_are_null() -> None:
+    table = pl.DataFrame(
+        {"query": ["q1"], "a": [0.5], "b": [None], "difference": [None], "causes": [["x: 1 -> 2"]]},
+        schema_overrides={"b": pl.Float64},
+    )
+    got = pr.cause_contributions(table)
+    assert got["contribution"].to_list() == [None]
+    assert got["mean_difference"].to_list() == [None]
+
+
+def test_several_measures_refusals() -> None:
+    with pytest.raises(ValueError, match="at least one measure"):
+        pr.explain(RUN, QRELS, [], between=("ranx", "sklearn"))
+    with pytest.raises(ValueError, match=r"'P.5,10' stands for 2 .* list them"):
+        pr.explain(RUN, QRELS, ["AP", "P.5,10"], between=("ranx", "sklearn"))
+    with pytest.raises(ValueError, match="per must be 'query' or 'cause'"):
+        pr.explain(RUN, QRELS, "AP", per="measure")  # type: ignore[arg-type]
+    renamed = RUN.rename({"query": "measure"})
+    with pytest.raises(ValueError, match="id column 'measure' has the name of the measure column"):
+        pr.explain(renamed, QRELS.rename({"query": "measure"}), "AP", query="measure")
+    with pytest.raises(ValueError, match="id column 'ranx' has the name of a conventions' values"):
+        pr.explain(
+            RUN.rename({"query": "ranx"}), QRELS.rename({"query": "ranx"}), "AP", query="ranx"
+        )
+    with pytest.raises(ValueError, match="no 'difference' column"):
+        pr.cause_contributions(RUN)
+
+
+def test_causes_named_per_row_or_all_together() -> None:
+    from polars_rankeval.explain import _named_causes
+
+    differing = pl.DataFrame({"measure": ["AP", "AP", "P@5"], "query": ["q1", "q2", "q1"]})
+    ties = pl.DataFrame({"measure": ["AP", "P@5"], "query": ["q1", "q1"], "causes": ["ties"] * 2})
+    judged = pl.DataFrame({"measure": ["P@5", "AP"], "query": ["q1", "q9"], "causes": ["judg"] * 2})
+    got = _named_causes(differing, [ties, judged], ["ties", "judg"])
+    assert got.to_dicts() == [
+        {"measure": "AP", "query": "q1", "causes": ["ties"]},
+        {"measure": "AP", "query": "q2", "causes": ["ties", "judg"]},  # no switch alone: both
+        {"measure": "P@5", "query": "q1", "causes": ["ties", "judg"]},  # each alone: both
+    ]
+    assert _named_causes(differing.head(0), [], [])["causes"].to_list() == []

@@ -172,3 +172,115 @@ def test_too_many_systems_for_letters():
     with pytest.raises(ValueError, match="at most 26 systems without a single baseline"):
         pr.report(pq)
     assert pr.report(pq, baseline="s00").style == "arrows"
+
+
+# ------------------------------------------------------------ interval columns
+
+
+@pytest.mark.parametrize("kind", ["normal", "t", "bootstrap", "bca"])
+@pytest.mark.parametrize("baseline", ["run_base", None])
+def test_interval_columns_equal_summarize(per_query, kind, baseline):
+    gm = per_query.with_columns(GMAP=pl.col("AP"), NumRelRet=(pl.col("AP") * 10).round())
+    rep = pr.report(gm, baseline=baseline, interval=kind, level=0.9, n_resamples=300, seed=3)
+    summary = pr.summarize(gm, interval=kind, level=0.9, n_resamples=300, seed=3)
+    cols = rep.frame.columns
+    assert cols[cols.index("mean") + 1 : cols.index("mean") + 3] == ["ci_low", "ci_high"]
+    joined = rep.frame.join(summary, on=["system", "measure"], suffix="_s")
+    assert joined.height == rep.frame.height == 4 * 4
+    for name in ("mean", "ci_low", "ci_high"):  # the same queries as summarize: all of them
+        diff = (joined[name] - joined[f"{name}_s"]).abs().max()
+        assert diff < 1e-12, (name, diff)
+    assert rep.interval == kind and rep.level == 0.9
+
+
+@pytest.mark.parametrize("missing", ["drop", "zero"])
+def test_intervals_are_over_the_queries_the_scores_use(per_query, missing):
+    """A system lacking queries: the interval is of the paired queries, as the score."""
+    lacking = per_query.filter(
+        ~((pl.col("system") == "worse") & pl.col("query").is_in(["q0", "q1"]))
+    )
+    rep = pr.report(lacking, ["AP"], baseline="run_base", missing=missing, interval="t")
+    if missing == "drop":
+        paired = lacking.filter(~pl.col("query").is_in(["q0", "q1"]))
+    else:
+        absent = per_query.filter(
+            (pl.col("system") == "worse") & pl.col("query").is_in(["q0", "q1"])
+        )
+        paired = pl.concat([lacking, absent.with_columns(AP=pl.lit(0.0))])
+    summary = pr.summarize(paired, ["AP"], interval="t")
+    joined = rep.frame.join(summary, on=["system", "measure"], suffix="_s")
+    assert joined.height == 4
+    for name in ("mean", "ci_low", "ci_high"):
+        assert (joined[name] - joined[f"{name}_s"]).abs().max() < 1e-12
+    # and not summarize over each system's own queries (which differ here: run_base has
+    # q0, q1, which drop leaves out; worse lacks them, which zero scores 0)
+    differs = "run_base" if missing == "drop" else "worse"
+    own = pr.summarize(lacking, ["AP"], interval="t").filter(system=differs)
+    shown = rep.frame.filter(system=differs)
+    assert abs(own["ci_low"][0] - shown["ci_low"][0]) > 1e-6
+
+
+def bracket(low: float, high: float, digits: int) -> str:
+    return f" [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def test_intervals_in_every_format_arrows(per_query):
+    rep = pr.report(per_query, baseline="run_base", digits=3, interval="t")
+    rows = {(r["system"], r["measure"]): r for r in rep.frame.iter_rows(named=True)}
+    better, base = rows["better", "AP"], rows["run_base", "P@10"]
+    after_better = bracket(better["ci_low"], better["ci_high"], 3)
+    after_base = bracket(base["ci_low"], base["ci_high"], 3)
+    markdown = rep.to_markdown()
+    assert f"| better | **{better['mean']:.3f}**▲{after_better} |" in markdown
+    assert f"| run_base | {rows['run_base', 'AP']['mean']:.3f}" in markdown
+    assert f"{base['mean']:.3f}{after_base} |" in markdown
+    assert "In brackets: the 95% t confidence interval of each score." in markdown
+    latex = rep.to_latex()
+    assert rf"\textbf{{{better['mean']:.3f}}}$^{{\blacktriangle}}${after_better} &" in latex
+    assert r"In brackets: the 95\% t confidence interval of each score." in latex
+    table = rep.table()
+    cell = table.filter(system="better")["AP"].item()
+    assert cell == f"**{better['mean']:.3f}**▲{after_better}"
+    assert str(rep) == markdown and rep._repr_markdown_() == markdown
+    assert rep.frame["ci_low"].null_count() == 0
+
+
+def test_intervals_in_every_format_letters(per_query):
+    rep = pr.report(per_query, ["AP"], digits=2, interval="bootstrap", level=0.9, n_resamples=200)
+    row = rep.frame.filter(system="worse").row(0, named=True)
+    after = bracket(row["ci_low"], row["ci_high"], 2)
+    assert f"| d | worse | {row['mean']:.2f}{after} |" in rep.to_markdown()
+    assert rf"d & worse & {row['mean']:.2f}\hphantom{{$^{{abc}}$}}{after} \\" in rep.to_latex()
+    assert rep.table().filter(system="worse")["AP"].item() == f"{row['mean']:.2f}{after}"
+    assert "the 90% percentile bootstrap confidence interval" in rep.note()
+
+
+def test_interval_true_is_normal_and_bad_values_are_refused_first(per_query):
+    rep = pr.report(per_query, ["AP"], baseline="run_base", interval=True)
+    normal = pr.summarize(per_query, ["AP"]).select("system", "ci_low")
+    joined = rep.frame.join(normal, on="system", suffix="_s")
+    assert (joined["ci_low"] - joined["ci_low_s"]).abs().max() < 1e-12
+    assert "ci_low" not in pr.report(per_query, ["AP"], baseline="run_base").frame.columns
+    with pytest.raises(ValueError, match="interval"):
+        pr.report(per_query, baseline="run_base", interval="wald")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="level must be strictly between 0 and 1"):
+        pr.report(per_query, baseline="run_base", interval="t", level=95)
+
+
+def test_reports_by_segment_carry_intervals(per_query):
+    days = per_query.with_columns(
+        day=pl.when(pl.col("query").is_in(["q0", "q1", "q2", "q3"])).then(pl.lit("mon"))
+        .otherwise(pl.lit("tue"))
+    )  # fmt: skip
+    out = pr.reports(days, "day", ["AP"], baseline="run_base", interval="t")
+    for (day,), rep in out.items():
+        summary = pr.summarize(days.filter(day=day), ["AP"], interval="t")
+        joined = rep.frame.join(summary, on=["system", "measure"], suffix="_s")
+        assert (joined["ci_high"] - joined["ci_high_s"]).abs().max() < 1e-12
+
+
+def test_intervals_from_lazy_and_pandas_inputs(per_query):
+    want = pr.report(per_query, baseline="run_base", interval="t").frame
+    for given in (per_query.lazy(), per_query.to_pandas()):
+        got = pr.report(given, baseline="run_base", interval="t").frame
+        assert got.equals(want)
