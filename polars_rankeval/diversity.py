@@ -10,7 +10,8 @@ The measures read, per document, the subtopics it is relevant to, and so lie
 outside the engine (:mod:`polars_rankeval.engine`), whose judged rows carry one
 grade per document: :func:`evaluate_diversity` computes them in vectorised
 Polars over the same ranked rows (``rank_run``: score descending, ties by doc
-id descending), with no per-query Python. With α the redundancy penalty, a
+id descending), with no per-query Python, for every system and segment of the
+run at once, with ``evaluate``'s data checks, ``depth`` and ``missing``. With α the redundancy penalty, a
 relevant (document, subtopic) pair at rank r is worth :math:`(1-\alpha)^{c}`,
 c the documents above r relevant to the same subtopic; the score of rank r is
 the sum over its pairs:
@@ -50,16 +51,31 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import IntoFrameOrDict
+from polars_rankeval._typing import IntoFrameOrDict, Missing
+from polars_rankeval.engine.outcome import raise_absent_queries
+from polars_rankeval.engine.scope import absent_rankings
 from polars_rankeval.inputs import as_frame
+from polars_rankeval.options import check_roles, segment_columns
 from polars_rankeval.ranking import rank_run
-from polars_rankeval.validation import check_choice, check_columns
+from polars_rankeval.validation import (
+    check_choice,
+    check_columns,
+    check_duplicates,
+    check_grade_dtype,
+    check_id_dtypes,
+    check_int,
+    check_qrels_values,
+    check_run_values,
+    check_score_dtype,
+    system_column,
+)
 
 ALPHA = 0.5
 """ndeval's default redundancy penalty α (and the α of ERR_IA)."""
@@ -91,6 +107,7 @@ ALIASES = {
 """ndeval's names (lower-cased) -> canonical."""
 NORMALISED = {"alpha_nDCG": "alpha_DCG", "nERR_IA": "ERR_IA", "nNRBP": "NRBP"}
 """Measures divided by the same measure of ndeval's ideal ranking."""
+_Q, _K, _S, _D, _R, _G = "__dv_q", "__dv_k", "__dv_s", "__dv_d", "__dv_r", "__dv_grade"
 _NAME = re.compile(r"^(?P<name>[A-Za-z_\-]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>\d+))?$")
 
 
@@ -173,8 +190,6 @@ def _number(key: str, value: str, name: str) -> float | int:
 
 # --------------------------------------------------------------------------- evaluation
 
-_Q, _D, _S, _R = "__dv_query", "__dv_doc", "__dv_subtopic", "__dv_rank"
-
 
 def evaluate_diversity(
     run: IntoFrameOrDict,
@@ -186,14 +201,19 @@ def evaluate_diversity(
     score: str = "score",
     subtopic: str = "subtopic",
     relevance: str = "relevance",
-    missing: str = "drop",
+    system: str | None = "system",
+    by: str | Sequence[str] | None = None,
+    depth: int | None = None,
+    missing: Missing = "drop",
+    validate: bool = True,
 ) -> pl.DataFrame:
-    """Diversity measures per query, from a run and subtopic qrels.
+    """Diversity measures per query (per system and segment), from a run and subtopic qrels.
 
     Parameters
     ----------
     run
-        ``query, doc, score``: one row per retrieved document (one system).
+        ``query, doc, score`` (optionally ``system`` and segment columns): one row per
+        retrieved document of a ranking. A LazyFrame is collected first.
     qrels
         ``query, subtopic, doc, relevance``: one row per judged (subtopic,
         document) pair of a query (TREC diversity qrels: the second column
@@ -201,17 +221,30 @@ def evaluate_diversity(
     measures
         Names such as ``"alpha_nDCG@10"``, ``"ERR_IA@20"``, ``"NRBP"``,
         ``"P_IA@5"``, ``"StRecall@10"``, ``"AP_IA"``; ndeval's names too.
-    query, doc, score, subtopic, relevance
-        Column names.
+    query, doc, score, subtopic, relevance, system
+        Column names; ``system`` is used when the run has that column (every system
+        is scored, each against the same qrels).
+    by
+        Segment columns of the run: each (segment, system, query) is a ranking of its
+        own, as in :func:`polars_rankeval.evaluate`.
+    depth
+        Keep only the top ``depth`` documents of each ranking (trec_eval ``-M``).
     missing
-        ``"drop"``: the queries of the run that have qrels. ``"zero"``: also
-        the qrels queries absent from the run, scored 0 (as ir_measures).
+        ``"drop"``: the rankings of the run whose query has qrels. ``"zero"``: also
+        the qrels queries a system (in a segment where the run has them) lacks,
+        scored 0 (as ir_measures). ``"error"``: raise naming them.
+    validate
+        Check the data first (default True), as :func:`polars_rankeval.evaluate`
+        does: null ids, NaN or null scores, grades that are not integers,
+        duplicate (ranking, doc) rows in the run and (query, subtopic, doc) rows
+        in the qrels. Columns and dtypes are always checked.
 
     Returns
     -------
     DataFrame
-        ``query`` and one Float64 column per measure (its canonical name),
-        sorted by query.
+        ``[by], [system], query`` and one Float64 column per measure (its canonical
+        name), sorted by those keys: the shape of :func:`polars_rankeval.evaluate`'s
+        output, so :func:`polars_rankeval.compare` and the reports take it.
 
     Examples
     --------
@@ -224,35 +257,115 @@ def evaluate_diversity(
     ('q', 0.5, 1.0, 0.5)
     """
     parsed = list(dict.fromkeys(parse_diversity(m) for m in _listed(measures)))
-    check_choice("missing", missing, ("drop", "zero"))
+    check_choice("missing", missing, ("drop", "zero", "error"))
+    check_int("depth", depth, minimum=0, allow_none=True)
     run_df = as_frame(run, "run", (query, doc, score)).lazy().collect()
     qrels_df = as_frame(qrels, "qrels").lazy().collect()
-    check_columns(run_df.schema, {"query": query, "doc": doc, "score": score}, "run")
-    check_columns(
-        qrels_df.schema,
-        {"query": query, "subtopic": subtopic, "doc": doc, "relevance": relevance},
-        "qrels",
-    )
-    if run_df.select(query, doc).is_duplicated().any():
-        msg = f"The run has a ({query}, {doc}) pair twice: keep one row per retrieved document."
-        raise ValueError(msg)
-    ranked = rank_run(run_df.select(query, doc, score), query=query, doc=doc, score=score)
-    ranked = ranked.select(
-        pl.col(query).alias(_Q), pl.col(doc).cast(pl.String).alias(_D), pl.col("rank").alias(_R)
-    )
+    system = system_column(system, run_df.columns)
+    segments = segment_columns(by, run_df.schema, taken=[query, doc, score, system])
+    keys = [*segments, *([system] if system else []), query]
+    _check_inputs(run_df, qrels_df, keys, doc, score, subtopic, relevance, validate)
+    ranked, rankings = _rankings(run_df, keys, doc, score, depth)
     judgments = qrels_df.select(
         pl.col(query).alias(_Q),
         pl.col(subtopic).cast(pl.String).alias(_S),
         pl.col(doc).cast(pl.String).alias(_D),
-        pl.col(relevance).alias("__dv_grade"),
+        pl.col(relevance).cast(pl.Int64).alias(_G),
     )
-    if ranked.schema[_Q] != judgments.schema[_Q]:  # e.g. integer ids in one, strings in the other
+    if rankings.schema[query] != judgments.schema[_Q]:  # integer ids in one, strings in the other
+        rankings = rankings.with_columns(pl.col(query).cast(pl.String))
         ranked = ranked.with_columns(pl.col(_Q).cast(pl.String))
         judgments = judgments.with_columns(pl.col(_Q).cast(pl.String))
-    queries = _queries(ranked, judgments, missing)
-    columns = [_measure(m, ranked, judgments, queries).alias(str(m)) for m in parsed]
-    out = queries.with_columns(columns) if columns else queries
-    return out.rename({_Q: query}).sort(query)
+    scored = _scored(rankings, judgments, keys, query, system, segments, missing)
+    columns = [_measure(m, ranked, judgments, scored).alias(str(m)) for m in parsed]
+    out = scored.select(keys).with_columns(columns) if columns else scored.select(keys)
+    return out.sort(keys)
+
+
+def _check_inputs(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    keys: list[str],
+    doc: str,
+    score: str,
+    subtopic: str,
+    relevance: str,
+    validate: bool,
+) -> None:
+    """The columns, roles and dtypes; with ``validate``, the values (as ``evaluate``)."""
+    query = keys[-1]
+    check_columns(run.schema, {"query": query, "doc": doc, "score": score}, "run")
+    check_columns(
+        qrels.schema,
+        {"query": query, "subtopic": subtopic, "doc": doc, "relevance": relevance},
+        "qrels",
+    )
+    check_roles({"query": [query], "doc": [doc], "score": [score], "by/system": keys[:-1]})
+    check_score_dtype(run.schema, score)
+    check_grade_dtype(qrels.schema, relevance)
+    check_id_dtypes(run.schema, qrels.schema, [query, doc])
+    if not validate:
+        return
+    check_run_values(run, ids=[*keys, doc], score=score, rank=None)
+    check_qrels_values(qrels, ids=[query, subtopic, doc], relevance=relevance)
+    check_duplicates(run.lazy(), [*keys, doc], "the run")  # no duplicates= option here
+    check_duplicates(qrels.lazy(), [query, subtopic, doc], "qrels")
+
+
+def _rankings(
+    run: pl.DataFrame, keys: list[str], doc: str, score: str, depth: int | None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The ranked rows ``_K, _Q, _D, _R`` (score descending, ties by doc id descending, to
+    ``depth``) and the rankings ``_K, *keys`` (``_K``: a ranking's id)."""
+    query = keys[-1]
+    ranking = pl.struct(keys).rank("dense").cast(pl.UInt32) - 1 if len(keys) > 1 else None
+    numbered = run.with_columns(
+        (ranking if ranking is not None else pl.lit(0, pl.UInt32)).alias(_K)
+    )
+    ranked = rank_run(
+        numbered.select(_K, query, doc, score), query=query, doc=doc, score=score,
+        system=_K, depth=depth,
+    )  # fmt: skip
+    if ranking is None:  # one system, no segment: a ranking per query
+        ranked = ranked.with_columns(pl.col(query).rank("dense").cast(pl.UInt32).alias(_K) - 1)
+    rankings = ranked.select(_K, query).unique(_K)
+    rankings = rankings.join(numbered.select(_K, *keys[:-1]).unique(_K), on=_K, how="left")
+    if len(keys) == 1:
+        rankings = rankings.select(_K, query)
+    ranked = ranked.select(
+        _K, pl.col(query).alias(_Q), pl.col(doc).cast(pl.String).alias(_D), pl.col("rank").alias(_R)
+    )
+    return ranked, rankings.select(_K, *keys)
+
+
+def _scored(
+    rankings: pl.DataFrame,
+    judgments: pl.DataFrame,
+    keys: list[str],
+    query: str,
+    system: str | None,
+    segments: Sequence[str],
+    missing: str,
+) -> pl.DataFrame:
+    """``_K, _Q, *keys`` of the rankings scored: those whose query has qrels, and under
+    ``missing="zero"`` the rankings the run lacks (:func:`~polars_rankeval.engine.scope.
+    absent_rankings`' rule), each with a fresh id; ``"error"`` raises naming those."""
+    judged = judgments.select(pl.col(_Q).alias(query)).unique()
+    present = rankings.join(judged, on=query, how="semi").with_columns(pl.col(query).alias(_Q))
+    if missing == "drop":
+        return present
+    absent = absent_rankings(
+        rankings.select(keys), judged[query], query=query, system=system, by=segments
+    )
+    if missing == "error":
+        raise_absent_queries(absent)
+        return present
+    absent = absent.with_columns(pl.col(query).cast(rankings.schema[query]))
+    first = rankings.height  # ids past every ranking of the run: no ranked row has them
+    added = absent.with_columns(
+        (pl.int_range(pl.len(), dtype=pl.UInt32) + first).alias(_K), pl.col(query).alias(_Q)
+    )
+    return pl.concat([present, added.select(present.columns)], how="vertical_relaxed")
 
 
 def _listed(measures: Any) -> list[str | DiversityMeasure]:
@@ -265,40 +378,40 @@ def _listed(measures: Any) -> list[str | DiversityMeasure]:
     return listed
 
 
-def _queries(ranked: pl.DataFrame, judgments: pl.DataFrame, missing: str) -> pl.DataFrame:
-    """The queries scored: of the run and the qrels (with ``"zero"``, every qrels query)."""
-    judged = judgments.select(_Q).unique()
-    if missing == "zero":
-        return judged
-    return ranked.select(_Q).unique().join(judged, on=_Q, how="semi")
-
-
 def _measure(
-    m: DiversityMeasure, ranked: pl.DataFrame, judgments: pl.DataFrame, queries: pl.DataFrame
+    m: DiversityMeasure, ranked: pl.DataFrame, judgments: pl.DataFrame, scored: pl.DataFrame
 ) -> pl.Series:
-    """One measure's value for each of ``queries``, in their order."""
+    """One measure's value for each ranking of ``scored``, in their order.
+
+    The ideal ranking (for the normalised measures) is made once per query, whatever the
+    number of systems and segments that rank it.
+    """
     rel, alpha, beta = m.get("rel", 1), m.get("alpha", ALPHA), m.get("beta", BETA)
     if m.name in ("ERR_IA", "nERR_IA"):
         alpha = ALPHA
     pairs = _relevant_pairs(judgments, rel)
     subtopics = pairs.group_by(_Q).agg(pl.col(_S).n_unique().cast(pl.Float64).alias("__dv_S"))
     hits = _run_pairs(ranked, pairs, alpha)
-    value = _value(m, hits, pairs, alpha, beta)
+    value = _value(m, hits, pairs, alpha, beta, key=_K)
     if m.name in NORMALISED:
         plain = DiversityMeasure(NORMALISED[m.name], m.cutoff, m.params)
-        value = _value(plain, hits, pairs, alpha, beta).join(
-            _value(plain, _ideal_pairs(pairs, alpha, _ideal_depth(m, pairs)), pairs, alpha, beta),
-            on=_Q,
-            suffix="_ideal",
+        ideal = _ideal_pairs(pairs, alpha, _ideal_depth(m, pairs))
+        value = (
+            _value(plain, hits, pairs, alpha, beta, key=_K)
+            .join(scored.select(_K, _Q), on=_K)
+            .join(
+                _value(plain, ideal, pairs, alpha, beta, key=_Q).rename({"value": "ideal"}),
+                on=_Q,
+            )
+            .select(
+                _K,
+                pl.when(pl.col("value") != 0)
+                .then(pl.col("value") / pl.col("ideal"))
+                .otherwise(0.0)
+                .alias("value"),
+            )
         )
-        value = value.select(
-            _Q,
-            pl.when(pl.col("value") != 0)
-            .then(pl.col("value") / pl.col("value_ideal"))
-            .otherwise(0.0)
-            .alias("value"),
-        )
-    out = queries.join(subtopics, on=_Q, how="left").join(value, on=_Q, how="left")
+    out = scored.join(subtopics, on=_Q, how="left").join(value, on=_K, how="left")
     return out.select(
         pl.when(pl.col("__dv_S") > 0).then(pl.col("value")).otherwise(None).fill_null(0.0)
     ).to_series()
@@ -323,16 +436,16 @@ def _ideal_depth(m: DiversityMeasure, pairs: pl.DataFrame) -> int | None:
 
 def _relevant_pairs(judgments: pl.DataFrame, rel: int) -> pl.DataFrame:
     """(query, subtopic, doc) of every relevant pair."""
-    relevant = judgments.filter(pl.col("__dv_grade") >= rel)
+    relevant = judgments.filter(pl.col(_G) >= rel)
     return relevant.select(_Q, _S, _D).unique()
 
 
 def _run_pairs(ranked: pl.DataFrame, pairs: pl.DataFrame, alpha: float) -> pl.DataFrame:
-    """The relevant pairs of the run: ``query, subtopic, rank, seen`` (c: the documents
-    above relevant to the same subtopic) and ``gain`` = (1 - α)^c."""
-    hits = ranked.join(pairs, on=[_Q, _D]).sort(_Q, _S, _R)
-    seen = pl.int_range(pl.len()).over(_Q, _S).cast(pl.Float64)
-    return hits.select(_Q, _S, _R, seen.alias("seen")).with_columns(
+    """The relevant pairs of each ranking: ``_K, _Q, subtopic, rank, seen`` (c: the
+    documents above relevant to the same subtopic) and ``gain`` = (1 - α)^c."""
+    hits = ranked.join(pairs, on=[_Q, _D]).sort(_K, _S, _R)
+    seen = pl.int_range(pl.len()).over(_K, _S).cast(pl.Float64)
+    return hits.select(_K, _Q, _S, _R, seen.alias("seen")).with_columns(
         gain=pl.lit(1.0 - alpha).pow(pl.col("seen"))
     )
 
@@ -375,10 +488,17 @@ def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Dat
 
 
 def _value(
-    m: DiversityMeasure, hits: pl.DataFrame, pairs: pl.DataFrame, alpha: float, beta: float
+    m: DiversityMeasure,
+    hits: pl.DataFrame,
+    pairs: pl.DataFrame,
+    alpha: float,
+    beta: float,
+    *,
+    key: str,
 ) -> pl.DataFrame:
-    """``query, value`` of a measure (not normalised by an ideal ranking) from the relevant
-    pairs of a ranking; queries without a pair are left out (their value is 0)."""
+    """``key, value`` of a measure (not normalised by an ideal ranking) from the relevant
+    pairs of the rankings ``hits`` (each ``key`` a ranking, ``_Q`` its query); rankings
+    without a pair are left out (their value is 0)."""
     k = m.cutoff
     n_sub = pairs.group_by(_Q).agg(pl.col(_S).n_unique().cast(pl.Float64).alias("S"))
     rank = pl.col(_R).cast(pl.Float64)
@@ -388,11 +508,11 @@ def _value(
     if m.name == "alpha_DCG":
         assert k is not None
         raw = (pl.col("gain") / (rank + 1.0).log(2)).sum()
-        value = raw if k == 1 else raw / (s * _ideal_ideal(alpha, k, _log_discount))
+        value = raw if k == 1 else raw / (s * ideal_ideal(alpha, k, "log"))
     elif m.name == "ERR_IA":
         assert k is not None
         raw = (pl.col("gain") / rank).sum()
-        value = raw if k == 1 else raw / (s * _ideal_ideal(alpha, k, lambda i: 1.0 / i))
+        value = raw if k == 1 else raw / (s * ideal_ideal(alpha, k, "reciprocal"))
     elif m.name == "NRBP":
         value = (pl.col("gain") * pl.lit(beta).pow(rank - 1.0)).sum()
         value = value * (1.0 - (1.0 - alpha) * beta) / s
@@ -405,17 +525,57 @@ def _value(
         per_subtopic = pairs.group_by(_Q, _S).agg(pl.len().cast(pl.Float64).alias("R_s"))
         frame = frame.join(per_subtopic, on=[_Q, _S])
         value = ((pl.col("seen") + 1.0) / rank / pl.col("R_s")).sum() / s
-    return frame.group_by(_Q).agg(value.cast(pl.Float64).alias("value"))
+    return frame.group_by(key).agg(value.cast(pl.Float64).alias("value"))
 
 
-def _log_discount(i: int) -> float:
-    return math.log(2.0) / math.log(i + 1.0)
+_EXACT_TERMS = 1 << 20
+"""Terms of ``ideal_ideal``'s sum added one by one when they do not decay (α = 0)."""
 
 
-def _ideal_ideal(alpha: float, k: int, discount: Any) -> float:
-    """ndeval's "ideal ideal" normaliser over S: sum_{i<=k} (1 - α)^(i-1) discount(i)."""
-    total, weight = 0.0, 1.0
-    for i in range(1, k + 1):
-        total += weight * discount(i)
-        weight *= 1.0 - alpha
-    return total
+def ideal_ideal(alpha: float, k: int, discount: Literal["log", "reciprocal"]) -> float:
+    r"""ndeval's "ideal ideal" normaliser over S: :math:`\sum_{i \le k} (1-\alpha)^{i-1} d(i)`,
+    with :math:`d(i) = 1/\log_2(i + 1)` (``"log"``) or :math:`1/i` (``"reciprocal"``).
+
+    Its cost does not grow with k: for α > 0 the terms fall geometrically and the sum
+    stops once a term is below 1e-17 of the total (it no longer changes the double); for
+    α = 0 the reciprocal sum is the harmonic number :math:`\psi(k + 1) + \gamma`, and
+    the logarithmic one is summed term by term to :data:`_EXACT_TERMS`, then by
+    Euler-Maclaurin from there, :math:`\int_a^b d + (d(a) + d(b))/2 + (d'(b) - d'(a))/12`
+    with :math:`\int d = \ln 2\, \mathrm{li}(x + 1)` (the next term is below 1e-30 of
+    the sum).
+
+    Examples
+    --------
+    >>> round(ideal_ideal(0.5, 3, "reciprocal"), 12)  # 1 + 0.5 / 2 + 0.25 / 3
+    1.333333333333
+    >>> ideal_ideal(0.5, 10**12, "log") == ideal_ideal(0.5, 10**4, "log")
+    True
+    """
+    if alpha > 0.0:
+        total, weight, i = 0.0, 1.0, 1
+        while i <= k:
+            term = weight * (1.0 / i if discount == "reciprocal" else math.log(2.0) / math.log1p(i))
+            total += term
+            if term < 1e-17 * total:
+                break
+            weight *= 1.0 - alpha
+            i += 1
+        return total
+    from scipy.special import digamma, expi
+
+    if discount == "reciprocal":
+        return float(digamma(k + 1.0)) + float(np.euler_gamma)
+    n = min(k, _EXACT_TERMS)
+    total = float((math.log(2.0) / np.log1p(np.arange(1, n + 1, dtype=np.float64))).sum())
+    if k == n:
+        return total
+    a, b = float(n + 1), float(k)  # the terms n + 1 .. k
+
+    def d(x: float) -> float:
+        return math.log(2.0) / math.log1p(x)
+
+    def slope(x: float) -> float:
+        return -math.log(2.0) / ((x + 1.0) * math.log1p(x) ** 2)
+
+    integral = math.log(2.0) * (float(expi(math.log1p(b))) - float(expi(math.log1p(a))))
+    return total + integral + (d(a) + d(b)) / 2.0 + (slope(b) - slope(a)) / 12.0

@@ -134,7 +134,7 @@ def test_bad_names_and_columns() -> None:
         parse_diversity("alpha_mDCG@10")
     twice = pl.DataFrame({"query": ["q", "q"], "doc": ["a", "a"], "score": [1.0, 2.0]})
     subtopics = qrels.with_columns(subtopic=pl.lit(1))
-    with pytest.raises(ValueError, match="twice"):
+    with pytest.raises(ValueError, match=r"the run has duplicate rows for \(query=.q., doc=.a.\)"):
         pr.evaluate_diversity(twice, subtopics, ["alpha_nDCG@10"])
     # integer query ids in the run, strings in the qrels: compared as strings
     numbered = pl.DataFrame({"query": [7], "doc": ["a"], "score": [1.0]})
