@@ -11,10 +11,10 @@ outside the engine (:mod:`polars_rankeval.engine`), whose judged rows carry one
 grade per document: :func:`evaluate_diversity` computes them in vectorised
 Polars over the same ranked rows (``rank_run``: score descending, ties by doc
 id descending), with no per-query Python, for every system and segment of the
-run at once, with ``evaluate``'s data checks, ``depth`` and ``missing``. With α the redundancy penalty, a
-relevant (document, subtopic) pair at rank r is worth :math:`(1-\alpha)^{c}`,
-c the documents above r relevant to the same subtopic; the score of rank r is
-the sum over its pairs:
+run at once, with ``evaluate``'s data checks, ``depth`` and ``missing``. With α
+the redundancy penalty, a relevant (document, subtopic) pair at rank r is
+worth :math:`(1-\alpha)^{c}`, c the documents above r relevant to the same
+subtopic; the score of rank r is the sum over its pairs:
 
 .. math::
     \alpha DCG@k &= \sum_{r \le k} \frac{score_r}{\log_2(r + 1)} \Big/
