@@ -165,10 +165,10 @@ class Measure:
         return self.family.aggregate == "sum"
 
     @property
-    def averages_ties(self) -> bool:
-        """Whether it averages over tie groups (``ties=average``): the rank stage then
-        gives each row its tie group."""
-        return self.get("ties") == "average"
+    def reads_ties(self) -> bool:
+        """Whether it reads tie groups (``ties=average`` averages over them, ``ties=doc_asc``
+        reverses them): the rank stage then gives each row its tie group."""
+        return self.get("ties") in ("average", "doc_asc")
 
     @property
     def takes_fractional_grades(self) -> bool:
@@ -296,6 +296,12 @@ def unit_unless_negative_gains(measure: Measure) -> Bounds | None:
 MIN_GEO_MEAN = 0.00001
 """trec_eval's floor on per-query values before a geometric mean."""
 REL = Param("rel", int)
+TIE_ORDER = Param("ties", str, "ranked", ("ranked", "doc_asc"))
+"""The order of equal scores a measure reads: ``ranked`` (the rank stage's, the
+conventions' ``ties``: trec_eval's doc id descending) or ``doc_asc`` (doc id ascending:
+ir_measures' judged and msmarco providers). A measure with ``doc_asc`` reads each row's
+tie group, and places a row at ``first + last - rank`` of it: the group read the
+other way."""
 """The relevance threshold of a measure of relevant documents (default: the context's)."""
 NORM = Param("norm", str, "R", get_args(Norm))
 GAINS = Param("gains", GainMap)

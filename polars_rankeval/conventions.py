@@ -124,7 +124,9 @@ class Conventions:
     measure_params: Mapping[str, Mapping[str, Any]] = field(default_factory=_params)
     """Parameters given to every measure of a family that does not set them itself,
     ``{family: {parameter: value}}``: the tool's formula variant, named in the output
-    column (``nDCG(gain=exp)@10`` under ``"spark"``)."""
+    column (``nDCG(gain=exp)@10`` under ``"spark"``). A key ``"family@"`` gives them
+    to the family's measures with a cutoff only (under ``"ir_measures"``, ``RR@k``
+    comes from another provider than ``RR``)."""
     names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """The tool's meaning of names another dialect reads otherwise, ``{name: canonical
     text}``: under ``"ranx"``, ``precision`` without a cutoff is over the whole ranking
@@ -209,16 +211,24 @@ _TOOLS: dict[str, dict[str, Any]] = {
         tool="ir_measures 0.4.3 (pytrec_eval provider)",
         absent_queries="zero",
         # ERR comes from gdeval, whose stopping probabilities divide by 2^4 ($MAX_JUDGMENT)
-        measure_params=_params(ERR={"max_grade": 4}),
+        # ERR comes from gdeval; Judged from its judged provider and RR@k from msmarco,
+        # both ordering equal scores by doc id ascending
+        measure_params=_params(
+            ERR={"max_grade": 4},
+            Judged={"ties": "doc_asc", "negative": "judged"},
+            **{"RR@": {"ties": "doc_asc"}},
+        ),
         notes=(
             "ir_measures gives a qrels query the run lacks each measure's DEFAULT (0), "
             "NumRel included (trec_eval -c counts its relevant documents).",
-            "Measures pytrec_eval lacks come from other providers: ERR@k from gdeval "
-            "(grades scaled by a fixed highest grade of 4: ERR(max_grade=4), scores compared "
-            "as doubles), Judged@k from its judged provider and RR@k from msmarco (equal "
-            "scores by doc id ascending, scores as doubles; Judged counts a negative grade "
-            "as judged), cwl_eval's and Compat (equal scores in input order); the preset "
-            "follows pytrec_eval's tie rule for them all.",
+            "Measures pytrec_eval lacks come from other providers, each reproduced with its "
+            "provider's rule: ERR@k from gdeval (grades scaled by a fixed highest grade of "
+            "4: ERR(max_grade=4)), Judged@k from its judged provider and RR@k from msmarco "
+            "(equal scores by doc id ascending: ties=doc_asc; Judged counts a negative "
+            "grade as judged: negative=judged). Those providers compare scores as doubles "
+            "where the preset orders them as pytrec_eval's floats. cwl_eval's measures and "
+            "Compat keep equal scores in input order, which the preset does not reproduce: "
+            "it orders them by pytrec_eval's rule.",
         ),
     ),
     "sklearn": dict(
@@ -320,6 +330,9 @@ ROW_LABELS: Mapping[str, str] = MappingProxyType(
         "nDCG.gain": "nDCG gain",
         "ERR.max_grade": "ERR: grades scaled by",
         "nDCG.ties": "nDCG over equal scores",
+        "Judged.ties": "Judged@k over equal scores",
+        "Judged.negative": "Judged@k: a negative grade is",
+        "RR@.ties": "RR@k over equal scores",
     }
 )
 """The label of each row of :func:`conventions_table` (a choice, or ``family.param``)."""
@@ -338,6 +351,9 @@ VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
         "nDCG.gain": {"linear": "grade", "exp": "2^grade − 1", "binary": "1 if relevant"},
         "nDCG.ties": {"ordered": "in rank order", "average": "gains averaged per tie group"},
         "ERR.max_grade": {None: "the query's highest grade", 4: "4 (gdeval)"},
+        "Judged.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
+        "Judged.negative": {"unjudged": "unjudged", "judged": "judged"},
+        "RR@.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
     }
 )
 
@@ -346,7 +362,7 @@ def _cell(conventions: Conventions, row: str) -> str:
     """The text of one cell of :func:`conventions_table`."""
     if "." in row:
         family, param = row.split(".", 1)
-        if param == "ties":
+        if row == "nDCG.ties":
             value: Any = "average" if conventions.ties == "average" else "ordered"
         else:
             value = conventions.measure_params.get(family, {}).get(param, _DEFAULTS[row])
@@ -356,7 +372,14 @@ def _cell(conventions: Conventions, row: str) -> str:
 
 
 _DEFAULTS: Mapping[str, Any] = MappingProxyType(
-    {"AP.norm": "R", "nDCG.gain": "linear", "ERR.max_grade": None}
+    {
+        "AP.norm": "R",
+        "nDCG.gain": "linear",
+        "ERR.max_grade": None,
+        "Judged.ties": "ranked",
+        "Judged.negative": "unjudged",
+        "RR@.ties": "ranked",
+    }
 )
 """The measures' own values of the parameters a preset may set (trec_eval's)."""
 

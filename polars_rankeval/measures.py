@@ -314,7 +314,11 @@ def _ir_measures_params(
 
 
 def convention_params(
-    family: MeasureFamily, conventions: Conventions, given: Mapping[str, Any] | None = None
+    family: MeasureFamily,
+    conventions: Conventions,
+    given: Mapping[str, Any] | None = None,
+    *,
+    cutoff: bool = False,
 ) -> dict[str, Any]:
     """The parameters ``conventions`` give a measure of ``family`` that does not set them
     (``given``): its :attr:`~polars_rankeval.conventions.Conventions.measure_params`, and
@@ -330,7 +334,11 @@ def convention_params(
     {}
     """
     params = dict(conventions.measure_params.get(family.name, {}))
-    if conventions.ties == "average" and any(p.name == "ties" for p in family.params):
+    if cutoff:  # "family@": the family's measures with a cutoff
+        params |= conventions.measure_params.get(f"{family.name}@", {})
+    if conventions.ties == "average" and any(
+        p.name == "ties" and "average" in p.choices for p in family.params
+    ):
         params.setdefault("ties", "average")
     given = given or {}
     if "gains" in given:
@@ -346,7 +354,7 @@ def _build(
     conventions: Conventions | None = None,
 ) -> Measure:
     if conventions is not None:
-        params = convention_params(family, conventions, params)
+        params = convention_params(family, conventions, params, cutoff=cutoff is not None)
     if cutoff is not None:
         if family.cutoff == "none":
             msg = f"Measure {family.name} takes no cutoff; got {text!r}."

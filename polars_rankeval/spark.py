@@ -214,7 +214,7 @@ def evaluate(
         )
         raise ValueError(msg)
     conventions = job.options.conventions
-    averaged = all(m.averages_ties for m in job.parsed)
+    averaged = all(m.get("ties") == "average" for m in job.parsed)
     if conventions.order_ties == "input" and job.options.order != "presorted" and not averaged:
         msg = (
             f"conventions {conventions.name!r} order equal scores by input order, which the "

@@ -196,16 +196,12 @@ PRESET = {
     "SetF": "pytrec_eval", "SetAP": "pytrec_eval", "SetRelP": "pytrec_eval",
     "P(judged_only=True)@5": "pytrec_eval", "nDCG(gains=0:0;1:1;2:3;3:7)@10": "pytrec_eval",
     "ERR@10": "gdeval", "ERR@3": "gdeval", "Judged@10": "judged", "Judged": "judged",
-    "RR@5": "msmarco", "Compat": "compat", "SDCG(max_rel=3)@10": "cwl_eval",
-    "NERR8(max_rel=3)@10": "cwl_eval",
+    "RR@5": "msmarco", "RR@20": "msmarco", "Judged@3": "judged", "Compat": "compat",
+    "SDCG(max_rel=3)@10": "cwl_eval", "NERR8(max_rel=3)@10": "cwl_eval",
 }  # fmt: skip
 UNREPRODUCED = {
-    "judged": "ir_measures' judged provider orders equal scores by doc id ascending and "
-    "counts a negative grade as judged; the engine gives Judged no tie groups to reorder",
     "cwl_eval": "cwl_eval keeps the input order of equal scores",
     "compat": "the compat provider keeps the input order of equal scores",
-    "msmarco": "ir_measures' msmarco provider (RR@k) orders equal scores by doc id "
-    "ascending; the engine gives RR no tie groups to reorder",
 }
 
 
@@ -289,3 +285,22 @@ def test_ir_measures_syntax_parses_to_its_measure(name: str) -> None:
     for q, value in ours.items():
         assert value == pytest.approx(theirs.get(q, 0.0), abs=tol), q
     assert str(ours_measure) == str(pr.parse(str(ours_measure)))
+
+
+def test_tie_order_doc_asc_by_hand() -> None:
+    """``ties=doc_asc`` reads each tie group doc id ascending (ir_measures' judged and
+    msmarco providers): a, b, c tie at the top; trec_eval's order is c, b, a."""
+    run = pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "d"],
+                        "score": [2.0, 2.0, 2.0, 1.0]})  # fmt: skip
+    qrels = pl.DataFrame({"query": ["q"] * 3, "doc": ["a", "b", "d"], "relevance": [1, 0, -1]})
+    names = ["RR", "RR(ties=doc_asc)", "Judged@1", "Judged(ties=doc_asc)@1",
+             "Judged(negative=judged)@4", "Judged@4"]  # fmt: skip
+    got = pr.evaluate(run, qrels, names).row(0, named=True)
+    assert got["RR"] == 1 / 3  # c, b, a: a (relevant) at 3
+    assert got["RR(ties=doc_asc)"] == 1.0  # a, b, c: a at 1
+    assert got["Judged@1"] == 0.0  # c is not judged
+    assert got["Judged(ties=doc_asc)@1"] == 1.0  # a is judged
+    assert got["Judged@4"] == 2 / 4  # a and b; d's grade -1 is not a judgment
+    assert got["Judged(negative=judged)@4"] == 3 / 4
+    lazy = pr.evaluate(run.lazy(), qrels, names, memory_limit=1_000).collect()
+    assert lazy.row(0, named=True) == got

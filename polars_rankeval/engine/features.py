@@ -560,6 +560,14 @@ class Features:
             self.row_function(f"tie|{TIE_LAST}", bound(TIE_LAST)),
         )
 
+    def rank_doc_asc(self) -> pl.Expr:
+        """Row-level: the row's rank (Float64) with its tie group read the other way, doc id
+        ascending where the rank stage ordered it descending: ``first + last - rank``
+        (null for an unretrieved row; the rank itself where the rank stage gave no
+        groups)."""
+        first, last = self.tie_span()
+        return self.row(first + last - self.rank)
+
     def row(self, expr: pl.Expr) -> pl.Expr:
         """A row-level column computed once (for expressions read several times); a
         row column already is one."""

@@ -24,9 +24,9 @@ from polars_rankeval.engine.plan import (
     Context,
     Options,
     Scored,
-    averages_ties,
     check_fractional_grades,
     lowest_grade,
+    reads_ties,
 )
 from polars_rankeval.engine.select import (
     EVERY_ROW,
@@ -345,7 +345,7 @@ def score_piece(
         options,
         check_duplicates=check_duplicates,
         systems=systems,
-        tie_spans=averages_ties(measures),
+        tie_spans=reads_ties(measures),
         concurrent=concurrent,
     )
     query_facts = None

@@ -116,9 +116,9 @@ class Scored(Protocol):
         ...
 
     @property
-    def averages_ties(self) -> bool:
-        """Whether it averages over tie groups: the rank stage then gives each row its
-        tie group."""
+    def reads_ties(self) -> bool:
+        """Whether it reads tie groups (averages over them, or orders them its own way):
+        the rank stage then gives each row its tie group."""
         ...
 
     @property
@@ -193,7 +193,6 @@ def check_fractional_grades(
     return True
 
 
-def averages_ties(measures: Sequence[Scored]) -> bool:
-    """Whether a measure averages over tie groups (``ties=average``): the rank stage then
-    gives each row its tie group."""
-    return any(m.averages_ties for m in measures)
+def reads_ties(measures: Sequence[Scored]) -> bool:
+    """Whether some measure reads tie groups (:attr:`Scored.reads_ties`)."""
+    return any(m.reads_ties for m in measures)

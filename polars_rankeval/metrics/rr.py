@@ -9,6 +9,7 @@ import polars as pl
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
     REL,
+    TIE_ORDER,
     UNIT,
     columns,
     declare,
@@ -48,9 +49,15 @@ def reciprocal_rank(
     return (1.0 / first.cast(pl.Float64)).fill_null(0.0)
 
 
-def reciprocal_rank_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
-    """RR@k over the engine's features: the largest 1/rank of a relevant document in the top k."""
-    return f.max(pl.when(f.hit(rel_level) & f.in_top(k)).then(1.0 / f.rank)).fill_null(0.0)
+def reciprocal_rank_formula(
+    f: Features, k: int | None, rel_level: int, ties: str = "ranked"
+) -> pl.Expr:
+    """RR@k over the engine's features: the largest 1/rank of a relevant document in the top
+    k (``ties="doc_asc"``: the ranks with each tie group read the other way, doc id
+    ascending, as :func:`~polars_rankeval.engine.features.Features.rank_doc_asc`)."""
+    rank = f.rank if ties == "ranked" else f.rank_doc_asc()
+    top = pl.lit(True) if k is None else rank <= k
+    return f.max(pl.when(f.hit(rel_level) & top).then(1.0 / rank)).fill_null(0.0)
 
 
 # --------------------------------------------------------------------------- declarations
@@ -60,9 +67,12 @@ declare(
     lambda x, c: reciprocal_rank(optional_k(x), **columns(x, c)),
     "optional",
     REL,
+    TIE_ORDER,
     summary="reciprocal rank of the first relevant document",
     reads=reads_relevant,
-    formula=lambda x, f: reciprocal_rank_formula(f, optional_k(x), x.rel_level(f.ctx)),
+    formula=lambda x, f: reciprocal_rank_formula(
+        f, optional_k(x), x.rel_level(f.ctx), x.setting("ties")
+    ),
     bounds=UNIT,
     aliases=("recip_rank", "mrr", "rr"),
     order=8,

@@ -3,35 +3,45 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
+    TIE_ORDER,
     UNIT,
+    Param,
     declare,
     optional_k,
     required_k,
 )
-from polars_rankeval.metrics._common import check_cutoff, in_top, judged, safe_div
+from polars_rankeval.metrics._common import check_cutoff, col, in_top, judged, safe_div
+from polars_rankeval.validation import check_choice
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
 
 
 def judged_at(
-    k: int | None = None, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance"
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    relevance: IntoExpr = "relevance",
+    negative: Literal["unjudged", "judged"] = "unjudged",
 ) -> pl.Expr:
     r"""Fraction of the top k retrieved documents that are judged (``Judged@k``).
 
     .. math:: Judged@k = \frac{|\{d : rank(d) \le k, d \text{ judged}\}|}{\min(k, |ret|)}
 
     where a document is judged when it has a qrels row with a grade >= 0
-    (negative grades mean "pooled but unjudged", as in trec_eval) and
-    :math:`|ret|` is the number of retrieved documents; 0 when nothing was
-    retrieved. Not a trec_eval measure: it tells how far a score on an
-    incompletely judged collection can be trusted.
+    (negative grades mean "pooled but unjudged", as in trec_eval; with
+    ``negative="judged"`` any qrels row counts, as ir_measures' judged provider
+    counts it) and :math:`|ret|` is the number of retrieved documents; 0 when
+    nothing was retrieved. Not a trec_eval measure: it tells how far a score on an
+    incompletely judged collection can be trusted. The engine also takes
+    ``ties="doc_asc"`` (``Judged(ties=doc_asc)@k``): equal scores ordered by doc id
+    ascending, as that provider orders them; a judged table's ranks hold no ties.
 
     References
     ----------
@@ -46,8 +56,10 @@ def judged_at(
     0.5
     """
     check_cutoff(k, "Judged")
+    check_choice("negative", negative, ("unjudged", "judged"))
     top = in_top(rank, k)
-    return safe_div((judged(relevance) & top).sum(), top.sum())
+    counted = judged(relevance) if negative == "unjudged" else col(relevance).is_not_null()
+    return safe_div((counted & top).sum(), top.sum())
 
 
 def unjudged_at(k: int, *, rank: IntoExpr = "rank", relevance: IntoExpr = "relevance") -> pl.Expr:
@@ -110,22 +122,39 @@ def unjudged_formula(f: Features, k: int) -> pl.Expr:
     return ((top - judged_top) / f.constant(float(k))).cast(pl.Float64)
 
 
-def judged_at_formula(f: Features, k: int | None) -> pl.Expr:
-    """Judged@k: judged documents (grade >= 0) in the top k over min(k, retrieved)."""
-    judged = (f.grade >= 0).cast(pl.Float64)
-    judged_top = f.sum_to_rank(judged, k)
+def judged_at_formula(
+    f: Features, k: int | None, ties: str = "ranked", negative: str = "unjudged"
+) -> pl.Expr:
+    """Judged@k: judged documents (grade >= 0; any grade with ``negative="judged"``) in the
+    top k over min(k, retrieved); ``ties="doc_asc"`` reads each tie group doc id
+    ascending (ir_measures' judged provider)."""
+    judged = f.grade >= 0 if negative == "unjudged" else f.grade.is_not_null()
+    if ties == "ranked":
+        judged_top = f.sum_to_rank(judged.cast(pl.Float64), k)
+    else:
+        top_rows = pl.lit(True) if k is None else f.rank_doc_asc() <= k
+        judged_top = f.sum(pl.when(judged & top_rows).then(1.0)).fill_null(0.0)
     top = f.nret if k is None else pl.min_horizontal(f.nret, pl.lit(float(k)))
     return safe_div(judged_top, top)
 
 
 # --------------------------------------------------------------------------- declarations
 
+NEGATIVE = Param("negative", str, "unjudged", ("unjudged", "judged"))
+"""Whether a negative grade counts as judged (ir_measures' judged provider: any qrels row)."""
+
 declare(
     "Judged",
-    lambda x, c: judged_at(optional_k(x), rank=c.rank, relevance=c.relevance),
+    lambda x, c: judged_at(
+        optional_k(x), rank=c.rank, relevance=c.relevance, negative=x.setting("negative")
+    ),
     "optional",
+    TIE_ORDER,
+    NEGATIVE,
     summary="fraction of the top k that is judged",
-    formula=lambda x, f: judged_at_formula(f, optional_k(x)),
+    formula=lambda x, f: judged_at_formula(
+        f, optional_k(x), x.setting("ties"), x.setting("negative")
+    ),
     bounds=UNIT,
     aliases=("judged",),
     order=32,
