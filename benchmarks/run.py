@@ -73,7 +73,7 @@ from data import make_corpus, write_shuffled_run, write_trec_qrels, write_trec_r
 
 PEERS = ["pytrec_eval", "ranx", "ir_measures"]
 FRAME_TOOLS = ["polars_rankeval", "join+sort", *PEERS]
-WORKLOADS = ["frames", "files", "stream", "alltrec", "mix", "inputs", "versus", "scan"]
+WORKLOADS = ["frames", "files", "stream", "alltrec", "mix", "inputs", "versus", "costs", "scan"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 SCAN_MEMORY = "in memory (read_parquet + evaluate)"
 GIB = 2**30
@@ -390,6 +390,25 @@ def targets(rows: list[dict[str, Any]], checks: list[str]) -> list[str]:
                 d = r.get("means_diff")
                 add("same means as in memory", where, f"max abs difference {d:.1e}",
                     d is not None and d <= 1e-12)  # fmt: skip
+    for r in rows:  # issue 37's costs
+        if r["workload"] != "costs":
+            continue
+        where = f"{r['size']}, depth {r['depth']}"
+        base = find(rows, "costs", r["size"], "distinct scores", depth=r["depth"])
+        if r["tool"] == "tie-heavy scores":
+            x = pair_ratio(base, r)
+            add("ties cost <= 1.3x distinct scores", where, fmt(x), at_most(x, 1.3))
+            theirs = find(rows, "costs", r["size"], "pytrec_eval, tie-heavy scores",
+                          depth=r["depth"])  # fmt: skip
+            y = pair_ratio(r, theirs)
+            add("tie-heavy: pytrec_eval x slower (>= 10x)", where, fmt(y), at_least(y, 10))
+        elif r["tool"] == "judge":
+            x = pair_ratio(base, r)
+            add("judge <= 1.5x evaluate", where, fmt(x), at_most(x, 1.5))
+        elif r["tool"] == "evaluate_judged, shuffled log":
+            x = pair_ratio(base, r)
+            add("shuffled pre-judged log <= 1.15x the DataFrame path", where, fmt(x),
+                at_most(x, 1.15))  # fmt: skip
     keep = "keep: core ten >= 10x pytrec_eval (at 2M and 10M)"
     for size in dict.fromkeys(r["size"] for r in rows if r["workload"] == "frames"):
         x = speedup("frames", size)
@@ -497,6 +516,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--input-sizes", default="1M,10M", help="sizes for the inputs workload")
     ap.add_argument("--depths", default="100,1000", help="documents per query (inputs, versus)")
     ap.add_argument("--versus-sizes", default="1M,10M", help="sizes for ours vs pytrec_eval")
+    ap.add_argument("--cost-sizes", default="2M", help="sizes for the costs workload")
     ap.add_argument("--scan-rows", default="20M,100M", help="shuffled single-system file sizes")
     ap.add_argument(
         "--scan-memory-max", default="30M", help="largest scan size also evaluated in memory"
@@ -588,6 +608,14 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"[versus] {label}, depth {depth}: {n:,} run rows", flush=True)
                 for rec in flatten(go("polars_rankeval", "versus", path), label, n, depth):
                     record(rec, label, n)
+    if "costs" in chosen:
+        for label in sizes(args.cost_sizes):
+            for depth in [int(d) for d in args.depths.split(",") if d]:
+                path = prepare(label, parse_size(label), data_dir, depth)
+                n = count_rows(path / "run.parquet")
+                print(f"[costs] {label}, depth {depth}: {n:,} run rows", flush=True)
+                for rec in flatten(go("polars_rankeval", "costs", path), label, n, depth):
+                    record(rec, label, n)
     if "files" in chosen:
         for label in sizes(args.file_sizes):
             path = prepare(label, parse_size(label), data_dir)
@@ -638,6 +666,12 @@ def main(argv: list[str] | None = None) -> None:
             "versus",
             "polars_rankeval vs pytrec_eval end to end, one process, alternating",
             versus_table(rows),
+        ),
+        (
+            "costs",
+            "Costs beside what they should cost: tie-heavy scores (rounded to 0.1), judge, "
+            "a shuffled pre-judged log (one process, alternating)",
+            variant_table(rows, "costs", "distinct scores"),
         ),
         ("files", "TREC files on disk -> per-query values", table(rows, "files", FRAME_TOOLS)),
         (

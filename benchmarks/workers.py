@@ -472,7 +472,46 @@ def versus_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str,
     return calls, {"input_bytes": run.estimated_size() + qrels.estimated_size()}
 
 
-VARIANTS = {"mix": mix_variants, "inputs": input_variants, "versus": versus_variants}
+def cost_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, Any]]:
+    """The costs issue 37 names, each beside what it should cost: a tie-heavy run (scores
+    rounded to 0.1) beside distinct scores, with pytrec_eval on both; ``judge`` beside
+    ``evaluate``; a pre-judged log shuffled across queries beside the same log ranking by
+    ranking and the DataFrame path."""
+    import polars_rankeval as pr
+
+    run = pl.read_parquet(base / "run.parquet")
+    qrels = pl.read_parquet(base / "qrels.parquet")
+    tied = run.with_columns(pl.col("score").round(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        judged = pr.judge(run, qrels)
+    shuffled = judged.sample(fraction=1.0, shuffle=True, seed=0)
+
+    def judge() -> pl.DataFrame:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return pr.judge(run, qrels)
+
+    calls = {
+        "distinct scores": lambda: _evaluate(run, qrels, MEASURES),
+        "tie-heavy scores": lambda: _evaluate(tied, qrels, MEASURES),
+        "pytrec_eval, distinct scores": lambda: pytrec_frames(run, qrels),
+        "pytrec_eval, tie-heavy scores": lambda: pytrec_frames(tied, qrels),
+        "judge": judge,
+        "evaluate_judged, log ranking by ranking": lambda: pr.evaluate_judged(judged, MEASURES),
+        "evaluate_judged, shuffled log": lambda: pr.evaluate_judged(shuffled, MEASURES),
+    }
+    ties = tied.group_by("query", "score").len()["len"].mean()
+    extra = {"judged_rows": judged.height, "rows_per_tied_score": float(ties)}  # type: ignore[arg-type]
+    return calls, extra
+
+
+VARIANTS = {
+    "mix": mix_variants,
+    "inputs": input_variants,
+    "versus": versus_variants,
+    "costs": cost_variants,
+}
 
 
 def alternating(workload: str, base: Path, repeats: int, budget: float) -> dict[str, Any]:
