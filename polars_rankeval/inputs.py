@@ -125,6 +125,8 @@ def check_not_swapped(
         raise ValueError(msg)
 
 
+ENGINE_PREFIX = "__rk_"
+"""The prefix of the engine's own column names (:mod:`polars_rankeval.engine.shape`)."""
 JOINED_QUERY = "__rk_query"
 """The one id column a compound query id (``query=[...]``) becomes."""
 JOINED_DOC = "__rk_doc"
@@ -164,7 +166,11 @@ def id_columns(
     ('__rk_query', ('user', 'session'))
     """
     if isinstance(name, str):
-        return name, ()
+        if not name.startswith(ENGINE_PREFIX):
+            return name, ()
+        # named like an engine column: read through a joined id of one part, whose name
+        # is fresh, as a compound id is (the output keeps the user's column)
+        return fresh_name(joined, [*taken, name]), (name,)
     parts = tuple(name)
     if not parts or not all(isinstance(p, str) for p in parts):
         msg = f"{argument} must be a column name or a non-empty list of names. Got {name!r}."

@@ -164,12 +164,8 @@ def run_options(
     )
 
 
-RESERVED = "__rk_"
-"""The prefix of the engine's own column names: no user column may start with it."""
-
-
 def check_roles(roles: Mapping[str, Sequence[str | None]]) -> None:
-    """Raise when one column has two roles, or a name the engine keeps for its own columns.
+    """Raise when one column has two roles (query, doc, system, score or rank).
 
     Examples
     --------
@@ -183,12 +179,6 @@ def check_roles(roles: Mapping[str, Sequence[str | None]]) -> None:
         for name in names:
             if name is None:
                 continue
-            if name.startswith(RESERVED) and not name.startswith((JOINED_QUERY, JOINED_DOC)):
-                msg = (
-                    f"{role} names the column {name!r}: names starting with {RESERVED!r} "
-                    f"are the engine's own columns. Rename it."
-                )
-                raise ValueError(msg)
             if name in seen:
                 hint = (
                     " Pass system=None for a run of one system, or name another column."

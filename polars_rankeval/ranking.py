@@ -50,7 +50,13 @@ from polars_rankeval.engine.select import (
 from polars_rankeval.engine.shape import FACT, HAS_RUN, RANKING, SCORED
 from polars_rankeval.inputs import as_frame, dict_columns, run_keys, with_joined_ids
 from polars_rankeval.options import Options
-from polars_rankeval.validation import check_choice, check_columns, check_int, system_column
+from polars_rankeval.validation import (
+    check_choice,
+    check_columns,
+    check_int,
+    fresh_name,
+    system_column,
+)
 
 
 @overload
@@ -374,9 +380,10 @@ def judged_table(
         ids, ranks, grade_row = ids[kept], ranks[kept], grade_row[kept]
         docs = {d: matched.run[d].gather(kept) for d in _doc_columns(options)}
     grades = qrels[options.relevance].cast(pl.Int64)
+    ranking = fresh_name(RANKING, _doc_columns(options))  # a doc column may be named so
     retrieved = pl.DataFrame(
         {
-            RANKING: pl.Series(ids, dtype=pl.UInt32),
+            ranking: pl.Series(ids, dtype=pl.UInt32),
             **docs,
             options.rank: pl.Series(ranks, dtype=pl.UInt32),
             options.relevance: _gather_or_null(grades, grade_row),
@@ -400,7 +407,7 @@ def judged_table(
     at = unretrieved[JUDGMENT].to_numpy()
     missed = pl.DataFrame(
         {
-            RANKING: unretrieved[RANKING],
+            ranking: unretrieved[RANKING],
             **{d: qrels[d].gather(at) for d in _doc_columns(options)},
             options.rank: pl.Series([None] * len(at), dtype=pl.UInt32),
             options.relevance: grades.gather(at),
@@ -408,8 +415,8 @@ def judged_table(
     )
     placed = ranking_order(ids, ranks, unretrieved[RANKING].to_numpy(), decided.keys.height)
     table = pl.concat([retrieved, missed], how="vertical_relaxed")[placed]
-    keys = decided.keys.select(options.output_keys)[table[RANKING].to_numpy()]
-    return keys.hstack(table.drop(RANKING))
+    keys = decided.keys.select(options.output_keys)[table[ranking].to_numpy()]
+    return keys.hstack(table.drop(ranking))
 
 
 def ranking_order(

@@ -1,6 +1,8 @@
-"""A column with two roles, or named like one of the engine's own columns, is refused by
-name before any work (issue 37): ``query="system"`` with the default ``system`` ended in
-Polars' DuplicateError, a query column named ``__rk_fact`` in a SchemaError."""
+"""A column with two roles is refused by name before any work, and id columns may be named
+like the engine's own columns (issue 37): ``query="system"`` with the default ``system``
+ended in Polars' DuplicateError, a query column named ``__rk_fact`` in a SchemaError and
+``judge`` with a doc column named ``__rk_ranking`` in a ColumnNotFoundError. (System and
+segment columns with such names: tests/test_reliability.py.)"""
 
 from __future__ import annotations
 
@@ -35,14 +37,16 @@ def test_there_are_engine_columns_to_collide_with() -> None:
 
 
 @pytest.mark.parametrize("way", WAYS)
-@pytest.mark.parametrize("name", ENGINE_COLUMNS)
-def test_an_id_column_named_like_an_engine_column_is_refused(way: str, name: str) -> None:
+@pytest.mark.parametrize("name", [*ENGINE_COLUMNS, "__rk_query", "__rk_doc"])
+def test_id_columns_named_like_engine_columns_give_the_same_values(way: str, name: str) -> None:
+    expected = WAYS[way](*frames(), query="q")
     run, qrels = frames(query=name)
-    with pytest.raises(ValueError, match=f"query names the column '{name}'.*engine's own"):
-        WAYS[way](run, qrels, query=name)
+    got = WAYS[way](run, qrels, query=name)
+    assert got.columns == [name, *expected.columns[1:]]
+    assert got.rename({name: "q"}).equals(expected)
     run, qrels = frames(doc=name)
-    with pytest.raises(ValueError, match=f"doc names the column '{name}'.*engine's own"):
-        WAYS[way](run, qrels, query="q", doc=name)
+    got = WAYS[way](run, qrels, query="q", doc=name)
+    assert got.equals(expected.rename({"doc": name}) if way == "judge" else expected)
 
 
 @pytest.mark.parametrize("way", WAYS)
@@ -52,13 +56,6 @@ def test_query_named_system_needs_system_none(way: str) -> None:
         WAYS[way](run, qrels, query="system")
     out = WAYS[way](run, qrels, query="system", system=None)
     assert sorted(out["system"].unique().to_list()) == ["a", "b"]
-
-
-def test_a_by_column_named_like_an_engine_column_is_refused() -> None:
-    run, qrels = frames()
-    run = run.with_columns(pl.lit("d1").alias("__rk_ranking"))
-    with pytest.raises(ValueError, match="by names the column '__rk_ranking'"):
-        pr.evaluate(run, qrels, ["P@1"], query="q", by="__rk_ranking")
 
 
 def test_doc_and_query_naming_one_column_is_refused() -> None:
