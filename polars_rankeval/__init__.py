@@ -22,6 +22,7 @@ from polars_rankeval.io import (
 )
 from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, Param, parse, parse_measures
+from polars_rankeval.pools import make_pool, pool_coverage, unjudged, write_pool
 from polars_rankeval.ranking import judge, rank_run
 from polars_rankeval.report import Report, report, reports
 from polars_rankeval.stats import (
@@ -68,6 +69,7 @@ __all__ = [
     "explain",
     "holm",
     "judge",
+    "make_pool",
     "mean_interval",
     "mean_scores",
     "metrics",
@@ -76,6 +78,7 @@ __all__ = [
     "paired_ttest",
     "parse",
     "parse_measures",
+    "pool_coverage",
     "precision_recall_curve",
     "randomization_test",
     "rank_correlation",
@@ -88,6 +91,8 @@ __all__ = [
     "scan_trec_run",
     "summarize",
     "topic_set_size",
+    "unjudged",
     "wilcoxon",
+    "write_pool",
     "write_trec_run",
 ]
