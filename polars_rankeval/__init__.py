@@ -6,6 +6,13 @@
 """
 
 from polars_rankeval import curves, metrics, namespace  # namespace registers df.rankeval
+from polars_rankeval.agreement import (
+    agreement,
+    confusion_matrix,
+    merge_qrels,
+    ranking_agreement,
+    system_rankings,
+)
 from polars_rankeval.compare import align, compare, discriminative_power, summarize
 from polars_rankeval.curves import precision_recall_curve
 from polars_rankeval.declare import define_measure
@@ -53,12 +60,14 @@ __all__ = [
     "Report",
     "UnscoredQueriesWarning",
     "adjust_pvalues",
+    "agreement",
     "align",
     "benjamini_hochberg",
     "benjamini_yekutieli",
     "bonferroni",
     "bootstrap_test",
     "compare",
+    "confusion_matrix",
     "coverage",
     "curves",
     "define_measure",
@@ -72,6 +81,7 @@ __all__ = [
     "make_pool",
     "mean_interval",
     "mean_scores",
+    "merge_qrels",
     "metrics",
     "namespace",
     "paired_t_power",
@@ -83,6 +93,7 @@ __all__ = [
     "randomization_test",
     "rank_correlation",
     "rank_run",
+    "ranking_agreement",
     "read_trec_qrels",
     "read_trec_run",
     "report",
@@ -90,6 +101,7 @@ __all__ = [
     "scan_trec_qrels",
     "scan_trec_run",
     "summarize",
+    "system_rankings",
     "topic_set_size",
     "unjudged",
     "wilcoxon",
