@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, overload
 
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import IntoFrame, PolarsFrame
+from polars_rankeval._typing import ArrowStreamExportable, IntoFrame, PolarsFrame
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import (
     check_choice,
@@ -42,6 +42,9 @@ RRF_DEN = 60
 """The reciprocal-rank constant, trectools' ``rrf_den`` (Cormack et al. 2009)."""
 
 IntoRuns: TypeAlias = IntoFrame | Sequence[IntoFrame] | Mapping[str, IntoFrame]
+Eager: TypeAlias = pl.DataFrame | ArrowStreamExportable
+LazyRuns: TypeAlias = pl.LazyFrame | Sequence[pl.LazyFrame] | Mapping[str, pl.LazyFrame]
+EagerRuns: TypeAlias = Eager | Sequence[Eager] | Mapping[str, Eager]
 
 # Internal column names: the output never carries them.
 _SYSTEM, _RANK, _DOC_TEXT, _WEIGHT = "__pool_system", "__pool_rank", "__pool_doc", "__pool_w"
@@ -202,6 +205,51 @@ def _out(frame: pl.LazyFrame, lazy: bool) -> pl.DataFrame | pl.LazyFrame:
     return frame if lazy else frame.collect()
 
 
+@overload
+def make_pool(
+    runs: LazyRuns,
+    *,
+    strategy: PoolStrategy = "top_k",
+    depth: int = POOL_DEPTH,
+    p: float = RBP_P,
+    rbp_strategy: RBPMerge = "sum",
+    rrf_den: float = RRF_DEN,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    system: str | None = "system",
+    validate: bool = True,
+) -> pl.LazyFrame: ...
+@overload
+def make_pool(
+    runs: EagerRuns,
+    *,
+    strategy: PoolStrategy = "top_k",
+    depth: int = POOL_DEPTH,
+    p: float = RBP_P,
+    rbp_strategy: RBPMerge = "sum",
+    rrf_den: float = RRF_DEN,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    system: str | None = "system",
+    validate: bool = True,
+) -> pl.DataFrame: ...
+@overload
+def make_pool(
+    runs: IntoRuns,
+    *,
+    strategy: PoolStrategy = "top_k",
+    depth: int = POOL_DEPTH,
+    p: float = RBP_P,
+    rbp_strategy: RBPMerge = "sum",
+    rrf_den: float = RRF_DEN,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    system: str | None = "system",
+    validate: bool = True,
+) -> pl.DataFrame | pl.LazyFrame: ...
 def make_pool(
     runs: IntoRuns,
     *,
@@ -356,6 +404,48 @@ def _matching_ids(
     return left, right
 
 
+@overload
+def pool_coverage(
+    runs: LazyRuns,
+    judged: IntoFrame,
+    *,
+    depth: int = POOL_DEPTH,
+    per_query: bool = False,
+    level: float = 0.95,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    system: str | None = "system",
+    validate: bool = True,
+) -> pl.LazyFrame: ...
+@overload
+def pool_coverage(
+    runs: EagerRuns,
+    judged: Eager,
+    *,
+    depth: int = POOL_DEPTH,
+    per_query: bool = False,
+    level: float = 0.95,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    system: str | None = "system",
+    validate: bool = True,
+) -> pl.DataFrame: ...
+@overload
+def pool_coverage(
+    runs: IntoRuns,
+    judged: IntoFrame,
+    *,
+    depth: int = POOL_DEPTH,
+    per_query: bool = False,
+    level: float = 0.95,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    system: str | None = "system",
+    validate: bool = True,
+) -> pl.DataFrame | pl.LazyFrame: ...
 def pool_coverage(
     runs: IntoRuns,
     judged: IntoFrame,
@@ -505,6 +595,54 @@ def _summary(counts: pl.LazyFrame, level: float) -> pl.LazyFrame:
     )
 
 
+@overload
+def unjudged(
+    runs: LazyRuns,
+    judged: IntoFrame,
+    *,
+    strategy: PoolStrategy = "top_k",
+    depth: int = POOL_DEPTH,
+    p: float = RBP_P,
+    rbp_strategy: RBPMerge = "sum",
+    rrf_den: float = RRF_DEN,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    system: str | None = "system",
+    validate: bool = True,
+) -> pl.LazyFrame: ...
+@overload
+def unjudged(
+    runs: EagerRuns,
+    judged: Eager,
+    *,
+    strategy: PoolStrategy = "top_k",
+    depth: int = POOL_DEPTH,
+    p: float = RBP_P,
+    rbp_strategy: RBPMerge = "sum",
+    rrf_den: float = RRF_DEN,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    system: str | None = "system",
+    validate: bool = True,
+) -> pl.DataFrame: ...
+@overload
+def unjudged(
+    runs: IntoRuns,
+    judged: IntoFrame,
+    *,
+    strategy: PoolStrategy = "top_k",
+    depth: int = POOL_DEPTH,
+    p: float = RBP_P,
+    rbp_strategy: RBPMerge = "sum",
+    rrf_den: float = RRF_DEN,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    system: str | None = "system",
+    validate: bool = True,
+) -> pl.DataFrame | pl.LazyFrame: ...
 def unjudged(
     runs: IntoRuns,
     judged: IntoFrame,
