@@ -25,7 +25,6 @@ from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import (
     check_choice,
     check_columns,
-    check_duplicates,
     check_int,
     check_score_dtype,
 )
@@ -126,6 +125,19 @@ def _check_values(frame: pl.LazyFrame, *, query: str, doc: str, score: str) -> N
             raise ValueError(msg)
 
 
+def _check_duplicates(frame: pl.LazyFrame, *, query: str, doc: str) -> None:
+    """A document twice in one run's ranking: raise naming the run, query and doc."""
+    counts = frame.group_by(_SYSTEM, query, doc).agg(pl.len().alias("__n"))
+    twice = counts.filter(pl.col("__n") > 1).head(1).collect(engine="streaming")
+    if twice.height:
+        system, q, d, n = twice.row(0)
+        msg = (
+            f"run {system!r} has {n} rows for ({query}={q!r}, {doc}={d!r}): a document can "
+            f"be ranked once per query. Keep one row per (query, doc) first."
+        )
+        raise ValueError(msg)
+
+
 def _ranked(
     runs: IntoRuns,
     *,
@@ -140,7 +152,7 @@ def _ranked(
     frame, lazy = _as_runs(runs, query=query, doc=doc, score=score, system=system)
     if validate:
         _check_values(frame, query=query, doc=doc, score=score)
-        check_duplicates(frame, [_SYSTEM, query, doc], "run")
+        _check_duplicates(frame, query=query, doc=doc)
     order = [pl.col(score), pl.col(doc).cast(pl.String)]
     rank = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(
         [_SYSTEM, query], order_by=order, descending=True

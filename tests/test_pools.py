@@ -317,7 +317,7 @@ def test_bad_values(lazy: bool) -> None:
         pool(RUN.with_columns(score=pl.Series([1.0, float("nan")])))
     with pytest.raises(ValueError, match="has a null 'doc'"):
         pool(RUN.with_columns(doc=pl.Series(["a", None])))
-    with pytest.raises(ValueError, match=r"run has duplicate rows for .*doc='a'"):
+    with pytest.raises(ValueError, match=r"run 'run1' has 2 rows for \(query=1, doc='a'\)"):
         pool(RUN.with_columns(doc=pl.lit("a")))
     with pytest.raises(TypeError, match="must be numeric"):
         pool(RUN.with_columns(pl.col("score").cast(pl.String)))
