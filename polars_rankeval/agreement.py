@@ -20,7 +20,11 @@ from typing import Literal, TypeAlias, cast
 import polars as pl
 
 from polars_rankeval._typing import IntoFrame
+from polars_rankeval.evaluate import evaluate
 from polars_rankeval.inputs import as_frame
+from polars_rankeval.means import mean_scores
+from polars_rankeval.measures import parse
+from polars_rankeval.stats import rank_correlation
 from polars_rankeval.validation import (
     check_choice,
     check_columns,
@@ -565,10 +569,6 @@ def system_rankings(
     │ s2     ┆ 0.5   ┆ 1.0 │
     └────────┴───────┴─────┘
     """
-    from polars_rankeval.evaluate import evaluate
-    from polars_rankeval.means import mean_scores
-    from polars_rankeval.measures import parse
-
     name = str(parse(measure))
     names, judgments = _assessor_frames(qrels, query=query, doc=doc, relevance=relevance)
     run = as_frame(runs, "runs", (query, doc, score))
@@ -640,8 +640,6 @@ def ranking_agreement(
     │ alice      ┆ bob        ┆ 2       ┆ -1.0    ┆ -1.0   │
     └────────────┴────────────┴─────────┴─────────┴────────┘
     """
-    from polars_rankeval.stats import rank_correlation
-
     chosen = list(dict.fromkeys(methods))
     if not chosen:
         msg = "methods is empty: name 'kendall', 'tau_ap' or both."
