@@ -182,6 +182,37 @@ def _check_pool_options(
         raise ValueError(msg)
 
 
+EXACT_SCALE = 2.0**100
+"""Weights are summed as integers in units of 2^-100: every term, a double <= 1,
+becomes an exact integer (bits below 2^-100 aside), and an integer sum is the same
+in any order, so documents whose weights are equal tie exactly (a floating-point
+sum's last digit follows the order Polars' threads add in)."""
+
+
+def _weights(
+    ranked: pl.LazyFrame,
+    *,
+    query: str,
+    doc: str,
+    strategy: str,
+    p: float,
+    rbp_strategy: str,
+    rrf_den: float,
+) -> pl.LazyFrame:
+    """``query, doc, weight``: each retrieved document's RBP or RRF weight over the runs."""
+    rank = pl.col(_RANK).cast(pl.Float64)
+    if strategy == "rbp":
+        term = (1.0 - p) * pl.lit(p, dtype=pl.Float64).pow(rank - 1.0)
+    else:
+        term = 1.0 / (pl.lit(rrf_den, dtype=pl.Float64) + rank)
+    if strategy == "rbp" and rbp_strategy == "max":
+        return ranked.group_by(query, doc).agg(term.max().alias("weight"))
+    exact = (term * EXACT_SCALE).cast(pl.Int128).sum()
+    return ranked.group_by(query, doc).agg(
+        (exact.cast(pl.Float64) * (1.0 / EXACT_SCALE)).alias("weight")
+    )
+
+
 def _pool(
     ranked: pl.LazyFrame,
     *,
@@ -193,24 +224,26 @@ def _pool(
     rbp_strategy: str,
     rrf_den: float,
 ) -> pl.LazyFrame:
+    text = pl.col(doc).cast(pl.String)
     if strategy == "top_k":
         top = ranked.filter(pl.col(_RANK) <= depth)
         pooled = top.group_by(query, doc).agg(_contributors())
-        order = pooled.sort([query, "best_rank", pl.col(doc).cast(pl.String)], maintain_order=True)
-        return order
-    rank = pl.col(_RANK).cast(pl.Float64)
-    if strategy == "rbp":
-        weight = (1.0 - p) * pl.lit(p, dtype=pl.Float64).pow(rank - 1.0)
-    else:
-        weight = 1.0 / (pl.lit(rrf_den, dtype=pl.Float64) + rank)
-    # summed in one order whatever the input's: equal weights stay equal, and tie
-    merged = weight.max() if strategy == "rbp" and rbp_strategy == "max" else _ordered_sum(weight)
-    fused = ranked.group_by(query, doc).agg(merged.alias("weight"), *_contributors())
-    # weight descending, ties by doc id ascending: trectools' order
-    fused = fused.sort(
-        [query, "weight", pl.col(doc).cast(pl.String)], descending=[False, True, False]
+        return pooled.sort(query, "best_rank", text)
+    weights = _weights(
+        ranked,
+        query=query,
+        doc=doc,
+        strategy=strategy,
+        p=p,
+        rbp_strategy=rbp_strategy,
+        rrf_den=rrf_den,
     )
-    return fused.filter(pl.int_range(pl.len()).over(query) < depth)
+    # weight descending, ties by doc id ascending: trectools' order
+    order = weights.sort([query, "weight", text], descending=[False, True, False])
+    top = order.filter(pl.int_range(pl.len()).over(query) < depth)
+    pooled = ranked.join(top.select(query, doc), on=[query, doc], how="semi")
+    contributors = pooled.group_by(query, doc).agg(_contributors())
+    return top.join(contributors, on=[query, doc], how="left", maintain_order="left")
 
 
 def _out(frame: pl.LazyFrame, lazy: bool) -> pl.DataFrame | pl.LazyFrame:
@@ -294,7 +327,9 @@ def make_pool(
     For ``"rbp"`` and ``"rrf"``, ties in weight at the cut are broken by doc id
     ascending (compared as strings), which is the order trectools' stable sort
     leaves them in; ``depth`` documents per query exactly (fewer when fewer were
-    retrieved).
+    retrieved). Weights are summed exactly (as integers in units of
+    :math:`2^{-100}`), so documents of equal weight tie whatever order the rows
+    come in.
 
     Parameters
     ----------

@@ -158,7 +158,10 @@ def test_runs_as_list_dict_lazy_and_pandas() -> None:
     lazy = pr.make_pool(runs.lazy(), strategy="rbp", depth=5)
     assert isinstance(lazy, pl.LazyFrame)
     from_pandas = pr.make_pool(runs.to_pandas(), strategy="rbp", depth=5)
-    for other in (as_dict, as_list, lazy.collect(engine="streaming"), from_pandas):
+    mixed = runs.sample(fraction=1.0, shuffle=True, seed=3)
+    shuffled = pr.make_pool(mixed, strategy="rbp", depth=5)
+    others = (as_dict, as_list, lazy.collect(engine="streaming"), from_pandas, shuffled)
+    for other in others:  # the same weights to the last bit, whatever the layout
         assert other.sort("query", "doc").equals(expected.sort("query", "doc"))
     unnamed = pr.make_pool(list(parts.values()), depth=1)
     assert set(unnamed["systems"].explode()) <= {"run1", "run2", "run3", "run4"}
