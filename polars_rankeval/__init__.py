@@ -6,7 +6,7 @@
 """
 
 from polars_rankeval import curves, metrics, namespace  # namespace registers df.rankeval
-from polars_rankeval.agreement import (
+from polars_rankeval.assessors import (
     agreement,
     confusion_matrix,
     merge_qrels,

@@ -166,10 +166,11 @@ def _item_counts(shared: pl.DataFrame, *, query: str, doc: str) -> pl.DataFrame:
 
 def _fleiss(counts: pl.DataFrame, m: int, *, query: str, doc: str) -> pl.DataFrame:
     r"""Fleiss' kappa of each group, as statsmodels' ``fleiss_kappa(method="fleiss")``."""
-    items = counts.group_by(_GROUP, query, doc).agg(
-        ((pl.col("c") ** 2).sum() - m) / (m * (m - 1.0))
+    # sum_j n_ij^2 - m per pair: whole numbers, so their sum is exact in any order
+    items = counts.group_by(_GROUP, query, doc).agg((pl.col("c") ** 2).sum() - m)
+    observed = items.group_by(_GROUP).agg(
+        (pl.col("c").sum() / (pl.len() * m * (m - 1.0))).alias("p_mean")
     )
-    observed = items.group_by(_GROUP).agg(_mean(pl.col("c")).alias("p_mean"))
     shares = counts.group_by(_GROUP, "v").agg(pl.col("c").sum().alias("n_v"))  # integers
     chance = shares.group_by(_GROUP).agg(
         _sum((pl.col("n_v") / pl.col("n_v").sum()) ** 2).alias("p_exp")
@@ -202,9 +203,12 @@ def _krippendorff(
     keys = [_GROUP, query, doc]
     other = counts.rename({"v": "w", "c": "c_w"})
     pairs = counts.join(other, on=keys)  # each pair's grades v, w: the coincidences
+    # whole numbers summed (exact in any order), divided by m - 1 once
     coincide = pl.col("c") * (pl.col("c_w") - (pl.col("v") == pl.col("w")).cast(pl.Float64))
-    o = pairs.group_by(_GROUP, "v", "w").agg(_sum(coincide / (m - 1.0)).alias("o"))
-    totals = o.group_by(_GROUP, "v").agg(_sum(pl.col("o")).alias("n_v")).sort(_GROUP, "v")
+    o = pairs.group_by(_GROUP, "v", "w").agg(coincide.sum().alias("o"))
+    totals = o.group_by(_GROUP, "v").agg((pl.col("o").sum() / (m - 1.0)).alias("n_v"))
+    totals = totals.sort(_GROUP, "v")
+    o = o.with_columns(pl.col("o") / (m - 1.0))
     totals = totals.with_columns(
         pl.col("n_v").cum_sum().over(_GROUP).alias("C_v"),
         pl.col("n_v").sum().over(_GROUP).alias("n"),
