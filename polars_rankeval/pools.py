@@ -32,6 +32,7 @@ from polars_rankeval.validation import (
 PoolStrategy: TypeAlias = Literal["top_k", "rbp", "rrf"]
 RBPMerge: TypeAlias = Literal["sum", "max"]
 PoolFormat: TypeAlias = Literal["relevation", "filelist"]
+PoolOrder: TypeAlias = Literal["score", "rank"]
 
 POOL_DEPTH = 10
 """Documents per query (top_k: per run and query), trectools' ``topX``."""
@@ -49,10 +50,21 @@ EagerRuns: TypeAlias = Eager | Sequence[Eager] | Mapping[str, Eager]
 _SYSTEM, _RANK, _DOC_TEXT, _WEIGHT = "__pool_system", "__pool_rank", "__pool_doc", "__pool_w"
 
 
-def _one_run(frame: PolarsFrame, name: str, *, query: str, doc: str, score: str) -> None:
+def _one_run(
+    frame: PolarsFrame, name: str, *, query: str, doc: str, score: str, by_rank: str | None
+) -> None:
     schema = frame.lazy().collect_schema()
-    check_columns(schema, {"query": query, "doc": doc, "score": score}, name)
-    check_score_dtype(schema, score)
+    if by_rank is None:
+        check_columns(schema, {"query": query, "doc": doc, "score": score}, name)
+        check_score_dtype(schema, score)
+    else:
+        check_columns(schema, {"query": query, "doc": doc, "rank": by_rank}, name)
+        if not schema[by_rank].is_integer():
+            msg = (
+                f"{name} column {by_rank!r} must hold integer ranks (1 = top) for "
+                f"order='rank'. Got dtype {schema[by_rank]}."
+            )
+            raise TypeError(msg)
     for column in (query, doc):
         dtype = schema[column]
         if not (dtype.is_integer() or dtype in (pl.String, pl.Categorical)):
@@ -64,7 +76,7 @@ def _one_run(frame: PolarsFrame, name: str, *, query: str, doc: str, score: str)
 
 
 def _as_runs(
-    runs: IntoRuns, *, query: str, doc: str, score: str, system: str | None
+    runs: IntoRuns, *, query: str, doc: str, score: str, system: str | None, by_rank: str | None
 ) -> tuple[pl.LazyFrame, bool]:
     """Runs as one lazy long frame ``_SYSTEM (String), query, doc, score`` and whether
     any input was lazy. A dict's keys name its runs; a frame of a list keeps its own
@@ -85,12 +97,14 @@ def _as_runs(
         where = f"runs[{label!r}]" if named else "run" if len(items) == 1 else f"runs[{label}]"
         frame = as_frame(obj, where, (query, doc, score))
         lazy = lazy or isinstance(frame, pl.LazyFrame)
-        _one_run(frame, where, query=query, doc=doc, score=score)
+        _one_run(frame, where, query=query, doc=doc, score=score, by_rank=by_rank)
         names = frame.lazy().collect_schema().names()
         name = pl.lit(label)
         if not named and system is not None and system in names:
             name = pl.col(system).cast(pl.String)
-        parts.append(frame.lazy().select(name.alias(_SYSTEM), query, doc, score))
+        # by a rank column: its negation is the score (rank ascending, ties by doc id)
+        key = pl.col(score) if by_rank is None else -pl.col(by_rank).cast(pl.Float64)
+        parts.append(frame.lazy().select(name.alias(_SYSTEM), query, doc, key.alias(score)))
     return _concat(parts, (query, doc)), lazy
 
 
@@ -103,12 +117,16 @@ def _concat(parts: list[pl.LazyFrame], ids: Sequence[str]) -> pl.LazyFrame:
     return pl.concat(parts, how="vertical_relaxed")
 
 
-def _check_values(frame: pl.LazyFrame, *, query: str, doc: str, score: str) -> None:
-    """Null ids, null or NaN scores: raise naming the first bad row (one streaming pass)."""
+def _check_values(
+    frame: pl.LazyFrame, *, query: str, doc: str, score: str, label: str | None = None
+) -> None:
+    """Null ids, null or NaN scores: raise naming the first bad row (one streaming pass).
+    ``label``: the rank column the score column was made of, if any."""
+    key = f"rank {label!r}" if label else f"score {score!r}"
     problems = [
         (pl.col(query).is_null(), f"has a null {query!r}"),
         (pl.col(doc).is_null(), f"has a null {doc!r}"),
-        (pl.col(score).is_null(), f"has a null score {score!r}"),
+        (pl.col(score).is_null(), f"has a null {key}"),
     ]
     if frame.collect_schema()[score].is_float():
         problems.append(
@@ -146,12 +164,13 @@ def _ranked(
     score: str,
     system: str | None,
     validate: bool,
+    by_rank: str | None = None,
 ) -> tuple[pl.LazyFrame, bool]:
     """Each run's rows with their rank: score descending, ties by doc id descending as
     strings (trec_eval's order), numbered 1..n per (run, query)."""
-    frame, lazy = _as_runs(runs, query=query, doc=doc, score=score, system=system)
+    frame, lazy = _as_runs(runs, query=query, doc=doc, score=score, system=system, by_rank=by_rank)
     if validate:
-        _check_values(frame, query=query, doc=doc, score=score)
+        _check_values(frame, query=query, doc=doc, score=score, label=by_rank)
         _check_duplicates(frame, query=query, doc=doc)
     order = [pl.col(score), pl.col(doc).cast(pl.String)]
     rank = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(
@@ -262,6 +281,8 @@ def make_pool(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.LazyFrame: ...
@@ -277,6 +298,8 @@ def make_pool(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.DataFrame: ...
@@ -292,6 +315,8 @@ def make_pool(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.DataFrame | pl.LazyFrame: ...
@@ -306,6 +331,8 @@ def make_pool(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.DataFrame | pl.LazyFrame:
@@ -350,8 +377,13 @@ def make_pool(
         combine.
     rrf_den
         The constant of reciprocal-rank fusion (default 60).
-    query, doc, score, system
+    query, doc, score, rank, system
         Column names.
+    order
+        ``"score"`` (default): score descending, ties by doc id descending;
+        ``"rank"``: by the run's ``rank`` column ascending (ties by doc id
+        descending), renumbered 1..n (trectools' RBP and RRF pools read a run
+        file's rank column).
     validate
         Refuse null ids, null or NaN scores and a (system, query, doc) given
         twice (default True); on a LazyFrame each check is one streaming pass.
@@ -407,8 +439,10 @@ def make_pool(
     └─────┴──────────┘
     """
     _check_pool_options(strategy, depth, p, rbp_strategy, rrf_den)
+    check_choice("order", order, PoolOrder)
+    by_rank = rank if order == "rank" else None
     ranked, lazy = _ranked(
-        runs, query=query, doc=doc, score=score, system=system, validate=validate
+        runs, query=query, doc=doc, score=score, system=system, validate=validate, by_rank=by_rank
     )
     pool = _pool(
         ranked,
@@ -462,6 +496,8 @@ def pool_coverage(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.LazyFrame: ...
@@ -476,6 +512,8 @@ def pool_coverage(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.DataFrame: ...
@@ -490,6 +528,8 @@ def pool_coverage(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.DataFrame | pl.LazyFrame: ...
@@ -503,6 +543,8 @@ def pool_coverage(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.DataFrame | pl.LazyFrame:
@@ -532,7 +574,7 @@ def pool_coverage(
         One row per system and query (True) or per system (False, default).
     level
         Coverage of the interval (default 0.95).
-    query, doc, score, system, validate
+    query, doc, score, rank, system, order, validate
         As for :func:`make_pool`.
 
     Returns
@@ -569,8 +611,10 @@ def pool_coverage(
     if isinstance(level, bool) or not isinstance(level, float) or not 0.0 < level < 1.0:
         msg = f"level must be a float strictly between 0 and 1. Got {level!r} instead."
         raise ValueError(msg)
+    check_choice("order", order, PoolOrder)
+    by_rank = rank if order == "rank" else None
     ranked, lazy_runs = _ranked(
-        runs, query=query, doc=doc, score=score, system=system, validate=validate
+        runs, query=query, doc=doc, score=score, system=system, validate=validate, by_rank=by_rank
     )
     pairs, lazy_judged = _judged_pairs(judged, query=query, doc=doc)
     top = ranked.filter(pl.col(_RANK) <= depth).select(_SYSTEM, query, doc)
@@ -655,6 +699,8 @@ def unjudged(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.LazyFrame: ...
@@ -671,6 +717,8 @@ def unjudged(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.DataFrame: ...
@@ -687,6 +735,8 @@ def unjudged(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.DataFrame | pl.LazyFrame: ...
@@ -702,6 +752,8 @@ def unjudged(
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
+    rank: str = "rank",
+    order: PoolOrder = "score",
     system: str | None = "system",
     validate: bool = True,
 ) -> pl.DataFrame | pl.LazyFrame:
@@ -744,6 +796,8 @@ def unjudged(
         query=query,
         doc=doc,
         score=score,
+        rank=rank,
+        order=order,
         system=system,
         validate=validate,
     )

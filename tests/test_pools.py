@@ -125,6 +125,41 @@ def test_make_pool_with_ties_equals_trectools(
         assert pool_sets(got) == their_sets(expected), depth
 
 
+@pytest.mark.parametrize(("strategy", "ours", "theirs", "their_kw"), STRATEGIES)
+def test_make_pool_by_rank_column_equals_trectools(
+    strategy: str, ours: dict, theirs: str, their_kw: dict
+) -> None:
+    # ranks that disagree with the scores: trectools reads the rank column (rbp, rrf)
+    # or the rows in rank order (topX); order="rank" ranks by that column
+    runs = random_runs(8)
+    rng = np.random.default_rng(8)
+    runs = runs.with_columns(
+        rank=pl.int_range(1, pl.len() + 1)
+        .shuffle(seed=int(rng.integers(1 << 30)))
+        .over("system", "query")
+    )
+    trec_runs = []
+    for _, part in runs.sort("system", "query", "rank").group_by("system", maintain_order=True):
+        df = part.select(
+            pl.col("query").cast(pl.String),
+            pl.lit("Q0").alias("q0"),
+            pl.col("doc").alias("docid"),
+            "rank",
+            "score",
+            "system",
+        ).to_pandas()
+        run = TrecRun()
+        run.load_run_from_dataframe(df)
+        trec_runs.append(run)
+    for depth in (3, 8):
+        expected = TrecPoolMaker().make_pool(trec_runs, strategy=theirs, topX=depth, **their_kw)
+        got = pr.make_pool(runs, strategy=strategy, depth=depth, order="rank", **ours)
+        assert pool_sets(got) == their_sets(expected), depth
+        assert pool_sets(got) != pool_sets(
+            pr.make_pool(runs, strategy=strategy, depth=depth, **ours)
+        )
+
+
 def test_make_pool_weights_and_contributors() -> None:
     runs = pl.DataFrame(
         {
@@ -303,6 +338,7 @@ RUN = pl.DataFrame({"query": [1, 1], "doc": ["a", "b"], "score": [1.0, 2.0]})
         ({"rbp_strategy": "mean"}, ValueError, "rbp_strategy must be one of 'sum', 'max'"),
         ({"rrf_den": -1}, ValueError, "rrf_den must be a number >= 0"),
         ({"score": "sim"}, ValueError, "run is missing column 'sim'"),
+        ({"order": "presorted"}, ValueError, "order must be one of 'score', 'rank'"),
     ],
 )
 def test_bad_options(kwargs: dict, error: type, match: str) -> None:
@@ -326,6 +362,16 @@ def test_bad_values(lazy: bool) -> None:
         pool(RUN.with_columns(pl.col("score").cast(pl.String)))
     with pytest.raises(TypeError, match="'doc' must hold integer or string ids"):
         pool(RUN.with_columns(pl.col("score").alias("doc")))
+    with pytest.raises(ValueError, match="run is missing column 'rank'"):
+        pr.make_pool(RUN, order="rank")
+    with pytest.raises(TypeError, match="must hold integer ranks"):
+        pr.make_pool(RUN.with_columns(rank=pl.lit(1.5)), order="rank")
+    by_rank = RUN.with_columns(rank=pl.Series([1, None]))
+    with pytest.raises(ValueError, match="run 'run1' has a null rank 'rank'"):
+        out = pr.make_pool(by_rank.lazy() if lazy else by_rank, order="rank")
+        if isinstance(out, pl.LazyFrame):
+            out.collect()
+    assert pool(by_rank).height == 2  # by score, the rank column is not read
     with pytest.raises(ValueError, match="runs is empty"):
         pr.make_pool([])
 
