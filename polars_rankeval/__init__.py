@@ -6,6 +6,13 @@
 """
 
 from polars_rankeval import curves, metrics, namespace  # namespace registers df.rankeval
+from polars_rankeval.assessors import (
+    agreement,
+    confusion_matrix,
+    merge_qrels,
+    ranking_agreement,
+    system_rankings,
+)
 from polars_rankeval.compare import align, compare, discriminative_power, summarize
 from polars_rankeval.curves import precision_recall_curve
 from polars_rankeval.declare import define_measure
@@ -22,6 +29,7 @@ from polars_rankeval.io import (
 )
 from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, Param, parse, parse_measures
+from polars_rankeval.pools import make_pool, pool_coverage, unjudged, write_pool
 from polars_rankeval.ranking import judge, rank_run
 from polars_rankeval.report import Report, report, reports
 from polars_rankeval.stats import (
@@ -52,6 +60,7 @@ __all__ = [
     "Report",
     "UnscoredQueriesWarning",
     "adjust_pvalues",
+    "agreement",
     "align",
     "benjamini_hochberg",
     "benjamini_yekutieli",
@@ -59,6 +68,7 @@ __all__ = [
     "bootstrap_test",
     "cause_contributions",
     "compare",
+    "confusion_matrix",
     "coverage",
     "curves",
     "define_measure",
@@ -69,18 +79,22 @@ __all__ = [
     "explain",
     "holm",
     "judge",
+    "make_pool",
     "mean_interval",
     "mean_scores",
+    "merge_qrels",
     "metrics",
     "namespace",
     "paired_t_power",
     "paired_ttest",
     "parse",
     "parse_measures",
+    "pool_coverage",
     "precision_recall_curve",
     "randomization_test",
     "rank_correlation",
     "rank_run",
+    "ranking_agreement",
     "read_trec_qrels",
     "read_trec_run",
     "report",
@@ -88,7 +102,10 @@ __all__ = [
     "scan_trec_qrels",
     "scan_trec_run",
     "summarize",
+    "system_rankings",
     "topic_set_size",
+    "unjudged",
     "wilcoxon",
+    "write_pool",
     "write_trec_run",
 ]

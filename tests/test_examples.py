@@ -31,6 +31,7 @@ def test_examples_exist() -> None:
         "etl_parquet.py",
         "log_evaluation.py",
         "own_measures.py",
+        "test_collection.py",
         "dask_evaluate.py",
         "spark_evaluate.py",
     }
@@ -102,3 +103,16 @@ def test_own_measures() -> None:
     out = run_example("own_measures.py")
     assert "│ bm25   ┆ 25        ┆ 0.3600 ┆ 0.5080 ┆ 0.7520         ┆ 0.7520 │" in out
     assert "GP(grade=1)@10 equals P@10 on every query: True" in out
+
+
+def test_test_collection(tmp_path: Path) -> None:
+    out = run_example("test_collection.py", tmp_path)
+    assert "top-10 pool: 439 pairs; RBP pool: 250 pairs" in out
+    assert "│ dense  ┆ 25      ┆ 1.560  ┆ 0.397     ┆ 0.156    ┆" in out  # coverage of dense
+    assert "│ 3000  ┆ 0.9043    ┆ 0.8397  ┆ 0.8350      ┆ 0.8348       ┆ 0.8349" in out
+    assert "│ primary    ┆ second     ┆ 2       ┆ 1.0     ┆ 1.0    │" in out
+    assert "│ dense  ┆ 0.7795        ┆ 0.3882    ┆ 0.7726       │" in out  # infAP near AP
+    lines = (tmp_path / "pool.txt").read_text().splitlines()
+    assert len(lines) == 439 and lines[0].split("\t")[:3] == ["401", "Q0", "DOC-401-0135"]
+    docs = (tmp_path / "docs.txt").read_text().splitlines()
+    assert docs == sorted(set(line.split("\t")[2] for line in lines))
