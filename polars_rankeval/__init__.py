@@ -23,6 +23,7 @@ from polars_rankeval.io import (
 from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, Param, parse, parse_measures
 from polars_rankeval.ranking import judge, rank_run
+from polars_rankeval.recsys import evaluate_catalog
 from polars_rankeval.report import Report, report, reports
 from polars_rankeval.stats import (
     CORRECTIONS,
@@ -63,6 +64,7 @@ __all__ = [
     "define_measure",
     "discriminative_power",
     "evaluate",
+    "evaluate_catalog",
     "evaluate_diversity",
     "evaluate_judged",
     "explain",
