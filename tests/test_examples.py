@@ -33,6 +33,7 @@ def test_examples_exist() -> None:
         "own_measures.py",
         "dask_evaluate.py",
         "spark_evaluate.py",
+        "recsys.py",
     }
     assert tested == {p.name for p in EXAMPLES.glob("*.py")}
 
@@ -101,3 +102,11 @@ def test_own_measures() -> None:
     out = run_example("own_measures.py")
     assert "│ bm25   ┆ 25        ┆ 0.3600 ┆ 0.5080 ┆ 0.7520         ┆ 0.7520 │" in out
     assert "GP(grade=1)@10 equals P@10 on every query: True" in out
+
+
+def test_recsys(tmp_path: Path) -> None:
+    out = run_example("recsys.py", tmp_path)
+    # the popularity baseline: the same 10 of 120 items to everyone
+    assert "│ mobile ┆ popular  ┆ 0.083                              ┆ 0.917   ┆ 0.000" in out
+    assert "│ mobile ┆ personal ┆ 450       ┆ 0.076" in out
+    assert (tmp_path / "recs.parquet").exists()
