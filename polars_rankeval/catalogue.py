@@ -124,13 +124,19 @@ class MeasureFamily:
     """The side inputs it reads besides the run (see :data:`SideInput`; a function of the
     measure when a parameter decides, as ``CatalogCoverage(normalize=true)`` reads the
     catalogue): a call that lacks one is refused, naming it, before any work."""
-    over_lists: Callable[[Measure, Lists], pl.LazyFrame] | None = None
+    over_lists: Callable[[Measure, Lists], pl.LazyFrame | pl.Expr] | None = None
     """A measure of each recommendation list as a whole (novelty, popularity,
     diversity): one value per list from the list's rows joined with the per-item
-    table of the side inputs (:mod:`polars_rankeval.lists`), returned as the list keys
-    and a column named by the measure. Such a measure reads no judgments unless it
+    table of the side inputs (:mod:`polars_rankeval.lists`): an aggregation over a
+    list's rows (:meth:`~polars_rankeval.lists.Lists.per_list`; those of every
+    measure are computed in one group-by), or a frame of the list keys and a column
+    named by the measure. Such a measure reads no judgments unless it
     ``needs`` ``qrels``, and scores every list of the run, whether or not its user has
     test interactions; a list it leaves out scores null."""
+    empty_list: float | None = None
+    """The value of a list with no item within the cutoff of a measure of lists (None:
+    null, the list left out of the mean, as RecTools leaves such a user out;
+    ``SufficientReco``: 0)."""
     over_catalog: Callable[[Measure, Lists], pl.LazyFrame] | None = None
     """A measure of the recommendations of a whole system (and segment) at once:
     catalogue coverage, the Gini index of exposure, personalization. One value per

@@ -20,7 +20,7 @@ rank <= k is in the top k, a gap in the ranks is a missing item); under
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -56,11 +56,18 @@ class Lists:
         """The rows within the top ``k`` (every row for None)."""
         return self.rows if k is None else self.rows.filter(pl.col(POS) <= k)
 
-    def per_list(self, measure: Measure, value: pl.Expr) -> pl.LazyFrame:
-        """``keys`` and the measure's column: ``value`` aggregated over each list's
-        rows within the measure's cutoff (lists without such a row are left out)."""
+    @staticmethod
+    def inside(measure: Measure) -> pl.Expr:
+        """Whether a row is within the measure's cutoff (every row without one)."""
         k = measure.cutoff if isinstance(measure.cutoff, int) else None
-        return self.at(k).group_by(self.keys).agg(value.alias(str(measure)))
+        return pl.lit(True) if k is None else pl.col(POS) <= k
+
+    def per_list(self, measure: Measure, value: pl.Expr) -> pl.Expr:
+        """The measure's column: ``value``, an aggregation over a list's rows that reads
+        them through :meth:`inside` (``x.filter(ls.inside(m)).mean()``); the
+        aggregations of every measure are computed in one group-by
+        (:func:`score_lists`)."""
+        return value.alias(str(measure))
 
     def exposure(self, k: int | None) -> pl.LazyFrame:
         """``groups, doc, count``: the rows of each item within the top ``k``, per system
@@ -139,19 +146,42 @@ def lists(
     return Lists(rows, every, tuple(keys), tuple(groups), query, doc, side, relevant)
 
 
+def materialized(ls: Lists) -> Lists:
+    """``ls`` with its rows and lists computed once, for the measures that each read
+    them (a plan per measure would read and join the run again for each)."""
+    rows, every = pl.collect_all([ls.rows, ls.every], engine="streaming")
+    return replace(ls, rows=rows.lazy(), every=every.lazy())
+
+
 def score_lists(ls: Lists, measures: Sequence[Measure]) -> pl.LazyFrame:
     """Every list of the run (:attr:`Lists.every`) with each measure's value (null where
     a measure leaves the list out)."""
+    ls = materialized(ls)
+    keys = list(ls.keys)
     out = ls.every
+    aggregations = []
     for m in measures:
         assert m.family.over_lists is not None
-        out = out.join(m.family.over_lists(m, ls), on=list(ls.keys), how="left", nulls_equal=True)
-    return out
+        value = m.family.over_lists(m, ls)
+        if isinstance(value, pl.Expr):
+            aggregations.append(value)
+        else:
+            out = out.join(value, on=keys, how="left", nulls_equal=True)
+    if aggregations:
+        together = ls.rows.group_by(keys).agg(aggregations)
+        out = out.join(together, on=keys, how="left", nulls_equal=True)
+    filled = [
+        pl.col(str(m)).fill_null(m.family.empty_list)
+        for m in measures
+        if m.family.empty_list is not None
+    ]
+    return out.with_columns(filled).select(*keys, *(str(m) for m in measures))
 
 
 def score_catalog(ls: Lists, measures: Sequence[Measure]) -> pl.LazyFrame:
     """Every system and segment of the run with each catalogue measure's value."""
     groups = list(ls.groups)
+    ls = materialized(ls)
     out = ls.every.select(groups).unique() if groups else pl.LazyFrame({"__rk_one": [0]})
     for m in measures:
         assert m.family.over_catalog is not None

@@ -69,6 +69,9 @@ class Side:
     """The same with VALUE as Float64 (cosine), when every value is a number."""
     sparse: bool = False
     """Whether the features came long (a feature an item lacks differs from any value)."""
+    wide: pl.LazyFrame | None = None
+    """Wide features as given (``doc`` and one column per feature), the items with a
+    missing value left out: Hamming reads them without a long form."""
 
 
 def _frame(obj: Any, name: str) -> pl.DataFrame | pl.LazyFrame:
@@ -204,6 +207,7 @@ def _long_features(features: pl.LazyFrame, doc: str) -> dict[str, Any]:
              for c in names]
         )  # fmt: skip
         wide = features.filter(~unknown)
+        wide_out = wide
         long = wide.select(
             pl.col(doc),
             pl.concat_list([pl.lit(c) for c in names]).alias(FEATURE),
@@ -215,4 +219,5 @@ def _long_features(features: pl.LazyFrame, doc: str) -> dict[str, Any]:
     text = long.with_columns(value.cast(pl.String).alias(VALUE)).select(doc, FEATURE, VALUE)
     numeric = long.with_columns(value.cast(pl.Float64, strict=False).alias(VALUE))
     numeric = numeric.select(doc, FEATURE, VALUE)
-    return {"features": text, "numeric_features": numeric, "sparse": sparse}
+    out = {"features": text, "numeric_features": numeric, "sparse": sparse}
+    return out if sparse else out | {"wide": wide_out}

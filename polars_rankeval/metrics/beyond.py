@@ -47,7 +47,7 @@ INSUFFICIENT = ("ignore", "exclude")
 # --------------------------------------------------------------------------- per-list values
 
 
-def novelty(measure: Measure, ls: Lists) -> pl.LazyFrame:
+def novelty(measure: Measure, ls: Lists) -> pl.Expr:
     r"""Mean self-information of the recommended items (RecTools ``MeanInvUserFreq``).
 
     .. math::
@@ -59,10 +59,11 @@ def novelty(measure: Measure, ls: Lists) -> pl.LazyFrame:
     """
     n_users = float(ls.side.n_users or 0)
     users = pl.col(ITEM_USERS).fill_null(1).cast(pl.Float64)
-    return ls.per_list(measure, (-(users / n_users).log(2)).mean())
+    inside = ls.inside(measure)
+    return ls.per_list(measure, (-(users / n_users).log(2)).filter(inside).mean())
 
 
-def average_popularity(measure: Measure, ls: Lists) -> pl.LazyFrame:
+def average_popularity(measure: Measure, ls: Lists) -> pl.Expr:
     r"""Mean popularity of the recommended items (RecTools ``AvgRecPopularity``, RecBole
     ``AveragePopularity``).
 
@@ -76,7 +77,7 @@ def average_popularity(measure: Measure, ls: Lists) -> pl.LazyFrame:
     pop = pl.col(INTERACTIONS).fill_null(0).cast(pl.Float64)
     if measure.setting("normalize"):
         pop = pop / float(ls.side.n_interactions or 0)
-    return ls.per_list(measure, pop.mean())
+    return ls.per_list(measure, pop.filter(ls.inside(measure)).mean())
 
 
 def tail_items(items: pl.LazyFrame, doc: str, tail_ratio: float) -> pl.LazyFrame:
@@ -135,27 +136,30 @@ def intra_list_diversity(measure: Measure, ls: Lists) -> pl.LazyFrame:
         features = features.filter(pl.col(VALUE).is_not_null() & pl.col(VALUE).is_finite())
         bad = features.filter(~pl.col(VALUE).is_finite()).select(doc)
         features = features.join(bad, on=doc, how="anti")
-    known = rows.join(features.select(doc).unique(), on=doc, how="semi")
     n = rows.group_by(keys).agg(pl.len().cast(pl.Float64).alias("__rk_n"))
-    m = known.group_by(keys).agg(pl.len().cast(pl.Float64).alias("__rk_m"))
     pairs = pl.col("__rk_m") * (pl.col("__rk_m") - 1) / 2
-    per_item = known.join(features, on=doc)
-    if cosine:
-        sums = per_item.group_by(*keys, FEATURE).agg(pl.col(VALUE).sum().alias("__rk_s"))
-        total = sums.group_by(keys).agg(pl.col("__rk_s").pow(2).sum().alias("__rk_total"))
-        mean_distance = 1.0 - (pl.col("__rk_total") - pl.col("__rk_m")) / (2.0 * pairs)
-    else:
-        counts = per_item.group_by(*keys, FEATURE, VALUE).agg(pl.len().alias("__rk_c"))
-        c = pl.col("__rk_c").cast(pl.Float64)
-        same = counts.group_by(*keys, FEATURE).agg(
-            (c * (c - 1) / 2).sum().alias("__rk_same"), c.sum().alias("__rk_present")
-        )
-        same = same.join(m, on=keys, how="left", nulls_equal=True)
-        absent = pl.col("__rk_m") - pl.col("__rk_present")
-        equal = pl.col("__rk_same") + (absent * (absent - 1) / 2 if ls.side.sparse else 0.0)
-        differ = same.group_by(keys).agg((pairs - equal).sum().alias("__rk_total"))
-        total = differ
+    if not cosine and ls.side.wide is not None:  # wide features: one count per column
+        m, total = _hamming_wide(rows, ls.side.wide, keys, doc)
         mean_distance = pl.col("__rk_total") / pairs
+    else:
+        known = rows.join(features.select(doc).unique(), on=doc, how="semi")
+        m = known.group_by(keys).agg(pl.len().cast(pl.Float64).alias("__rk_m"))
+        per_item = known.join(features, on=doc)
+        if cosine:
+            sums = per_item.group_by(*keys, FEATURE).agg(pl.col(VALUE).sum().alias("__rk_s"))
+            total = sums.group_by(keys).agg(pl.col("__rk_s").pow(2).sum().alias("__rk_total"))
+            mean_distance = 1.0 - (pl.col("__rk_total") - pl.col("__rk_m")) / (2.0 * pairs)
+        else:
+            counts = per_item.group_by(*keys, FEATURE, VALUE).agg(pl.len().alias("__rk_c"))
+            c = pl.col("__rk_c").cast(pl.Float64)
+            same = counts.group_by(*keys, FEATURE).agg(
+                (c * (c - 1) / 2).sum().alias("__rk_same"), c.sum().alias("__rk_present")
+            )
+            same = same.join(m, on=keys, how="left", nulls_equal=True)
+            absent = pl.col("__rk_m") - pl.col("__rk_present")
+            equal = pl.col("__rk_same") + (absent * (absent - 1) / 2 if ls.side.sparse else 0.0)
+            total = same.group_by(keys).agg((pairs - equal).sum().alias("__rk_total"))
+            mean_distance = pl.col("__rk_total") / pairs
     out = n.join(m, on=keys, how="left", nulls_equal=True)
     out = out.join(total, on=keys, how="left", nulls_equal=True)
     value = (
@@ -168,7 +172,29 @@ def intra_list_diversity(measure: Measure, ls: Lists) -> pl.LazyFrame:
     return out.select(*keys, value.cast(pl.Float64).alias(str(measure)))
 
 
-def serendipity(measure: Measure, ls: Lists) -> pl.LazyFrame:
+def _hamming_wide(
+    rows: pl.LazyFrame, wide: pl.LazyFrame, keys: list[str], doc: str
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """``keys, m`` (items with known features) and ``keys, total`` (the summed Hamming
+    distance of their pairs) from wide features: per feature column, the pairs of a
+    list minus those of equal value, :math:`\\binom{m}{2} - \\sum_v \\binom{c_v}{2}`."""
+    names = [c for c in wide.collect_schema().names() if c != doc]
+    known = rows.join(wide, on=doc, how="inner")
+    m = known.group_by(keys).agg(pl.len().cast(pl.Float64).alias("__rk_m"))
+    total = m.with_columns(
+        (pl.col("__rk_m") * (pl.col("__rk_m") - 1) / 2 * len(names)).alias("__rk_total")
+    )
+    for name in names:
+        c = pl.col("__rk_c").cast(pl.Float64)
+        equal = known.group_by(*keys, name).agg(pl.len().alias("__rk_c"))
+        equal = equal.group_by(keys).agg((c * (c - 1) / 2).sum().alias("__rk_eq"))
+        total = total.join(equal, on=keys, how="left", nulls_equal=True).select(
+            *keys, "__rk_m", (pl.col("__rk_total") - pl.col("__rk_eq").fill_null(0.0))
+        )
+    return m, total.select(*keys, "__rk_total")
+
+
+def serendipity(measure: Measure, ls: Lists) -> pl.Expr:
     r"""Relevant and unexpected (RecTools ``Serendipity``).
 
     .. math::
@@ -185,28 +211,27 @@ def serendipity(measure: Measure, ls: Lists) -> pl.LazyFrame:
     p = (n + 1 - pl.col(POS).cast(pl.Float64)) / n
     pu = pl.when(pl.col(POP_RANK).is_not_null()).then((n + 1 - pl.col(POP_RANK)) / n).otherwise(0.0)
     gain = pl.max_horizontal(p - pu, pl.lit(0.0)) * pl.col(RELEVANT).cast(pl.Float64)
-    return ls.per_list(measure, gain.mean())
+    return ls.per_list(measure, gain.filter(ls.inside(measure)).mean())
 
 
-def sufficient(measure: Measure, ls: Lists) -> pl.LazyFrame:
+def sufficient(measure: Measure, ls: Lists) -> pl.Expr:
     r"""Whether the list has k items (RecTools ``SufficientReco``): 1 or 0; with
     ``deep=true`` :math:`\min(|L_u| / k, 1)`. A list with no item in the top k scores 0."""
     k = required_k(measure)
-    n = pl.len().cast(pl.Float64)
+    n = ls.inside(measure).sum().cast(pl.Float64)
     value = pl.min_horizontal(n / k, pl.lit(1.0)) if measure.setting("deep") else (n >= k)
-    counted = ls.per_list(measure, value.cast(pl.Float64))
-    filled = ls.every.join(counted, on=list(ls.keys), how="left", nulls_equal=True)
-    return filled.with_columns(pl.col(str(measure)).fill_null(0.0))
+    return ls.per_list(measure, value.cast(pl.Float64))
 
 
-def unrepeated(measure: Measure, ls: Lists) -> pl.LazyFrame:
+def unrepeated(measure: Measure, ls: Lists) -> pl.Expr:
     r"""Whether no item is repeated in the list (RecTools ``UnrepeatedReco``): 1 or 0;
     with ``deep=true`` the share of its rows that are an item's first occurrence,
     :math:`|\mathrm{distinct}(L_u)| / |L_u|`."""
-    distinct = pl.col(ls.doc).n_unique().cast(pl.Float64)
-    n = pl.len().cast(pl.Float64)
+    inside = ls.inside(measure)
+    distinct = pl.col(ls.doc).filter(inside).n_unique().cast(pl.Float64)
+    n = inside.sum().cast(pl.Float64)
     value = distinct / n if measure.setting("deep") else (distinct == n).cast(pl.Float64)
-    return ls.per_list(measure, value)
+    return ls.per_list(measure, pl.when(n > 0).then(value))
 
 
 # --------------------------------------------------------------------------- AUC (judged rows)
@@ -364,6 +389,7 @@ declare(
     Param("deep", bool, False),
     summary="1 if the list has k items (deep: the share of k it has)",
     over_lists=sufficient,
+    empty_list=0.0,
     bounds=UNIT,
     aliases=("sufficientreco", "sufficient_reco"),
     order=305,
