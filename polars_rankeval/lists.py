@@ -149,7 +149,7 @@ def lists(
 def materialized(ls: Lists) -> Lists:
     """``ls`` with its rows and lists computed once, for the measures that each read
     them (a plan per measure would read and join the run again for each)."""
-    rows, every = pl.collect_all([ls.rows, ls.every], engine="streaming")
+    rows, every = pl.collect_all([ls.rows, ls.every])
     return replace(ls, rows=rows.lazy(), every=every.lazy())
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval.catalogue import (
@@ -184,14 +185,60 @@ def _hamming_wide(
     total = m.with_columns(
         (pl.col("__rk_m") * (pl.col("__rk_m") - 1) / 2 * len(names)).alias("__rk_total")
     )
+    known_rows = known.collect()
     for name in names:
-        c = pl.col("__rk_c").cast(pl.Float64)
-        equal = known.group_by(*keys, name).agg(pl.len().alias("__rk_c"))
-        equal = equal.group_by(keys).agg((c * (c - 1) / 2).sum().alias("__rk_eq"))
+        equal = _equal_pairs(known_rows, keys, name)
         total = total.join(equal, on=keys, how="left", nulls_equal=True).select(
             *keys, "__rk_m", (pl.col("__rk_total") - pl.col("__rk_eq").fill_null(0.0))
         )
     return m, total.select(*keys, "__rk_total")
+
+
+def _packed(known: pl.DataFrame, key: str, name: str) -> tuple[np.ndarray, int, int] | None:
+    """The (list, value) pairs of integer columns ``key`` and ``name`` packed into sorted
+    int64s, the value span and the lowest key; None when they are not integers or do
+    not fit."""
+    schema = known.schema
+    if not (known.height and schema[key].is_integer() and schema[name].is_integer()):
+        return None
+    lows = known.select(
+        pl.col(key).min().alias("a"),
+        pl.col(name).min().alias("b"),
+        pl.col(key).max().alias("c"),
+        pl.col(name).max().alias("d"),
+    ).row(0)
+    if any(x is None for x in lows):
+        return None
+    k_low, v_low, k_high, v_high = (int(x) for x in lows)
+    span = v_high - v_low + 1
+    if (k_high - k_low + 1) * span >= 2**62:
+        return None
+    lists = known[key].to_numpy().astype(np.int64) - k_low
+    values = known[name].to_numpy().astype(np.int64) - v_low
+    return np.sort(lists * span + values), span, k_low
+
+
+def _equal_pairs(known: pl.DataFrame, keys: list[str], name: str) -> pl.LazyFrame:
+    """``keys, __rk_eq``: per list, the pairs of its rows with equal values of feature
+    ``name``, :math:`\\sum_v \\binom{c_v}{2}`.
+
+    For one integer list key and an integer feature, both are packed into one int64
+    and counted after a sort (numpy): a group-by on two columns took 3-10 times longer
+    at 10M rows. Otherwise one Polars group-by.
+    """
+    packed = _packed(known, keys[0], name) if len(keys) == 1 else None
+    if packed is None:
+        c = pl.col("__rk_c").cast(pl.Float64)
+        counts = known.lazy().group_by(*keys, name).agg(pl.len().alias("__rk_c"))
+        return counts.group_by(keys).agg((c * (c - 1) / 2).sum().alias("__rk_eq"))
+    keys_values, span, k_low = packed
+    starts = np.flatnonzero(np.r_[True, keys_values[1:] != keys_values[:-1]])
+    counts = np.diff(np.r_[starts, keys_values.size]).astype(np.float64)
+    run_list = keys_values[starts] // span
+    firsts = np.flatnonzero(np.r_[True, run_list[1:] != run_list[:-1]])
+    equal = np.add.reduceat(counts * (counts - 1) / 2, firsts)
+    ids = pl.Series(keys[0], run_list[firsts] + k_low).cast(known.schema[keys[0]])
+    return pl.DataFrame([ids, pl.Series("__rk_eq", equal)]).lazy()
 
 
 def serendipity(measure: Measure, ls: Lists) -> pl.Expr:

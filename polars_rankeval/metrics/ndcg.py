@@ -130,7 +130,7 @@ def ndcg(
     if binary_level is not None:
         g = (col(relevance) >= binary_level).fill_null(False).cast(pl.Float64)
         top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
-        if ideal == "k":
+        if ideal == "k" and k is not None:
             return safe_div(top, pl.lit(ideal_of_k(k)))
         return safe_div(top, ideal_dcg(k, gain=g))
     lowest = gain_floor(rel_level)
@@ -138,7 +138,7 @@ def ndcg(
         return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
     g = grade_gain(relevance, gains, exponential=exponential, lowest=lowest)
     top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
-    if ideal == "k":
+    if ideal == "k" and k is not None:
         return safe_div(top, pl.lit(ideal_of_k(k)))
     return safe_div(top, ideal_dcg(k, gain=g))
 
@@ -146,18 +146,16 @@ def ndcg(
 IDEALS = ("qrels", "k")
 """nDCG's ideal: ``"qrels"``, the query's judgments sorted by gain (trec_eval), or
 ``"k"``, k documents of gain 1 whatever |R| (RecTools' ``NDCG`` default; its
-``divide_by_achievable=True`` is the binary nDCG with the ideal of the qrels)."""
+``divide_by_achievable=True`` is the binary nDCG with the ideal of the qrels). Without a
+cutoff there is no k, and ``"k"`` takes the ideal of the qrels."""
 
 
-def ideal_of_k(k: int | None) -> float:
+def ideal_of_k(k: int) -> float:
     r"""The ideal DCG of ``ideal="k"``: :math:`\sum_{i=1}^{k} 1 / \log_2(i + 1)`.
 
     >>> ideal_of_k(2) == 1 + 1 / math.log2(3)
     True
     """
-    if k is None:
-        msg = "nDCG(ideal=k) assumes k relevant documents: give a cutoff, e.g. nDCG(ideal=k)@10."
-        raise ValueError(msg)
     return float(sum(1.0 / math.log2(i + 1) for i in range(1, k + 1)))
 
 
@@ -272,7 +270,7 @@ def ndcg_formula(
         dcg_k = tie_averaged_dcg_formula(f, k, gain)
     else:
         dcg_k = f.sum_to_rank(gain / discount(f.rank), k)
-    if ideal_k:  # k documents of gain 1 (RecTools)
+    if ideal_k and k is not None:  # k documents of gain 1 (RecTools)
         return safe_div(dcg_k, f.constant(ideal_of_k(k)))
     ideal = f.ideal(gains, exponential=exponential, binary_level=binary_level, lowest=lowest)
     ideal_dcg = f.ideal_sum_to(ideal, f.ideal_gain / discount(f.ideal_position), k)
