@@ -392,3 +392,21 @@ def test_rectools_preset_equals_rectools_accuracy(seed: int) -> None:
     assert columns["MAP(norm=k)@3"] == "AP(norm=k)@3"
     parsed = parse_measures(["MAP@10", "Hit@10", "NDCG@10"], conventions="recbole")
     assert [str(m) for m in parsed] == ["AP(norm=min)@10", "Success@10", "nDCG(gain=binary)@10"]
+
+
+@pytest.mark.dask
+def test_dask_scores_the_auc_measures_and_refuses_the_lists() -> None:
+    """On Dask (its local scheduler), PAP and PartialAUC are engine measures: the same
+    values as in process; a measure of lists is refused by name before any task."""
+    prd = pytest.importorskip("polars_rankeval.dask")
+    log = random_log(2)
+    qrels = log["test"].with_columns(relevance=pl.lit(1))
+    names = ["PAP@3", "PartialAUC(insufficient_handling=exclude)@3", "nDCG(ideal=k)@3"]
+    kw = dict(query=USER, doc=ITEM, missing="zero")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        here = pr.evaluate(log["recs"], qrels, names, **kw)
+        there = prd.evaluate(log["recs"], qrels, names, npartitions=3, **kw)
+    assert there.sort(USER).equals(here.sort(USER))
+    with pytest.raises(ValueError, match=r"Novelty@10 is a measure of each recommendation list"):
+        prd.evaluate(log["recs"], qrels, ["Novelty@10"], **kw)
