@@ -31,6 +31,7 @@ from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, Param, parse, parse_measures
 from polars_rankeval.pools import make_pool, pool_coverage, unjudged, write_pool
 from polars_rankeval.ranking import judge, rank_run
+from polars_rankeval.recsys import evaluate_catalog
 from polars_rankeval.report import Report, report, reports
 from polars_rankeval.stats import (
     CORRECTIONS,
@@ -74,6 +75,7 @@ __all__ = [
     "define_measure",
     "discriminative_power",
     "evaluate",
+    "evaluate_catalog",
     "evaluate_diversity",
     "evaluate_judged",
     "explain",

@@ -44,6 +44,17 @@ class Call:
     """Bytes a lazy input may take (:func:`polars_rankeval.engine.buckets.memory_bytes`)."""
 
     @property
+    def engine_measures(self) -> tuple[Measure, ...]:
+        """The measures the engine scores from the judged rows."""
+        return tuple(m for m in self.measures if not m.of_lists)
+
+    @property
+    def list_measures(self) -> tuple[Measure, ...]:
+        """The measures of each recommendation list as a whole
+        (:mod:`polars_rankeval.lists`): they score every list of the run."""
+        return tuple(m for m in self.measures if m.of_lists)
+
+    @property
     def names(self) -> list[str]:
         """The measures' output columns (canonical names), in the order asked."""
         return [str(m) for m in self.measures]
@@ -78,6 +89,7 @@ def prepare(
     *,
     accepts: frozenset[str] | None = None,
     scores: bool = True,
+    given: frozenset[str] | None = None,
 ) -> Call:
     """Check everything that can be checked without data: the :class:`Call` to run.
 
@@ -109,6 +121,8 @@ def prepare(
     check_options({k: options[k] for k in ("per_query", "validate") if k in options})
     conventions = options.get("conventions")
     parsed = parse_measures(measures, conventions=conventions) if scores else []
+    check_per_ranking(parsed, lists=given is not None)
+    check_needs(parsed, (given or frozenset()) | {"qrels"})
     read = {k: v for k, v in options.items() if k not in CALL_OPTIONS}
     checked = run_options(run, qrels, **read)
     check_output_names(checked.output_keys, [str(m) for m in parsed])
@@ -119,6 +133,48 @@ def prepare(
         validate=options.get("validate", True),
         memory_limit=memory_bytes(options.get("memory_limit")),
     )
+
+
+def check_needs(measures: Iterable[Measure], given: frozenset[str]) -> None:
+    """Refuse, by name, a measure that needs a side input that is not ``given``.
+
+    Examples
+    --------
+    >>> from polars_rankeval.measures import parse
+    >>> check_needs([parse("Novelty@10")], frozenset({"qrels"}))
+    Traceback (most recent call last):
+    ...
+    ValueError: Novelty@10 needs train= (the training interactions: user, item), which was ...
+    """
+    what = {
+        "train": "train= (the training interactions: user, item)",
+        "catalog": "catalog= (the ids of the items that could be recommended)",
+        "item_features": "item_features= (item, feature columns; or item, feature, value)",
+        "qrels": "the test interactions (qrels)",
+    }
+    for m in measures:
+        for need in m.needs:
+            if need not in given:
+                msg = f"{m} needs {what[need]}, which was not given."
+                raise ValueError(msg)
+
+
+def check_per_ranking(measures: Iterable[Measure], *, lists: bool = True) -> None:
+    """Refuse, by name, a measure of a whole catalogue (:func:`polars_rankeval.evaluate_catalog`
+    scores those), and a measure of lists where the way in has none (``lists=False``)."""
+    for m in measures:
+        if m.of_catalog:
+            msg = (
+                f"{m} is a measure of a system's recommendations as a whole, not of each "
+                f"ranking: score it with pr.evaluate_catalog(recs, [{str(m)!r}], ...)."
+            )
+            raise ValueError(msg)
+        if m.of_lists and not lists:
+            msg = (
+                f"{m} is a measure of each recommendation list with its side inputs: "
+                f"pr.evaluate scores it (a DataFrame or a LazyFrame), not this way in."
+            )
+            raise ValueError(msg)
 
 
 OPTIONS = (

@@ -30,6 +30,12 @@ from polars_rankeval.engine.plan import Context
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
+    from polars_rankeval.lists import Lists
+
+SideInput = Literal["train", "catalog", "item_features", "qrels"]
+"""The inputs besides the run that a measure of recommendation lists may read:
+``train`` (the training interactions: popularity), ``catalog`` (the item ids that
+could be recommended), ``item_features`` and ``qrels`` (the test interactions)."""
 
 CutoffRule = Literal["none", "optional", "required"]
 Better = Literal["higher", "lower"]
@@ -114,6 +120,27 @@ class MeasureFamily:
     order: float = math.inf
     """The place of a built-in in :data:`REGISTRY` (the measures page and the "Known
     measures" list): trec_eval's measures in its order, then the others by origin."""
+    needs: tuple[SideInput, ...] | Callable[[Measure], tuple[SideInput, ...]] = ()
+    """The side inputs it reads besides the run (see :data:`SideInput`; a function of the
+    measure when a parameter decides, as ``CatalogCoverage(normalize=true)`` reads the
+    catalogue): a call that lacks one is refused, naming it, before any work."""
+    over_lists: Callable[[Measure, Lists], pl.LazyFrame | pl.Expr] | None = None
+    """A measure of each recommendation list as a whole (novelty, popularity,
+    diversity): one value per list from the list's rows joined with the per-item
+    table of the side inputs (:mod:`polars_rankeval.lists`): an aggregation over a
+    list's rows (:meth:`~polars_rankeval.lists.Lists.per_list`; those of every
+    measure are computed in one group-by), or a frame of the list keys and a column
+    named by the measure. Such a measure reads no judgments unless it
+    ``needs`` ``qrels``, and scores every list of the run, whether or not its user has
+    test interactions; a list it leaves out scores null."""
+    empty_list: float | None = None
+    """The value of a list with no item within the cutoff of a measure of lists (None:
+    null, the list left out of the mean, as RecTools leaves such a user out;
+    ``SufficientReco``: 0)."""
+    over_catalog: Callable[[Measure, Lists], pl.LazyFrame] | None = None
+    """A measure of the recommendations of a whole system (and segment) at once:
+    catalogue coverage, the Gini index of exposure, personalization. One value per
+    system and segment, from :func:`polars_rankeval.evaluate_catalog` only."""
 
     def __post_init__(self) -> None:
         if self.better not in get_args(Better):
@@ -188,6 +215,22 @@ class Measure:
         """The lowest grade of the judged rows this measure reads (-inf: all of them)."""
         reads = self.family.reads
         return -math.inf if reads is None else float(reads(self, ctx))
+
+    @property
+    def needs(self) -> tuple[SideInput, ...]:
+        """The side inputs it reads besides the run (its family's ``needs``)."""
+        needs = self.family.needs
+        return needs(self) if callable(needs) else needs
+
+    @property
+    def of_lists(self) -> bool:
+        """Whether it is a measure of each list as a whole (its family's ``over_lists``)."""
+        return self.family.over_lists is not None
+
+    @property
+    def of_catalog(self) -> bool:
+        """Whether it is a measure of a whole system's recommendations (``over_catalog``)."""
+        return self.family.over_catalog is not None
 
     def formula(self, features: Features) -> pl.Expr:
         """The per-ranking value over the engine's features, aliased to the canonical name."""

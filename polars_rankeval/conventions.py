@@ -58,7 +58,15 @@ from polars_rankeval._typing import Empty, Judgments, Missing, Rounding, Ties
 from polars_rankeval.validation import check_choice
 
 ConventionsName = Literal[
-    "trec_eval-10", "trec_eval-9", "ranx", "ir_measures", "sklearn", "torchmetrics", "spark"
+    "trec_eval-10",
+    "trec_eval-9",
+    "ranx",
+    "ir_measures",
+    "sklearn",
+    "torchmetrics",
+    "spark",
+    "rectools",
+    "recbole",
 ]
 
 
@@ -277,6 +285,40 @@ _TOOLS: dict[str, dict[str, Any]] = {
             "Scala gives such a query 0, as here.",
         ),
     ),
+    "rectools": dict(
+        version="0.19.0",
+        tool="RecTools 0.19: calc_metrics, Metric.calc_per_user",
+        ties="input",
+        absent_queries="zero",
+        measure_params=_params(nDCG={"gain": "binary", "ideal": "k"}),
+        notes=(
+            "RecTools reads ranked lists (its Columns.Rank): pass order='rank' with the "
+            "rank column, and an item of rank <= k is in the top k.",
+            "Its test interactions are binary: every qrels row is relevant at grade 1.",
+            "MAP(divide_by_k=True) is AP(norm=k); NDCG(divide_by_achievable=True) is "
+            "nDCG(gain=binary) with the ideal of the qrels; NDCG's log_base cancels in "
+            "the ratio.",
+            "The measures of lists (MeanInvUserFreq, AvgRecPopularity, Serendipity, "
+            "IntraListDiversity, SufficientReco, UnrepeatedReco) score every user of the "
+            "recommendations, as RecTools does; CatalogCoverage comes from "
+            "pr.evaluate_catalog.",
+        ),
+    ),
+    "recbole": dict(
+        version="1.2.0",
+        tool="RecBole 1.2: recbole/evaluator/metrics.py",
+        ties="input",
+        absent_queries="zero",
+        measure_params=_params(AP={"norm": "min"}, nDCG={"gain": "binary"}),
+        notes=(
+            "RecBole takes each user's top k by torch.topk: equal scores in no documented "
+            "order (here the input order).",
+            "Its averages are over full top-k matrices: TailPercentage and "
+            "AveragePopularity divide by k positions, here by the items a list has (the "
+            "same for lists of k items).",
+            "ItemCoverage, GiniIndex and ShannonEntropy come from pr.evaluate_catalog.",
+        ),
+    ),
 }
 
 
@@ -307,7 +349,8 @@ def get_conventions(conventions: str | Conventions | None = None) -> Conventions
     Traceback (most recent call last):
     ...
     ValueError: conventions must be one of 'trec_eval-10', 'trec_eval-9', 'ranx', \
-'ir_measures', 'sklearn', 'torchmetrics', 'spark'. Got 'trec_eval-8' instead.
+'ir_measures', 'sklearn', 'torchmetrics', 'spark', 'rectools', 'recbole'. Got 'trec_eval-8' \
+instead.
     """
     if isinstance(conventions, Conventions):
         return conventions
@@ -333,6 +376,7 @@ ROW_LABELS: Mapping[str, str] = MappingProxyType(
         "Judged.ties": "Judged@k over equal scores",
         "Judged.negative": "Judged@k: a negative grade is",
         "RR@.ties": "RR@k over equal scores",
+        "nDCG.ideal": "nDCG ideal",
     }
 )
 """The label of each row of :func:`conventions_table` (a choice, or ``family.param``)."""
@@ -347,13 +391,19 @@ VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
         "absent_queries": {"drop": "left out", "zero": "scored 0", "error": "error"},
         "empty_queries": {"zero": "0", "one": "1", "skip": "left out", "error": "error"},
         "iprec_rounding": {"v10": "lround(r·\\|R\\|)", "v9": "(long)(r·\\|R\\| + 0.9)"},
-        "AP.norm": {"R": "\\|R\\|", "min": "min(k, \\|R\\|)", "found": "relevant in the top k"},
+        "AP.norm": {
+            "R": "\\|R\\|",
+            "min": "min(k, \\|R\\|)",
+            "found": "relevant in the top k",
+            "k": "k",
+        },
         "nDCG.gain": {"linear": "grade", "exp": "2^grade − 1", "binary": "1 if relevant"},
         "nDCG.ties": {"ordered": "in rank order", "average": "gains averaged per tie group"},
         "ERR.max_grade": {None: "the query's highest grade", 4: "4 (gdeval)"},
         "Judged.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
         "Judged.negative": {"unjudged": "unjudged", "judged": "judged"},
         "RR@.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
+        "nDCG.ideal": {"qrels": "the qrels, sorted by gain", "k": "k documents of gain 1"},
     }
 )
 
@@ -376,6 +426,7 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "AP.norm": "R",
         "nDCG.gain": "linear",
         "ERR.max_grade": None,
+        "nDCG.ideal": "qrels",
         "Judged.ties": "ranked",
         "Judged.negative": "unjudged",
         "RR@.ties": "ranked",

@@ -8,7 +8,8 @@ aggregate, for every input.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import overload
+from dataclasses import replace
+from typing import Any, overload
 
 import polars as pl
 
@@ -23,7 +24,7 @@ from polars_rankeval._typing import (
     NestedDict,
     Order,
 )
-from polars_rankeval.call import Call, prepare
+from polars_rankeval.call import Call, check_per_ranking, prepare
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
@@ -55,6 +56,8 @@ from polars_rankeval.measures import (
     parse_measures,
 )
 from polars_rankeval.options import check_options, segment_columns
+from polars_rankeval.recsys import score_lists
+from polars_rankeval.side import check_side
 from polars_rankeval.validation import (
     check_columns,
     check_grade_dtype,
@@ -89,6 +92,9 @@ def evaluate(
     validate: bool = True,
     conventions: str | Conventions | None = None,
     memory_limit: int | str | None = None,
+    train: IntoFrame | None = None,
+    catalog: Any = None,
+    item_features: IntoFrame | None = None,
 ) -> FrameT: ...
 @overload
 def evaluate(
@@ -113,6 +119,9 @@ def evaluate(
     validate: bool = True,
     conventions: str | Conventions | None = None,
     memory_limit: int | str | None = None,
+    train: IntoFrame | None = None,
+    catalog: Any = None,
+    item_features: IntoFrame | None = None,
 ) -> pl.DataFrame: ...
 def evaluate(
     run: IntoFrameOrDict,
@@ -136,6 +145,9 @@ def evaluate(
     validate: bool = True,
     conventions: str | Conventions | None = None,
     memory_limit: int | str | None = None,
+    train: IntoFrame | None = None,
+    catalog: Any = None,
+    item_features: IntoFrame | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     r"""Score a run against qrels: one row per scored query, one column per measure.
 
@@ -220,6 +232,16 @@ def evaluate(
         of them, up to the whole input in one piece, as a DataFrame is scored.
         Qrels given as a DataFrame are in memory already: they are read where
         they are and not counted.
+    train, catalog, item_features
+        The side inputs of the recommendation measures (docs/recsys.md): the
+        training interactions (``query, doc``, the run's column names; RecTools'
+        ``prev_interactions``), the ids of the items that could be recommended (a
+        frame with the ``doc`` column, or a list or Series of ids) and the items'
+        features (wide: ``doc`` and one column per feature; long: ``doc, feature,
+        value``). A measure that needs one that is not given is refused by name
+        before any work. A measure of each list as a whole (``Novelty``, ``ARP``,
+        ``ILD``, ``Serendipity``, ...) scores every list of the run, whether or not
+        its user has qrels; the other measures are null for such a user.
 
     Returns
     -------
@@ -270,9 +292,13 @@ def evaluate(
         "validate": validate,
         "memory_limit": memory_limit,
     }
-    call = prepare(run_schema, qrels_schema, measures, options)
+    side = check_side(train=train, catalog=catalog, item_features=item_features,
+                      query=options_query(query), doc=options_query(doc))  # fmt: skip
+    call = prepare(run_schema, qrels_schema, measures, options, given=frozenset(side))
     run = with_joined_ids(run, call.options.joined_ids)
     qrels = with_joined_ids(qrels, call.options.joined_ids)
+    if call.list_measures:
+        return with_lists(run, qrels, call, side)
     if isinstance(run, pl.DataFrame):
         qrels_df = qrels.collect() if isinstance(qrels, pl.LazyFrame) else qrels
         return call.finish(score_frame(run, qrels_df, call))
@@ -284,6 +310,45 @@ def evaluate(
         return call.finish(scores)
 
     return pl.defer(deferred, schema=call.output_schema(run_schema, qrels_schema))
+
+
+def options_query(column: str | Sequence[str]) -> str:
+    """The column a side input is joined on: the id column (the last of a compound id)."""
+    return column if isinstance(column, str) else column[-1]
+
+
+def with_lists(
+    run: pl.DataFrame | pl.LazyFrame,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    call: Call,
+    side: dict[str, pl.DataFrame | pl.LazyFrame],
+) -> pl.DataFrame | pl.LazyFrame:
+    """A call with measures of lists (:mod:`polars_rankeval.lists`): those over every
+    list of the run, the others through the engine over the scored rankings, joined
+    on the ranking keys (null where one side has no value)."""
+    engine_call = replace(call, measures=call.engine_measures, per_query=True)
+    keys = call.options.output_keys
+
+    def scored() -> pl.DataFrame:
+        values = score_lists(run, qrels, call, side)
+        if engine_call.measures:
+            if isinstance(run, pl.DataFrame):
+                q = qrels.collect() if isinstance(qrels, pl.LazyFrame) else qrels
+                accuracy = engine_call.finish(score_frame(run, q, engine_call))
+            else:
+                accuracy = engine_call.finish(
+                    buckets.score_lazy(run, qrels, list(engine_call.measures),
+                                       engine_call.options, validate=call.validate,
+                                       limit=call.memory_limit)
+                )  # fmt: skip
+            values = values.with_columns(pl.col(k).cast(accuracy.schema[k]) for k in keys)
+            values = accuracy.join(values, on=keys, how="full", coalesce=True, nulls_equal=True)
+        return call.finish(values)
+
+    if isinstance(run, pl.DataFrame):
+        return scored()
+    schemas = run.collect_schema(), qrels.lazy().collect_schema()
+    return pl.defer(scored, schema=call.output_schema(*schemas))
 
 
 def score_frame(run: pl.DataFrame, qrels: pl.DataFrame, call: Call) -> pl.DataFrame:
@@ -421,6 +486,7 @@ def evaluate_judged(
     └───────┴─────┴─────┴─────┘
     """
     parsed = parse_measures(measures, conventions=conventions)
+    check_per_ranking(parsed, lists=False)
     conv = get_conventions(conventions)
     judged = as_frame(judged, "judged")
     check_int("rel_level", rel_level, minimum=0)

@@ -34,6 +34,7 @@ def test_examples_exist() -> None:
         "test_collection.py",
         "dask_evaluate.py",
         "spark_evaluate.py",
+        "recsys.py",
     }
     assert tested == {p.name for p in EXAMPLES.glob("*.py")}
 
@@ -116,3 +117,11 @@ def test_test_collection(tmp_path: Path) -> None:
     assert len(lines) == 439 and lines[0].split("\t")[:3] == ["401", "Q0", "DOC-401-0135"]
     docs = (tmp_path / "docs.txt").read_text().splitlines()
     assert docs == sorted(set(line.split("\t")[2] for line in lines))
+
+
+def test_recsys(tmp_path: Path) -> None:
+    out = run_example("recsys.py", tmp_path)
+    # the popularity baseline: the same 10 of 120 items to everyone
+    assert "│ mobile ┆ popular  ┆ 0.083                              ┆ 0.917   ┆ 0.000" in out
+    assert "│ mobile ┆ personal ┆ 450       ┆ 0.076" in out
+    assert (tmp_path / "recs.parquet").exists()

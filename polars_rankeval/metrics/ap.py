@@ -70,7 +70,8 @@ def average_precision(
         relevant documents found in the top k, the mean of P@i over the ranks i
         <= k that hold one (``AP(norm=found)@k``; torchmetrics
         ``RetrievalMAP(top_k=k)``, ``torchmetrics/functional/retrieval/
-        average_precision.py``), 0 when none is found.
+        average_precision.py``), 0 when none is found. ``"k"``: divide by k
+        (RecTools ``MAP(k, divide_by_k=True)``; the whole ranking needs a cutoff).
 
     References
     ----------
@@ -94,7 +95,16 @@ def average_precision(
     total = precision_at_hit.filter(hit & in_top(rank, k)).sum()
     if norm == "found":
         return safe_div(total, (hit & in_top(rank, k)).sum().cast(pl.Float64))
+    if norm == "k":
+        return safe_div(total, pl.lit(float(_cutoff_of_norm_k(k))))
     return safe_div(total, normalizer(k, num_relevant(relevance, rel_level, n_rel), norm))
+
+
+def _cutoff_of_norm_k(k: int | None) -> int:
+    if k is None:
+        msg = "AP(norm=k) divides by the cutoff: give one, e.g. AP(norm=k)@10."
+        raise ValueError(msg)
+    return k
 
 
 def average_precision_formula(
@@ -106,6 +116,8 @@ def average_precision_formula(
     total = f.sum_to_rank(at_hits, k)
     if norm == "found":
         return safe_div(total, f.hits(rel_level, k))
+    if norm == "k":
+        return safe_div(total, f.constant(_cutoff_of_norm_k(k)))
     return safe_div(total, normalizer(k, f.nrel(rel_level), norm))
 
 
@@ -119,7 +131,7 @@ declare(
     "optional",
     REL,
     AP_NORM,
-    summary="average precision (at k: |R| stays the denominator unless norm=min|found)",
+    summary="average precision (at k: |R| stays the denominator unless norm=min|found|k)",
     reads=reads_relevant,
     formula=lambda x, f: average_precision_formula(
         f, optional_k(x), x.rel_level(f.ctx), x.setting("norm")

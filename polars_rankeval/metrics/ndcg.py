@@ -70,6 +70,7 @@ def ndcg(
     ties: Literal["ordered", "average"] = "ordered",
     binary_level: int | None = None,
     rel_level: int | None = None,
+    ideal: Literal["qrels", "k"] = "qrels",
 ) -> pl.Expr:
     r"""Normalised DCG (trec_eval ``ndcg``; with k, ``ndcg_cut_k``).
 
@@ -125,16 +126,37 @@ def ndcg(
     """
     check_cutoff(k, "nDCG")
     check_choice("ties", ties, ("ordered", "average"))
+    check_choice("ideal", ideal, IDEALS)
     if binary_level is not None:
         g = (col(relevance) >= binary_level).fill_null(False).cast(pl.Float64)
         top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
+        if ideal == "k" and k is not None:
+            return safe_div(top, pl.lit(ideal_of_k(k)))
         return safe_div(top, ideal_dcg(k, gain=g))
     lowest = gain_floor(rel_level)
     if gains is None and not exponential and rel_level is None:
         return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
     g = grade_gain(relevance, gains, exponential=exponential, lowest=lowest)
     top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
+    if ideal == "k" and k is not None:
+        return safe_div(top, pl.lit(ideal_of_k(k)))
     return safe_div(top, ideal_dcg(k, gain=g))
+
+
+IDEALS = ("qrels", "k")
+"""nDCG's ideal: ``"qrels"``, the query's judgments sorted by gain (trec_eval), or
+``"k"``, k documents of gain 1 whatever |R| (RecTools' ``NDCG`` default; its
+``divide_by_achievable=True`` is the binary nDCG with the ideal of the qrels). Without a
+cutoff there is no k, and ``"k"`` takes the ideal of the qrels."""
+
+
+def ideal_of_k(k: int) -> float:
+    r"""The ideal DCG of ``ideal="k"``: :math:`\sum_{i=1}^{k} 1 / \log_2(i + 1)`.
+
+    >>> ideal_of_k(2) == 1 + 1 / math.log2(3)
+    True
+    """
+    return float(sum(1.0 / math.log2(i + 1) for i in range(1, k + 1)))
 
 
 def gain_floor(rel_level: int | None, *, signed: bool = False) -> float:
@@ -234,6 +256,7 @@ def ndcg_formula(
     ties: Literal["ordered", "average"] = "ordered",
     binary_level: int | None = None,
     rel_level: int | None = None,
+    ideal_k: bool = False,
 ) -> pl.Expr:
     """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k
     (``ties="average"``: the DCG of :func:`tie_averaged_dcg_formula`; ``binary_level``:
@@ -247,6 +270,8 @@ def ndcg_formula(
         dcg_k = tie_averaged_dcg_formula(f, k, gain)
     else:
         dcg_k = f.sum_to_rank(gain / discount(f.rank), k)
+    if ideal_k and k is not None:  # k documents of gain 1 (RecTools)
+        return safe_div(dcg_k, f.constant(ideal_of_k(k)))
     ideal = f.ideal(gains, exponential=exponential, binary_level=binary_level, lowest=lowest)
     ideal_dcg = f.ideal_sum_to(ideal, f.ideal_gain / discount(f.ideal_position), k)
     return safe_div(dcg_k, ideal_dcg)
@@ -370,12 +395,14 @@ declare(
         ties=x.setting("ties"),
         binary_level=_binary_level(x, c),
         rel_level=x.get("rel"),
+        ideal=x.setting("ideal"),
     ),
     "optional",
     GAINS,
     Param("gain", str, "linear", ("linear", "exp", "binary")),
     GAIN_REL,
     TIES,
+    Param("ideal", str, "qrels", IDEALS),
     summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;..., gain=exp|binary",
     reads=lambda x, c: (
         float(_binary_level(x, c) or 0) if x.get("gain") == "binary" else _gained_from_rel(x, c)
@@ -388,6 +415,7 @@ declare(
         ties=x.setting("ties"),
         binary_level=_binary_level(x, f.ctx),
         rel_level=x.get("rel"),
+        ideal_k=x.setting("ideal") == "k",
     ),
     bounds=unit_unless_negative_gains,
     fractional=True,

@@ -634,7 +634,7 @@ declare(
     reads=reads_relevant,
     formula=lambda x, f: success_formula(f, optional_k(x), x.rel_level(f.ctx)),
     bounds=UNIT,
-    aliases=("hit_rate", "success"),
+    aliases=("hit_rate", "success", "hit"),
     trec_cutoff={"success": None},
     trec_dotted={"success": "cutoffs"},
     order=21,
