@@ -13,6 +13,7 @@ from polars_rankeval.diversity import evaluate_diversity
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import coverage, evaluate, evaluate_judged
 from polars_rankeval.explain import explain
+from polars_rankeval.fusion import fuse
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -66,6 +67,7 @@ __all__ = [
     "evaluate_diversity",
     "evaluate_judged",
     "explain",
+    "fuse",
     "holm",
     "judge",
     "mean_interval",
