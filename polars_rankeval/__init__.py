@@ -13,7 +13,7 @@ from polars_rankeval.diversity import evaluate_diversity
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import coverage, evaluate, evaluate_judged
 from polars_rankeval.explain import explain
-from polars_rankeval.fusion import fuse
+from polars_rankeval.fusion import fuse, optimize_fusion
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -74,6 +74,7 @@ __all__ = [
     "mean_scores",
     "metrics",
     "namespace",
+    "optimize_fusion",
     "paired_t_power",
     "paired_ttest",
     "parse",

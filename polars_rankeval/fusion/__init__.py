@@ -10,5 +10,6 @@ trectools' ``combos`` and reciprocal rank fusion are the same methods with
 from polars_rankeval.fusion.fuse import fuse
 from polars_rankeval.fusion.methods import METHODS
 from polars_rankeval.fusion.normalize import NORMALIZATIONS
+from polars_rankeval.fusion.optimize import optimize_fusion
 
-__all__ = ["METHODS", "NORMALIZATIONS", "fuse"]
+__all__ = ["METHODS", "NORMALIZATIONS", "fuse", "optimize_fusion"]

@@ -316,23 +316,51 @@ def _segfuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     return _sum_of(rows, pl.col("__v").fill_null(0.0) * (pl.col(S) + 1))
 
 
+def window_sums(probs: Sequence[float], n: int, w: int) -> np.ndarray:
+    """``out[a, k]`` = ``sum(probs[a : a + k + 1])`` for every start ``a < n`` and width
+    ``k <= 2w``, added left to right as ranx adds (so equal windows give equal bits);
+    positions past ``probs`` add nothing.
+
+    >>> window_sums([0.5, 0.25], 3, 1)[:, :3].tolist()
+    [[0.5, 0.75, 0.75], [0.25, 0.25, 0.25], [0.0, 0.0, 0.0]]
+    """
+    padded = np.zeros(n + 2 * w + 1)
+    given = np.asarray(probs, dtype=np.float64)[: len(padded)]
+    padded[: len(given)] = given
+    out = np.zeros((n, 2 * w + 1))
+    running = np.zeros(n)
+    for k in range(2 * w + 1):
+        running = running + padded[k : k + n]
+        out[:, k] = running
+    return out
+
+
 def _slidefuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     w = int(ctx.params["w"])
-    cumulative = [
-        np.concatenate([[0.0], np.cumsum(np.asarray(p, dtype=np.float64))])
-        for p in ctx.params["probs"]
-    ]
-    table = _table(cumulative, "__cs")
+    n_max = int(frame.select(pl.col(N).max()).collect().item() or 0)
+    systems, starts, widths, values = [], [], [], []
+    for i, probs in enumerate(ctx.params["probs"]):
+        sums = window_sums(probs, n_max, w)
+        start, width = np.indices(sums.shape)
+        systems.append(np.full(sums.size, i, dtype=np.uint32))
+        starts.append(start.ravel())
+        widths.append(width.ravel())
+        values.append(sums.ravel())
+    table = pl.LazyFrame(
+        {
+            SYS: np.concatenate(systems),
+            "__a": np.concatenate(starts).astype(np.int64),
+            "__k": np.concatenate(widths).astype(np.int64),
+            "__v": np.concatenate(values),
+        }
+    )
     p = pl.col(R) - 1
     a = pl.max_horizontal(p - w, pl.lit(0))
     b = pl.min_horizontal(p + w, pl.col(N) - 1)
-    lengths = _per_system([len(p) for p in ctx.params["probs"]], pl.Int64())
-    rows = frame.with_columns(lengths.alias("__len"), a.alias("__a"), b.alias("__b"))
-    hi = pl.min_horizontal(pl.col("__b") + 1, pl.col("__len"))
-    lo = pl.min_horizontal(pl.col("__a"), pl.col("__len"))
-    rows = _lookup(rows, table.rename({"__cs": "__hi"}), hi, "__hi")
-    rows = _lookup(rows.drop("__p"), table.rename({"__cs": "__lo"}), lo, "__lo")
-    return _sum_of(rows, (pl.col("__hi") - pl.col("__lo")) / (pl.col("__b") - pl.col("__a") + 1))
+    rows = frame.with_columns(a.alias("__a"), (b - a).alias("__k")).join(
+        table, on=[SYS, "__a", "__k"], how="left", maintain_order="left"
+    )
+    return _sum_of(rows, pl.col("__v") / (pl.col("__k") + 1))
 
 
 def _posfuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
