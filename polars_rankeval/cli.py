@@ -593,9 +593,8 @@ def cmd_fuse(args: argparse.Namespace) -> str:
     )
     if args.output is None:
         buffer = io.StringIO()
-        ranked = fused.with_columns(
-            pl.int_range(1, pl.len() + 1).over("query").alias("rank")
-        )  # fused is sorted by query and score
+        ordered = fused.sort(["query", "score", "doc"], descending=[False, True, True])
+        ranked = ordered.with_columns(pl.int_range(1, pl.len() + 1).over("query").alias("rank"))
         for q, d, r, sc in ranked.select("query", "doc", "rank", "score").iter_rows():
             buffer.write(f"{q} Q0 {d} {r} {sc!r} {args.name}\n")
         return buffer.getvalue()

@@ -43,7 +43,14 @@ from polars_rankeval.fusion.normalize import (
     with_ranks,
 )
 from polars_rankeval.inputs import as_frame
-from polars_rankeval.validation import check_choice, check_columns, check_int, check_score_dtype
+from polars_rankeval.validation import (
+    check_choice,
+    check_columns,
+    check_int,
+    check_score_dtype,
+    distinct,
+    key_hash,
+)
 
 Runs = Any
 """A long frame with a system column, a sequence of runs, or a ``{name: run}`` dict."""
@@ -187,6 +194,8 @@ def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> No
     if nan:
         msg = f"runs column {cols.score!r} has {nan} NaN score(s)."
         raise ValueError(msg)
+    if distinct(frame.select(key_hash([SYS, Q, D])).to_series()):
+        return
     dup = frame.filter(pl.struct(SYS, Q, D).is_duplicated())
     if dup.height:
         row = dup.row(0, named=True)
@@ -208,7 +217,7 @@ def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     fused = method.combine(rows, spec.ctx)
     if spec.max_docs is not None:
         fused = (
-            with_ranks(fused.with_columns(pl.lit(0, pl.UInt32).alias(SYS)), spec.doc_order, by=F)
+            with_ranks(fused, spec.doc_order, by=F)
             .filter(pl.col(R) <= spec.max_docs)
             .select(Q, D, F)
         )
@@ -220,18 +229,13 @@ def fuse_frame(frame: pl.DataFrame, spec: Spec, systems: Sequence[str], cols: Co
     """:func:`fuse_plan` of a frame in memory, its rows checked first."""
     if validate:
         check_rows(frame, systems, cols)
-    # the runs in order, so every sum over runs adds them in the same order, however
-    # the rows came (a lazy source's batches may interleave the runs)
-    frame = frame.sort(SYS, maintain_order=True).rechunk()
     return fuse_plan(frame.lazy(), spec).collect()
 
 
 def finish(fused: pl.DataFrame, spec: Spec, cols: Columns, name: str) -> pl.DataFrame:
-    """The user's columns, ranked: query, doc, score descending (ties by doc id)."""
-    return fused.sort(
-        [pl.col(Q), pl.col(F), pl.col(D).cast(pl.String)],
-        descending=[False, True, spec.doc_order == "desc"],
-    ).select(
+    """The user's columns (rows in no particular order: ``evaluate`` and
+    ``write_trec_run`` rank them)."""
+    return fused.select(
         pl.col(Q).alias(cols.query),
         pl.col(D).alias(cols.doc),
         pl.col(F).alias(cols.score),
@@ -354,8 +358,9 @@ def fuse(
     Returns
     -------
     DataFrame or LazyFrame (a LazyFrame when any run is one)
-        ``query, doc, score, system``, sorted by query and score descending: a run
-        that :func:`~polars_rankeval.evaluate` scores as it is.
+        ``query, doc, score, system``, in no particular order: a run that
+        :func:`~polars_rankeval.evaluate` scores and
+        :func:`~polars_rankeval.write_trec_run` writes as it is.
 
     Examples
     --------
@@ -364,7 +369,7 @@ def fuse(
     >>> bm25 = pl.DataFrame({"query": ["q1"] * 3, "doc": ["a", "b", "c"],
     ...                      "score": [12.0, 9.0, 3.0]})
     >>> dense = pl.DataFrame({"query": ["q1"] * 2, "doc": ["c", "a"], "score": [0.9, 0.7]})
-    >>> pr.fuse({"bm25": bm25, "dense": dense}, method="rrf", norm=None)
+    >>> pr.fuse({"bm25": bm25, "dense": dense}, method="rrf", norm=None).sort("doc")
     shape: (3, 4)
     ┌───────┬─────┬──────────┬────────┐
     │ query ┆ doc ┆ score    ┆ system │
@@ -372,8 +377,8 @@ def fuse(
     │ str   ┆ str ┆ f64      ┆ str    │
     ╞═══════╪═════╪══════════╪════════╡
     │ q1    ┆ a   ┆ 0.032522 ┆ fused  │
-    │ q1    ┆ c   ┆ 0.032266 ┆ fused  │
     │ q1    ┆ b   ┆ 0.016129 ┆ fused  │
+    │ q1    ┆ c   ┆ 0.032266 ┆ fused  │
     └───────┴─────┴──────────┴────────┘
 
     ``a`` is first in one run and second in the other: 1/61 + 1/62.

@@ -96,19 +96,43 @@ class Method:
     """Whether it scores every run for every candidate (Borda, Condorcet)."""
 
 
-def _total(column: str) -> pl.Expr:
-    """The sum of ``column`` over a group, added in run order (as ranx adds), whatever
-    the rows' order or Polars' strategy: the same bits eager, lazy or by bucket."""
-    return pl.col(column).sort_by(SYS).implode().list.sum()
+def wide_runs(frame: pl.LazyFrame, n_runs: int, columns: Sequence[str]) -> pl.LazyFrame:
+    """One row per (query, doc), with ``columns`` of each run side by side (``name_i``,
+    null where run *i* did not retrieve the doc): the runs joined on (query, doc)."""
+    parts = [
+        frame.filter(pl.col(SYS) == i).select(Q, D, *(pl.col(c).alias(f"{c}_{i}") for c in columns))
+        for i in range(n_runs)
+    ]
+    wide = parts[0]
+    for part in parts[1:]:
+        wide = wide.join(part, on=[Q, D], how="full", coalesce=True, maintain_order="left")
+    return wide
 
 
-def _count() -> pl.Expr:
-    return pl.len().cast(pl.Float64)
+def _fold_sum(values: Sequence[pl.Expr], missing: float = 0.0) -> pl.Expr:
+    """``((0 + v_0) + v_1) + ...``, a missing value counted as ``missing``: ranx's
+    ``sum([...])`` over the runs in order, to the bit."""
+    total: pl.Expr = pl.lit(0.0)
+    for v in values:
+        total = total + v.fill_null(missing)
+    return total
 
 
-def _by_doc(frame: pl.LazyFrame, *aggs: pl.Expr, fused: pl.Expr) -> pl.LazyFrame:
-    """Group by (query, doc), aggregate, and compute the fused score from the aggregates."""
-    return frame.group_by(Q, D).agg(*aggs).select(Q, D, fused.alias(F))
+def _present(n_runs: int, column: str = "__c") -> pl.Expr:
+    """|P|: how many runs retrieved the doc."""
+    return pl.sum_horizontal(
+        *(pl.col(f"{column}_{i}").is_not_null().cast(pl.Float64) for i in range(n_runs))
+    )
+
+
+def _runs_of(column: str, n_runs: int) -> list[pl.Expr]:
+    return [pl.col(f"{column}_{i}") for i in range(n_runs)]
+
+
+def _by_doc(frame: pl.LazyFrame, ctx: Context, fused: pl.Expr, columns: Sequence[str] = ("__c",)
+            ) -> pl.LazyFrame:  # fmt: skip
+    """The runs side by side (:func:`wide_runs`) and the fused score computed across them."""
+    return wide_runs(frame, ctx.n_runs, columns).select(Q, D, fused.alias(F))
 
 
 def _per_run(contribution: pl.Expr, fused: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> Combine:
@@ -116,12 +140,8 @@ def _per_run(contribution: pl.Expr, fused: Callable[[pl.Expr, pl.Expr], pl.Expr]
 
     def combine(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
         rows = frame.with_columns(contribution.alias("__c"))
-        return _by_doc(
-            rows,
-            _total("__c").alias("__sum"),
-            _count().alias("__cnt"),
-            fused=fused(pl.col("__sum"), pl.col("__cnt")),
-        )
+        total = _fold_sum(_runs_of("__c", ctx.n_runs))
+        return _by_doc(rows, ctx, fused(total, _present(ctx.n_runs)))
 
     return combine
 
@@ -136,30 +156,44 @@ def _per_system(values: Sequence[Any], dtype: pl.DataType) -> pl.Expr:
     return pl.col(SYS).replace_strict(list(range(len(values))), values, return_dtype=dtype)
 
 
+def weighted_expr(method: str, weights: Sequence[float], n_runs: int) -> pl.Expr:
+    """The fused score of ``wsum``, ``wmnz`` or ``mixed`` from the runs' normalised
+    scores side by side (``__s_0``, ``__s_1``, ...: :func:`wide_runs` of :data:`S`): what
+    :func:`polars_rankeval.optimize_fusion` computes for each weight configuration from
+    one table."""
+    scores = _runs_of(S, n_runs)
+    weighted = [w * v for w, v in zip(weights, scores, strict=True)]
+    if method == "wsum":
+        return _fold_sum(weighted)
+    if method == "mixed":
+        return _fold_sum(weighted) * _present(n_runs, S).sqrt()
+    present_weights = [
+        pl.when(v.is_not_null()).then(pl.lit(w)) for w, v in zip(weights, scores, strict=True)
+    ]
+    return _fold_sum(scores) * _fold_sum(present_weights)
+
+
+def _by_weights(method: str) -> Combine:
+    def combine(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
+        fused = weighted_expr(method, ctx.weights, ctx.n_runs)
+        return _by_doc(frame, ctx, fused, columns=(S,))
+
+    return combine
+
+
 def _comb_min(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
-    low = pl.col("__m")
-    fused = pl.when(pl.col("__cnt") < ctx.n_runs).then(pl.min_horizontal(low, pl.lit(1e9)))
-    return _by_doc(
-        frame,
-        pl.col(S).min().alias("__m"),
-        _count().alias("__cnt"),
-        fused=fused.otherwise(low),
-    )
+    values = [v.fill_null(1e9) for v in _runs_of(S, ctx.n_runs)]
+    return _by_doc(frame, ctx, pl.min_horizontal(*values), columns=(S,))
 
 
 def _comb_max(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
-    high = pl.col("__m")
-    fused = pl.when(pl.col("__cnt") < ctx.n_runs).then(pl.max_horizontal(high, pl.lit(-1e9)))
-    return _by_doc(
-        frame,
-        pl.col(S).max().alias("__m"),
-        _count().alias("__cnt"),
-        fused=fused.otherwise(high),
-    )
+    values = [v.fill_null(-1e9) for v in _runs_of(S, ctx.n_runs)]
+    return _by_doc(frame, ctx, pl.max_horizontal(*values), columns=(S,))
 
 
 def _comb_med(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
-    return _by_doc(frame, pl.col(S).median().alias("__m"), fused=pl.col("__m"))
+    present = pl.concat_list(_runs_of(S, ctx.n_runs)).list.drop_nulls()
+    return _by_doc(frame, ctx, present.list.median(), columns=(S,))
 
 
 def _gmnz(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
@@ -187,22 +221,6 @@ def _rbc(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     return _per_run(term, lambda s, n: s)(frame, ctx)
 
 
-def _weighted(contribution: pl.Expr, fused: Callable[[pl.Expr, pl.Expr, pl.Expr], pl.Expr]):
-    """A weighted method: ``fused(sum of contributions, sum of weights, |P|)``."""
-
-    def combine(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
-        rows = _with_weights(frame, ctx).with_columns(contribution.alias("__c"))
-        return _by_doc(
-            rows,
-            _total("__c").alias("__sum"),
-            _total("__w").alias("__wsum"),
-            _count().alias("__cnt"),
-            fused=fused(pl.col("__sum"), pl.col("__wsum"), pl.col("__cnt")),
-        )
-
-    return combine
-
-
 def _borda_points() -> pl.Expr:
     return (
         pl.when(pl.col(PRESENT))
@@ -213,13 +231,13 @@ def _borda_points() -> pl.Expr:
 
 def _bordafuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     full = expand(frame, ctx.n_runs).with_columns(_borda_points().alias("__c"))
-    return _by_doc(full, _total("__c").alias("__sum"), fused=pl.col("__sum"))
+    return _by_doc(full, ctx, _fold_sum(_runs_of("__c", ctx.n_runs)))
 
 
 def _w_bordafuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     full = _with_weights(expand(frame, ctx.n_runs), ctx)
     full = full.with_columns((pl.col("__w") * _borda_points()).alias("__c"))
-    return _by_doc(full, _total("__c").alias("__sum"), fused=pl.col("__sum"))
+    return _by_doc(full, ctx, _fold_sum(_runs_of("__c", ctx.n_runs)))
 
 
 ABSENT_POSITION = 1_000_000
@@ -285,9 +303,9 @@ def _lookup(frame: pl.LazyFrame, table: pl.LazyFrame, index: pl.Expr, name: str)
     )
 
 
-def _sum_of(frame: pl.LazyFrame, term: pl.Expr) -> pl.LazyFrame:
+def _sum_of(frame: pl.LazyFrame, term: pl.Expr, ctx: Context) -> pl.LazyFrame:
     rows = frame.with_columns(term.alias("__c"))
-    return _by_doc(rows, _total("__c").alias("__sum"), fused=pl.col("__sum"))
+    return _by_doc(rows, ctx, _fold_sum(_runs_of("__c", ctx.n_runs)))
 
 
 def _probfuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
@@ -298,7 +316,7 @@ def _probfuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     rows = _lookup(
         rows.with_columns(segment.alias("__seg")), _table(probs, "__v"), pl.col("__seg"), "__v"
     )
-    return _sum_of(rows, pl.col("__v") / (pl.col("__seg") + 1))
+    return _sum_of(rows, pl.col("__v") / (pl.col("__seg") + 1), ctx)
 
 
 def _segment_of(position: pl.Expr, bounds: Sequence[int]) -> pl.Expr:
@@ -313,7 +331,7 @@ def _segfuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     rows = _lookup(
         frame, _table(ctx.params["probs"], "__v"), _segment_of(pl.col(R) - 1, SEGFUSE_BOUNDS), "__v"
     )
-    return _sum_of(rows, pl.col("__v").fill_null(0.0) * (pl.col(S) + 1))
+    return _sum_of(rows, pl.col("__v").fill_null(0.0) * (pl.col(S) + 1), ctx)
 
 
 def window_sums(probs: Sequence[float], n: int, w: int) -> np.ndarray:
@@ -360,29 +378,24 @@ def _slidefuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     rows = frame.with_columns(a.alias("__a"), (b - a).alias("__k")).join(
         table, on=[SYS, "__a", "__k"], how="left", maintain_order="left"
     )
-    return _sum_of(rows, pl.col("__v") / (pl.col("__k") + 1))
+    return _sum_of(rows, pl.col("__v") / (pl.col("__k") + 1), ctx)
 
 
 def _posfuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     rows = _lookup(frame, _table(ctx.params["probs"], "__v"), pl.col(R) - 1, "__v")
-    return _sum_of(rows, pl.col("__v").fill_null(0.0))
+    return _sum_of(rows, pl.col("__v").fill_null(0.0), ctx)
 
 
 def _mapfuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     scores = [[float(m)] for m in ctx.params["map_scores"]]
     rows = _lookup(frame, _table(scores, "__v"), pl.lit(0, pl.Int64), "__v")
-    return _sum_of(rows, pl.col("__v") / pl.col(R))
+    return _sum_of(rows, pl.col("__v") / pl.col(R), ctx)
 
 
 def _bayesfuse(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
     rows = _lookup(frame, _table(ctx.params["log_odds"], "__v"), pl.col(R) - 1, "__v")
     rows = rows.with_columns(pl.col("__v").fill_null(MIN_ODD).alias("__c"))
-    return _by_doc(
-        rows,
-        _total("__c").alias("__sum"),
-        _count().alias("__cnt"),
-        fused=pl.col("__sum") + (ctx.n_runs - pl.col("__cnt")) * MIN_ODD,
-    )
+    return _by_doc(rows, ctx, _fold_sum(_runs_of("__c", ctx.n_runs), missing=MIN_ODD))
 
 
 def _plain(contribution: pl.Expr, fused: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> Combine:
@@ -397,15 +410,9 @@ METHODS: dict[str, Method] = {
     "anz": Method(_plain(pl.col(S), lambda s, n: s / n), "scores"),
     "mnz": Method(_plain(pl.col(S), lambda s, n: s * n), "scores"),
     "gmnz": Method(_gmnz, "scores", required=("gamma",)),
-    "wsum": Method(
-        _weighted(pl.col("__w") * pl.col(S), lambda s, w, n: s), "scores", weighted=True
-    ),
-    "wmnz": Method(_weighted(pl.col(S), lambda s, w, n: s * w), "scores", weighted=True),
-    "mixed": Method(
-        _weighted(pl.col("__w") * pl.col(S), lambda s, w, n: s * n.sqrt()),
-        "scores",
-        weighted=True,
-    ),
+    "wsum": Method(_by_weights("wsum"), "scores", weighted=True),
+    "wmnz": Method(_by_weights("wmnz"), "scores", weighted=True),
+    "mixed": Method(_by_weights("mixed"), "scores", weighted=True),
     "rrf": Method(_rrf, "ranks", defaults={"k": 60}),
     "isr": Method(_plain(_isr_term(), lambda s, n: s * n), "ranks"),
     "log_isr": Method(_plain(_isr_term(), lambda s, n: s * n.log()), "ranks"),

@@ -31,6 +31,9 @@ from typing import Literal, TypeAlias
 
 import polars as pl
 
+from polars_rankeval.options import Options
+from polars_rankeval.ranking import rank_rows
+
 SYS, Q, D, S = "__sys", "__q", "__d", "__s"
 """Internal columns: run position (UInt32), query id, doc id, score (Float64)."""
 R, N, C, PRESENT = "__r", "__n", "__c", "__present"
@@ -77,21 +80,33 @@ def canonical_norm(norm: str | None) -> str | None:
 
 def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.LazyFrame:
     """Add :data:`R` (1 = top: ``by`` descending, ties by doc id compared as strings in
-    ``doc_order``) and :data:`N` (the ranking's length) to every row.
+    ``doc_order``) and :data:`N` (the ranking's length) to every row, rows in rank
+    order ranking by ranking.
+
+    Doc ids descending is trec_eval's order, and the engine's ranking
+    (:func:`polars_rankeval.ranking.rank_rows`: one sort of packed integers) gives it;
+    ascending is a sort.
 
     >>> lf = pl.LazyFrame({SYS: [0, 0, 0], Q: ["q"] * 3, D: ["a", "b", "c"],
     ...                    S: [1.0, 2.0, 2.0]})
     >>> with_ranks(lf, "desc").select(D, R, N).collect().rows()
     [('c', 1, 3), ('b', 2, 3), ('a', 3, 3)]
     """
+    keys = [SYS, Q] if SYS in frame.collect_schema().names() else [Q]
+    if doc_order == "desc":
+        rows = frame.collect()
+        options = Options(query=Q, doc=D, score=by, system=keys[0] if len(keys) == 2 else None)
+        by_rank, ranks = rank_rows(rows, options)
+        ranked = rows[by_rank].with_columns(pl.Series(R, ranks, dtype=pl.Int64))
+        return ranked.lazy().with_columns(pl.len().over(keys).cast(pl.Int64).alias(N))
     ordered = frame.sort(
-        [pl.col(SYS), pl.col(Q), pl.col(by), pl.col(D).cast(pl.String)],
-        descending=[False, False, True, doc_order == "desc"],
+        [*(pl.col(k) for k in keys), pl.col(by), pl.col(D).cast(pl.String)],
+        descending=[*(False for _ in keys), True, False],
         nulls_last=True,
     )
     return ordered.with_columns(
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(RANKING).alias(R),
-        pl.len().over(RANKING).cast(pl.Int64).alias(N),
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(keys).alias(R),
+        pl.len().over(keys).cast(pl.Int64).alias(N),
     )
 
 

@@ -21,8 +21,8 @@ import polars as pl
 
 from polars_rankeval.fusion import train
 from polars_rankeval.fusion.fuse import Columns, prepare
-from polars_rankeval.fusion.methods import METHODS, Context, F
-from polars_rankeval.fusion.normalize import D, Q, normalize
+from polars_rankeval.fusion.methods import METHODS, Context, F, weighted_expr, wide_runs
+from polars_rankeval.fusion.normalize import D, Q, S, normalize
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import check_columns
 
@@ -237,6 +237,9 @@ def optimize_fusion(
     )
     params = _trained(method, rows, judged, n_runs, configs)
     fused_rows = rows.lazy()
+    wide = None
+    if method in ("wsum", "wmnz", "mixed"):  # one table of the runs' scores for every weighting
+        wide = wide_runs(fused_rows, n_runs, [S]).collect()
     bar = _Bar(len(configs), f"optimize_fusion {method}", show_progress)
     scores: list[float] = []
     metric_name = metric
@@ -248,7 +251,11 @@ def optimize_fusion(
                 weights=tuple(config.get("weights", [1.0 / n_runs] * n_runs)),
                 params=dict(METHODS[method].defaults) | params[i],
             )
-            plan = METHODS[method].combine(fused_rows, ctx)
+            if wide is not None:
+                fused_score = weighted_expr(method, ctx.weights, n_runs).alias(F)
+                plan = wide.lazy().select(Q, D, fused_score)
+            else:
+                plan = METHODS[method].combine(fused_rows, ctx)
             frames.append(plan.with_columns(pl.lit(i, pl.Int64).alias("__cfg")))
         stacked_runs = pl.concat(frames).collect()
         result = evaluate(
