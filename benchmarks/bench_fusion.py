@@ -153,14 +153,15 @@ def bench_fuse(runs: dict[str, pl.DataFrame]) -> None:
 
     for method, params in (("rrf", {}), ("wsum", {"weights": [0.5, 0.5]})):
         print(f"fuse {method}, min-max:")
-        theirs, t_ranx = measure(
-            "ranx (Run.from_df + fuse)",
-            lambda: fuse(ranx_runs(runs), norm="min-max", method=method, params=params),
-        )
-        ours, t_ours = measure(
-            "pr.fuse",
-            lambda: pr.fuse(runs, method=method, norm="min-max", weights=params.get("weights")),
-        )
+
+        def with_ranx(method: str = method, params: dict = params) -> Any:
+            return fuse(ranx_runs(runs), norm="min-max", method=method, params=params)
+
+        def with_pr(method: str = method, params: dict = params) -> pl.DataFrame:
+            return pr.fuse(runs, method=method, norm="min-max", weights=params.get("weights"))
+
+        theirs, t_ranx = measure("ranx (Run.from_df + fuse)", with_ranx)
+        ours, t_ours = measure("pr.fuse", with_pr)
         check_fused(ours, theirs)
         print(f"  ratio ranx / pr: {t_ranx / t_ours:.1f}x ({ours.height:,} fused rows)")
 
@@ -180,7 +181,7 @@ def bench_optimize(runs: dict[str, pl.DataFrame], qrels: pl.DataFrame) -> None:
         "pr.optimize_fusion",
         lambda: pr.optimize_fusion(
             runs, qrels, method="wsum", norm="min-max", metric="nDCG@10", show_progress=False
-        ),  # fmt: skip
+        ),
     )
     print(
         f"  best weights: ranx {tuple(float(w) for w in theirs['weights'])}, pr {best['weights']}"
@@ -194,9 +195,8 @@ def main() -> None:
     parser.add_argument("--part", choices=("fuse", "optimize", "all"), default="all")
     args = parser.parse_args()
     runs, qrels = make_runs(args.rows)
-    print(
-        f"2 runs of {runs['bm25'].height:,} rows, {qrels.height:,} qrels rows; Polars {pl.__version__}"
-    )
+    sizes = f"{runs['bm25'].height:,} rows, {qrels.height:,} qrels rows"
+    print(f"2 runs of {sizes}; Polars {pl.__version__}")
     warm_up()
     if args.part in ("fuse", "all"):
         bench_fuse(runs)
