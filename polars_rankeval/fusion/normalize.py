@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, TypeAlias
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval.options import Options
@@ -80,8 +81,7 @@ def canonical_norm(norm: str | None) -> str | None:
 
 def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.LazyFrame:
     """Add :data:`R` (1 = top: ``by`` descending, ties by doc id compared as strings in
-    ``doc_order``) and :data:`N` (the ranking's length) to every row, rows in rank
-    order ranking by ranking.
+    ``doc_order``) and :data:`N` (the ranking's length) to every row.
 
     Doc ids descending is trec_eval's order, and the engine's ranking
     (:func:`polars_rankeval.ranking.rank_rows`: one sort of packed integers) gives it;
@@ -90,15 +90,21 @@ def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.Lazy
     >>> lf = pl.LazyFrame({SYS: [0, 0, 0], Q: ["q"] * 3, D: ["a", "b", "c"],
     ...                    S: [1.0, 2.0, 2.0]})
     >>> with_ranks(lf, "desc").select(D, R, N).collect().rows()
-    [('c', 1, 3), ('b', 2, 3), ('a', 3, 3)]
+    [('a', 3, 3), ('b', 2, 3), ('c', 1, 3)]
     """
     keys = [SYS, Q] if SYS in frame.collect_schema().names() else [Q]
     if doc_order == "desc":
         rows = frame.collect()
         options = Options(query=Q, doc=D, score=by, system=keys[0] if len(keys) == 2 else None)
         by_rank, ranks = rank_rows(rows, options)
-        ranked = rows[by_rank].with_columns(pl.Series(R, ranks, dtype=pl.Int64))
-        return ranked.lazy().with_columns(pl.len().over(keys).cast(pl.Int64).alias(N))
+        # ranks are listed ranking by ranking from 1: each ranking's length follows
+        starts = np.flatnonzero(ranks == 1)
+        lengths = np.diff(np.append(starts, len(ranks)))
+        rank = np.empty(len(ranks), np.int64)
+        length = np.empty(len(ranks), np.int64)
+        rank[by_rank] = ranks
+        length[by_rank] = np.repeat(lengths, lengths)
+        return rows.with_columns(pl.Series(R, rank), pl.Series(N, length)).lazy()
     ordered = frame.sort(
         [*(pl.col(k) for k in keys), pl.col(by), pl.col(D).cast(pl.String)],
         descending=[*(False for _ in keys), True, False],
