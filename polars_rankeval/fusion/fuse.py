@@ -3,7 +3,7 @@
 The runs are put in one long table (run position, query, doc, score), each run is
 normalised ranking by ranking (:mod:`~polars_rankeval.fusion.normalize`), and each
 (query, doc) gets its fused score (:mod:`~polars_rankeval.fusion.methods`). Every step
-is a Polars expression over a ranking or a (query, doc), so a query's fused scores
+works per ranking or per (query, doc), so a query's fused scores
 depend only on that query's rows: a LazyFrame is fused bucket by bucket (a hash of the
 query id), each bucket holding every row of its queries, in bounded memory.
 """
