@@ -2,9 +2,10 @@ r"""The fusion methods: ranx's 25, each computed across the runs side by side.
 
 The runs' rows are joined on (query, document) (:func:`wide_runs`), and each method
 is an expression across the runs' columns, added in the runs' order as ranx adds
-(so the fused scores have the same bits however the rows came). Each method reads the normalised rows of :mod:`polars_rankeval.fusion.normalize` (one
-per run and retrieved document: score :math:`s_i`, rank :math:`r_i`, the ranking's
-length :math:`n_i`) and gives every document of a query one fused score. With
+(so the fused scores have the same bits however the rows came). Each method reads
+the normalised rows of :mod:`polars_rankeval.fusion.normalize` (one per run and
+retrieved document: score :math:`s_i`, rank :math:`r_i`, the ranking's length
+:math:`n_i`) and gives every document of a query one fused score. With
 :math:`P` the runs that retrieved the document (:math:`|P|` of them), :math:`w_i` the
 runs' weights, :math:`c` the query's candidates and :math:`m` the number of runs:
 
