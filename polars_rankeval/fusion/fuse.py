@@ -318,7 +318,9 @@ def fuse(
         One long frame with a ``system`` column (its runs taken in sorted order of
         the names), or a list of runs, or a ``{name: run}`` dict; each run a
         DataFrame, LazyFrame, pandas or Arrow frame, or a ``{query: {doc: score}}``
-        dict. A query that some run lacks is fused from the runs that have it.
+        dict. A query that some run lacks is fused from the runs that have it. A
+        lazy long frame's ``system`` column is read once, when ``fuse`` is called,
+        to learn the runs.
     method
         ``"min"``, ``"max"``, ``"med"``, ``"sum"``, ``"anz"``, ``"mnz"``, ``"gmnz"``,
         ``"wsum"``, ``"wmnz"``, ``"mixed"``, ``"rrf"``, ``"isr"``, ``"log_isr"``,
