@@ -95,8 +95,6 @@ class Method:
     required: tuple[str, ...] = ()
     weighted: bool = False
     trained: bool = False
-    expands: bool = False
-    """Whether it scores every run for every candidate (Borda, Condorcet)."""
 
 
 def wide_runs(frame: pl.LazyFrame, n_runs: int, columns: Sequence[str]) -> pl.LazyFrame:
@@ -421,10 +419,10 @@ METHODS: dict[str, Method] = {
     "log_isr": Method(_plain(_isr_term(), lambda s, n: s * n.log()), "ranks"),
     "logn_isr": Method(_logn_isr, "ranks", defaults={"sigma": 0.01}),
     "rbc": Method(_rbc, "ranks", required=("phi",)),
-    "bordafuse": Method(_bordafuse, "ranks", expands=True),
-    "w_bordafuse": Method(_w_bordafuse, "ranks", weighted=True, expands=True),
-    "condorcet": Method(_condorcet, "ranks", expands=True),
-    "w_condorcet": Method(_condorcet, "ranks", weighted=True, expands=True),
+    "bordafuse": Method(_bordafuse, "ranks"),
+    "w_bordafuse": Method(_w_bordafuse, "ranks", weighted=True),
+    "condorcet": Method(_condorcet, "ranks"),
+    "w_condorcet": Method(_condorcet, "ranks", weighted=True),
     "probfuse": Method(_probfuse, "ranks", required=("probs",), trained=True),
     "segfuse": Method(_segfuse, "both", required=("probs",), trained=True),
     "slidefuse": Method(_slidefuse, "ranks", required=("probs", "w"), trained=True),

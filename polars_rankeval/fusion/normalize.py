@@ -40,9 +40,6 @@ SYS, Q, D, S = "__sys", "__q", "__d", "__s"
 R, N, C, PRESENT = "__r", "__n", "__c", "__present"
 """Internal columns: rank 1..n, ranking length, the query's candidates, retrieved or added."""
 
-Normalization: TypeAlias = Literal[
-    "min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda"
-]
 NORMALIZATIONS: tuple[str | None, ...] = (
     "min-max",
     "min-max-inverted",
