@@ -20,6 +20,7 @@ from polars_rankeval.diversity import evaluate_diversity
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import coverage, evaluate, evaluate_judged
 from polars_rankeval.explain import cause_contributions, explain
+from polars_rankeval.fusion import fuse, optimize_fusion
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -79,6 +80,7 @@ __all__ = [
     "evaluate_diversity",
     "evaluate_judged",
     "explain",
+    "fuse",
     "holm",
     "judge",
     "make_pool",
@@ -87,6 +89,7 @@ __all__ = [
     "merge_qrels",
     "metrics",
     "namespace",
+    "optimize_fusion",
     "paired_t_power",
     "paired_ttest",
     "parse",

@@ -52,6 +52,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval.conventions import CONVENTIONS, DEFAULT, Conventions, get_conventions
@@ -62,6 +63,7 @@ from polars_rankeval.io import (
     require_data,
     scan_trec_qrels,
     scan_trec_run,
+    write_trec_run,
 )
 from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, aggregate_kind, parse_measures
@@ -580,6 +582,105 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
+def _fusion_runs(paths: Sequence[str]) -> dict[str, pl.DataFrame]:
+    """The run files to fuse, named by file (``file:tag`` never needed: one run a file)."""
+    runs: dict[str, pl.DataFrame] = {}
+    for path in paths:
+        name = Path(path).name
+        if name in runs:
+            msg = f"the run file {path} was given twice; give each run once"
+            raise CommandError(msg)
+        runs[name] = read_run(path).select("query", "doc", "score")
+    return runs
+
+
+def _fusion_params(items: Sequence[str]) -> dict[str, float]:
+    """``--param k=60`` pairs as numbers (an int when it reads as one)."""
+    out: dict[str, float] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        try:
+            number: float = int(value) if value.strip().lstrip("-").isdigit() else float(value)
+        except ValueError:
+            number = float("nan")
+        if not sep or not key or number != number:
+            msg = f"--param takes NAME=NUMBER (as k=60). Got {item!r}."
+            raise CommandError(msg)
+        out[key] = number
+    return out
+
+
+def _norm_arg(value: str) -> str | None:
+    return None if value == "none" else value
+
+
+def cmd_fuse(args: argparse.Namespace) -> str:
+    """``fuse``: the fused run, to ``-o`` (TREC, or Parquet by its suffix) or stdout."""
+    from polars_rankeval.fusion import fuse
+
+    runs = _fusion_runs(args.runs)
+    fused = fuse(
+        runs,
+        method=args.method,
+        norm=_norm_arg(args.norm),
+        weights=args.weights,
+        params=_fusion_params(args.param) or None,
+        name=args.name,
+        depth=args.depth,
+        max_docs=args.max_docs,
+        doc_order=args.doc_order,
+    )
+    if args.output is None:
+        buffer = io.StringIO()
+        ordered = fused.sort(["query", "score", "doc"], descending=[False, True, True])
+        ranked = ordered.with_columns(pl.int_range(1, pl.len() + 1).over("query").alias("rank"))
+        for q, d, r, sc in ranked.select("query", "doc", "rank", "score").iter_rows():
+            buffer.write(f"{q} Q0 {d} {r} {sc!r} {args.name}\n")
+        return buffer.getvalue()
+    out = Path(args.output)
+    if _table_kind(out) == "parquet":
+        fused.write_parquet(out)
+    else:
+        write_trec_run(fused, out, tag=args.name)
+    return ""
+
+
+def cmd_optimize_fusion(args: argparse.Namespace) -> str:
+    """``optimize-fusion``: every configuration's score, then the best parameters."""
+    import json
+
+    from polars_rankeval.fusion import optimize_fusion
+
+    qrels = read_qrels(args.qrels)
+    runs = _fusion_runs(args.runs)
+    best, report = optimize_fusion(
+        runs, qrels, method=args.method, norm=_norm_arg(args.norm), metric=args.metric,
+        step=args.step,
+    )  # fmt: skip
+    metric = report.columns[-1]
+    lines = [f"{config}\t{value:.6f}" for config, value in zip(
+        report["config"], report[metric], strict=True)]  # fmt: skip
+    plain = {
+        k: (np.asarray(v).tolist() if k in ("probs", "log_odds") else v) for k, v in best.items()
+    }
+    lines.append("best\t" + json.dumps(plain))
+    return "\n".join(lines) + "\n"
+
+
+def _add_fusion(parser: argparse.ArgumentParser) -> None:
+    from polars_rankeval.fusion import METHODS
+
+    parser.add_argument(
+        "--method", choices=tuple(METHODS), default="wsum", help="fusion method (default wsum)"
+    )
+    parser.add_argument(
+        "--norm",
+        choices=("min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda", "none"),
+        default="min-max",
+        help="score normalisation of each ranking (default min-max)",
+    )
+
+
 def _add_common(parser: argparse.ArgumentParser, *, runs: str) -> None:
     parser.add_argument("qrels", help="qrels file (TREC 'qid iter docno rel', or .parquet/.csv)")
     parser.add_argument(
@@ -899,6 +1000,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_curve.add_argument("--title", default=None, help="the plot's title")
     p_curve.set_defaults(handler=cmd_curve, depth=None)
+
+    p_fuse = sub.add_parser(
+        "fuse",
+        help="fuse runs into one run (ranx's methods and normalisations)",
+        description="Fuse runs into one run: RRF, CombSUM, weighted sums, Borda, ...",
+    )
+    p_fuse.add_argument("runs", nargs="+", metavar="RUN", help="run files (TREC, or .parquet/.csv)")
+    _add_fusion(p_fuse)
+    p_fuse.add_argument(
+        "--weights", type=float, nargs="+", default=None, help="one weight per run, in order"
+    )
+    p_fuse.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE",
+        help="a method parameter, as k=60 (rrf), phi=0.8 (rbc), gamma=0.5 (gmnz)",
+    )  # fmt: skip
+    p_fuse.add_argument("--name", default="fused", help="the fused run's tag (default fused)")
+    p_fuse.add_argument("--depth", type=int, default=None, help="fuse each run's top N only")
+    p_fuse.add_argument(
+        "--max-docs", type=int, default=None, help="keep the fused run's top N per query"
+    )
+    p_fuse.add_argument(
+        "--doc-order", choices=("desc", "asc"), default="desc",
+        help="equal scores by doc id descending (trec_eval, default) or ascending (trectools)",
+    )  # fmt: skip
+    p_fuse.add_argument(
+        "-o", "--output", default=None,
+        help="the fused run file: TREC, or Parquet for .parquet (default: stdout, TREC)",
+    )  # fmt: skip
+    p_fuse.set_defaults(handler=cmd_fuse)
+
+    p_opt = sub.add_parser(
+        "optimize-fusion",
+        help="search the fusion parameters that score best on qrels (ranx's grids)",
+    )
+    p_opt.add_argument("qrels", help="qrels file (TREC 'qid iter docno rel', or .parquet/.csv)")
+    p_opt.add_argument("runs", nargs="+", metavar="RUN", help="run files (TREC, or .parquet/.csv)")
+    _add_fusion(p_opt)
+    p_opt.add_argument("--metric", default="nDCG@10", help="the measure to maximise (nDCG@10)")
+    p_opt.add_argument("--step", type=float, default=None, help="the grid's step (ranx's default)")
+    p_opt.set_defaults(handler=cmd_optimize_fusion)
     return parser
 
 

@@ -27,6 +27,7 @@ def test_examples_exist() -> None:
     tested = {
         "quickstart.py",
         "compare_systems.py",
+        "fusion.py",
         "pr_curves.py",
         "etl_parquet.py",
         "log_evaluation.py",
@@ -68,6 +69,13 @@ def test_compare_systems(tmp_path: Path) -> None:
     if "no plot:" not in out:
         assert (tmp_path / "ap_differences.png").read_bytes()[:4] == b"\x89PNG"
         assert (tmp_path / "means.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_fusion() -> None:
+    out = run_example("fusion.py")
+    assert "best weights (bm25, dense): (0.4, 0.6)" in out
+    assert "│ wsum   ┆ 0.928641 ┆" in out  # the tuned fusion's mean nDCG@10
+    assert "│ rrf      ┆ bm25     ┆ 0.2307 ┆" in out
 
 
 def test_pr_curves(tmp_path: Path) -> None:

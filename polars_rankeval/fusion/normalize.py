@@ -1,0 +1,202 @@
+r"""Score normalisations of rank fusion, per ranking, as Polars expressions.
+
+Every function here works on the long table the fusion modules share: one row per
+(run, query, document) with the internal columns :data:`SYS` (the run's position,
+0, 1, ...), :data:`Q` (query id), :data:`D` (doc id) and :data:`S` (its score); a
+ranking is one (run, query). The names and formulas are ranx's (0.3.21,
+``ranx/normalization/*.py``), with the same guard on a zero denominator (1e-9):
+
+============================  ==========================================================
+``"min-max"``                 :math:`(s - \min) / \max(\max - \min, 10^{-9})`
+``"min-max-inverted"``        :math:`(\max - s) / \max(\max - \min, 10^{-9})`
+``"max"``                     :math:`s / \max(\max, 10^{-9})`
+``"sum"``                     :math:`(s - \min) / \max(\sum s - n \min, 10^{-9})`
+``"zmuv"``                    :math:`(s - \mu) / \max(\sigma, 10^{-9})` (population :math:`\sigma`)
+``"rank"``                    :math:`1 - (r - 1) / n`
+``"borda"``                   :math:`1 - (r - 1) / c` for a retrieved document,
+                              :math:`1/2 - (n - 1) / (2c)` for the query's other candidates
+``None``                      the scores as they are
+============================  ==========================================================
+
+with :math:`n` the ranking's length, :math:`r` a document's rank in it and :math:`c`
+the number of distinct documents any run retrieved for the query (its candidates).
+Borda adds a row for every candidate a run did not retrieve, in every run (a run
+without the query gets every candidate); the other normalisations keep the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, TypeAlias
+
+import numpy as np
+import polars as pl
+
+from polars_rankeval.options import Options
+from polars_rankeval.ranking import rank_rows
+
+SYS, Q, D, S = "__sys", "__q", "__d", "__s"
+"""Internal columns: run position (UInt32), query id, doc id, score (Float64)."""
+R, N, C, PRESENT = "__r", "__n", "__c", "__present"
+"""Internal columns: rank 1..n, ranking length, the query's candidates, retrieved or added."""
+
+NORMALIZATIONS: tuple[str | None, ...] = (
+    "min-max",
+    "min-max-inverted",
+    "max",
+    "sum",
+    "zmuv",
+    "rank",
+    "borda",
+    None,
+)
+"""The normalisations :func:`~polars_rankeval.fuse` takes, with ranx's names."""
+_ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}
+EPS = 1e-9
+"""ranx's floor on a normalisation's denominator."""
+DocOrder: TypeAlias = Literal["desc", "asc"]
+"""Equal scores within a ranking: doc id descending (trec_eval) or ascending (trectools)."""
+
+RANKING = (SYS, Q)
+
+
+def canonical_norm(norm: str | None) -> str | None:
+    """``norm`` under its ranx name (ranx also takes ``min_max`` and ``min_max_inverted``).
+
+    >>> canonical_norm("min_max"), canonical_norm(None)
+    ('min-max', None)
+    """
+    if norm is None:
+        return None
+    name = _ALIASES.get(norm, norm) if isinstance(norm, str) else norm
+    if name not in NORMALIZATIONS:
+        listed = ", ".join(repr(n) for n in NORMALIZATIONS)
+        msg = f"norm must be one of {listed}. Got {norm!r} instead."
+        raise ValueError(msg)
+    return name
+
+
+def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.LazyFrame:
+    """Add :data:`R` (1 = top: ``by`` descending, ties by doc id compared as strings in
+    ``doc_order``) and :data:`N` (the ranking's length) to every row.
+
+    Doc ids descending is trec_eval's order, and the engine's ranking
+    (:func:`polars_rankeval.ranking.rank_rows`: one sort of packed integers) gives it;
+    ascending is a sort.
+
+    >>> lf = pl.LazyFrame({SYS: [0, 0, 0], Q: ["q"] * 3, D: ["a", "b", "c"],
+    ...                    S: [1.0, 2.0, 2.0]})
+    >>> with_ranks(lf, "desc").select(D, R, N).collect().rows()
+    [('a', 3, 3), ('b', 2, 3), ('c', 1, 3)]
+    """
+    keys = [SYS, Q] if SYS in frame.collect_schema().names() else [Q]
+    if doc_order == "desc":
+        rows = frame.collect()
+        options = Options(query=Q, doc=D, score=by, system=keys[0] if len(keys) == 2 else None)
+        by_rank, ranks = rank_rows(rows, options)
+        # ranks are listed ranking by ranking from 1: each ranking's length follows
+        starts = np.flatnonzero(ranks == 1)
+        lengths = np.diff(np.append(starts, len(ranks)))
+        rank = np.empty(len(ranks), np.int64)
+        length = np.empty(len(ranks), np.int64)
+        rank[by_rank] = ranks
+        length[by_rank] = np.repeat(lengths, lengths)
+        return rows.with_columns(pl.Series(R, rank), pl.Series(N, length)).lazy()
+    ordered = frame.sort(
+        [*(pl.col(k) for k in keys), pl.col(by), pl.col(D).cast(pl.String)],
+        descending=[*(False for _ in keys), True, False],
+        nulls_last=True,
+    )
+    return ordered.with_columns(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(keys).alias(R),
+        pl.len().over(keys).cast(pl.Int64).alias(N),
+    )
+
+
+def score_expr(norm: str | None) -> pl.Expr:
+    """The normalised score of a row, by ranking (every norm but ``"rank"`` and
+    ``"borda"``, which need ranks: :func:`normalize`).
+
+    >>> lf = pl.LazyFrame({SYS: [0, 0], Q: ["q", "q"], D: ["a", "b"], S: [1.0, 3.0]})
+    >>> lf.select(score_expr("min-max")).collect()[S].to_list()
+    [0.0, 1.0]
+    """
+    s = pl.col(S)
+    lo, hi = s.min().over(RANKING), s.max().over(RANKING)
+    if norm == "min-max":
+        return ((s - lo) / pl.max_horizontal(hi - lo, pl.lit(EPS))).alias(S)
+    if norm == "min-max-inverted":
+        return ((hi - s) / pl.max_horizontal(hi - lo, pl.lit(EPS))).alias(S)
+    if norm == "max":
+        return (s / pl.max_horizontal(hi, pl.lit(EPS))).alias(S)
+    if norm == "sum":
+        denominator = s.sum().over(RANKING) - lo * pl.len().over(RANKING)
+        return ((s - lo) / pl.max_horizontal(denominator, pl.lit(EPS))).alias(S)
+    if norm == "zmuv":
+        sd = s.std(ddof=0).over(RANKING)
+        return ((s - s.mean().over(RANKING)) / pl.max_horizontal(sd, pl.lit(EPS))).alias(S)
+    return s
+
+
+def expand(frame: pl.LazyFrame, n_runs: int) -> pl.LazyFrame:
+    """Every (run, candidate) of every query: the ranked rows (with :data:`R`, :data:`N`)
+    and, for each candidate a run did not retrieve, a row with a null score and rank,
+    ``PRESENT`` false and that run's :data:`N` (0 for a run without the query); every
+    row gets :data:`C`, the query's number of candidates.
+
+    >>> lf = pl.LazyFrame({SYS: [0, 1], Q: ["q", "q"], D: ["a", "b"], S: [1.0, 1.0]})
+    >>> out = expand(with_ranks(lf, "desc"), 2).sort(SYS, D).collect()
+    >>> for row in out.select(SYS, D, R, N, C, PRESENT).rows():
+    ...     print(row)
+    (0, 'a', 1, 1, 2, True)
+    (0, 'b', None, 1, 2, False)
+    (1, 'a', None, 1, 2, False)
+    (1, 'b', 1, 1, 2, True)
+    """
+    candidates = frame.select(Q, D).unique(maintain_order=True)
+    counts = candidates.group_by(Q).agg(pl.len().cast(pl.Int64).alias(C))
+    runs = pl.LazyFrame({SYS: pl.Series(range(n_runs), dtype=pl.UInt32)})
+    lengths = frame.group_by(SYS, Q).agg(pl.len().cast(pl.Int64).alias(N))
+    grid = candidates.join(runs, how="cross")
+    rows = frame.drop(N).with_columns(pl.lit(True).alias(PRESENT))
+    out = (
+        grid.join(rows, on=[SYS, Q, D], how="left", maintain_order="left")
+        .join(lengths, on=[SYS, Q], how="left", maintain_order="left")
+        .join(counts, on=Q, how="left", maintain_order="left")
+    )
+    return out.with_columns(pl.col(PRESENT).fill_null(False), pl.col(N).fill_null(0))
+
+
+def normalize(
+    frame: pl.LazyFrame, norm: str | None, n_runs: int, doc_order: DocOrder
+) -> pl.LazyFrame:
+    """Rows with :data:`S` replaced by its normalised value (Borda adds rows: see the
+    module), ranked again by it (:data:`R`, :data:`N`).
+
+    >>> lf = pl.LazyFrame({SYS: [0, 0, 1], Q: ["q"] * 3, D: ["a", "b", "a"],
+    ...                    S: [3.0, 1.0, 5.0]})
+    >>> normalize(lf, "borda", 2, "desc").sort(SYS, D).select(SYS, D, S).collect().rows()
+    [(0, 'a', 1.0), (0, 'b', 0.5), (1, 'a', 1.0), (1, 'b', 0.5)]
+    """
+    if norm == "rank":
+        ranked = with_ranks(frame, doc_order)
+        scored = ranked.with_columns((1.0 - (pl.col(R) - 1) / pl.col(N)).alias(S))
+    elif norm == "borda":
+        full = expand(with_ranks(frame, doc_order), n_runs)
+        borda = (
+            pl.when(pl.col(PRESENT))
+            .then(1.0 - (pl.col(R) - 1) / pl.col(C))
+            .otherwise(0.5 - (pl.col(N) - 1) / (2.0 * pl.col(C)))
+        )
+        scored = full.select(SYS, Q, D, borda.alias(S))
+    else:
+        scored = frame.with_columns(score_expr(norm))
+    return with_ranks(scored.select(SYS, Q, D, S), doc_order)
+
+
+def keep_top(frame: pl.LazyFrame, depth: int | None, doc_order: DocOrder) -> pl.LazyFrame:
+    """Each ranking's top ``depth`` rows (by score, ties by ``doc_order``); all when None."""
+    if depth is None:
+        return frame
+    columns: Sequence[str] = frame.collect_schema().names()
+    return with_ranks(frame, doc_order).filter(pl.col(R) <= depth).select(columns)
