@@ -277,7 +277,8 @@ def evaluate_diversity(
         ranked = ranked.with_columns(pl.col(_Q).cast(pl.String))
         judgments = judgments.with_columns(pl.col(_Q).cast(pl.String))
     scored = _scored(rankings, judgments, keys, query, system, segments, missing)
-    columns = [_measure(m, ranked, judgments, scored).alias(str(m)) for m in parsed]
+    shared = _Shared(ranked, judgments, parsed)
+    columns = [_measure(m, shared, scored).alias(str(m)) for m in parsed]
     out = scored.select(keys).with_columns(columns) if columns else scored.select(keys)
     return out.sort(keys)
 
@@ -378,24 +379,70 @@ def _listed(measures: Any) -> list[str | DiversityMeasure]:
     return listed
 
 
-def _measure(
-    m: DiversityMeasure, ranked: pl.DataFrame, judgments: pl.DataFrame, scored: pl.DataFrame
-) -> pl.Series:
+def _settings(m: DiversityMeasure) -> tuple[int, float, float]:
+    """``rel``, α (ERR_IA's is ndeval's 0.5 always) and β of a measure."""
+    alpha = ALPHA if m.name in ("ERR_IA", "nERR_IA") else m.get("alpha", ALPHA)
+    return m.get("rel", 1), alpha, m.get("beta", BETA)
+
+
+class _Shared:
+    """What several measures of one call read, made once: the relevant pairs per ``rel``,
+    a ranking's pairs per (``rel``, α), and ndeval's ideal ranking per (``rel``, α), to the
+    deepest rank any normalised measure of the call needs (the greedy ideal's first d
+    ranks do not depend on how deep it goes)."""
+
+    def __init__(
+        self, ranked: pl.DataFrame, judgments: pl.DataFrame, measures: Iterable[DiversityMeasure]
+    ) -> None:
+        self.ranked, self.judgments = ranked, judgments
+        self._pairs: dict[int, pl.DataFrame] = {}
+        self._hits: dict[tuple[int, float], pl.DataFrame] = {}
+        self._ideals: dict[tuple[int, float], pl.DataFrame] = {}
+        self._depths: dict[tuple[int, float], int | None] = {}
+        for m in measures:
+            if m.name in NORMALISED:
+                rel, alpha, _ = _settings(m)
+                depth = _ideal_depth(m, self.pairs(rel))
+                key = (rel, alpha)
+                if key not in self._depths:
+                    self._depths[key] = depth
+                elif depth is None or self._depths[key] is None:
+                    self._depths[key] = None
+                else:
+                    self._depths[key] = max(depth, self._depths[key] or 0)
+
+    def pairs(self, rel: int) -> pl.DataFrame:
+        if rel not in self._pairs:
+            self._pairs[rel] = _relevant_pairs(self.judgments, rel)
+        return self._pairs[rel]
+
+    def hits(self, rel: int, alpha: float) -> pl.DataFrame:
+        if (rel, alpha) not in self._hits:
+            self._hits[rel, alpha] = _run_pairs(self.ranked, self.pairs(rel), alpha)
+        return self._hits[rel, alpha]
+
+    def ideal(self, rel: int, alpha: float) -> pl.DataFrame:
+        if (rel, alpha) not in self._ideals:
+            depth = self._depths.get((rel, alpha))
+            self._ideals[rel, alpha] = _ideal_pairs(self.pairs(rel), alpha, depth)
+        return self._ideals[rel, alpha]
+
+
+def _measure(m: DiversityMeasure, shared: _Shared, scored: pl.DataFrame) -> pl.Series:
     """One measure's value for each ranking of ``scored``, in their order.
 
     The ideal ranking (for the normalised measures) is made once per query, whatever the
-    number of systems and segments that rank it.
+    number of systems and segments that rank it, and once per call for all the measures
+    of one ``rel`` and α.
     """
-    rel, alpha, beta = m.get("rel", 1), m.get("alpha", ALPHA), m.get("beta", BETA)
-    if m.name in ("ERR_IA", "nERR_IA"):
-        alpha = ALPHA
-    pairs = _relevant_pairs(judgments, rel)
+    rel, alpha, beta = _settings(m)
+    pairs = shared.pairs(rel)
     subtopics = pairs.group_by(_Q).agg(pl.col(_S).n_unique().cast(pl.Float64).alias("__dv_S"))
-    hits = _run_pairs(ranked, pairs, alpha)
+    hits = shared.hits(rel, alpha)
     value = _value(m, hits, pairs, alpha, beta, key=_K)
     if m.name in NORMALISED:
         plain = DiversityMeasure(NORMALISED[m.name], m.cutoff, m.params)
-        ideal = _ideal_pairs(pairs, alpha, _ideal_depth(m, pairs))
+        ideal = shared.ideal(rel, alpha)
         value = (
             _value(plain, hits, pairs, alpha, beta, key=_K)
             .join(scored.select(_K, _Q), on=_K)
