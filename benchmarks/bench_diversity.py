@@ -47,8 +47,6 @@ def make_data(directory: Path, systems: int, queries: int, depth: int, seed: int
     doc, relevance)."""
     rng = np.random.default_rng(seed)
     pool = 4 * depth
-    q = np.repeat(np.arange(queries), pool)
-    d = np.tile(np.arange(pool), queries)
     parts = []
     for s in range(systems):
         keys = rng.random((queries, pool)).argsort(axis=1)[:, :depth]
@@ -65,9 +63,12 @@ def make_data(directory: Path, systems: int, queries: int, depth: int, seed: int
         for s in range(int(n_sub[qi])):
             judged = rng.choice(pool, 40, replace=False)
             grades = rng.choice([0, 1, 1, 2], 40)
-            rows.append(pl.DataFrame({"query": str(qi), "subtopic": str(s + 1),
-                                      "doc": [f"d{j}" for j in judged], "relevance": grades}))  # fmt: skip
-    del q, d
+            docs = [f"d{j}" for j in judged]
+            rows.append(
+                pl.DataFrame(
+                    {"query": str(qi), "subtopic": str(s + 1), "doc": docs, "relevance": grades}
+                )
+            )
     run.write_parquet(directory / "run.parquet")
     pl.concat(rows).write_parquet(directory / "qrels.parquet")
 

@@ -313,8 +313,12 @@ def evaluate(
 
 
 def options_query(column: str | Sequence[str]) -> str:
-    """The column a side input is joined on: the id column (the last of a compound id)."""
-    return column if isinstance(column, str) else column[-1]
+    """The column a side input is joined on: the id column (the last of a compound id; an
+    empty list is refused by :func:`~polars_rankeval.call.prepare`, naming the option)."""
+    if isinstance(column, str):
+        return column
+    parts = list(column)
+    return parts[-1] if parts else ""
 
 
 def with_lists(

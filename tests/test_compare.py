@@ -6,6 +6,7 @@ import importlib
 import math
 import os
 import pty
+import select
 import subprocess
 import sys
 import warnings
@@ -318,6 +319,18 @@ pr.compare(pq, baseline="a", test="randomization", n_resamples=1000)
 """
 
 
+def read_all(fd: int) -> str:
+    """Everything written to a pseudo-terminal so far (a slow machine redraws the bar more
+    often: more than one read's 4096 bytes)."""
+    chunks = []
+    while select.select([fd], [], [], 0.2)[0]:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode()
+
+
 def test_progress_only_on_a_terminal(per_query, capfd):
     pr.compare(per_query, "AP", baseline="sys0", test="randomization", n_resamples=600)
     assert capfd.readouterr().err == ""  # stderr is captured here: not a terminal
@@ -326,7 +339,7 @@ def test_progress_only_on_a_terminal(per_query, capfd):
         subprocess.run(
             [sys.executable, "-c", PROGRESS_SCRIPT], stderr=follower, check=True, timeout=120
         )
-        text = os.read(leader, 4096).decode()
+        text = read_all(leader)
     finally:
         os.close(leader)
         os.close(follower)
@@ -475,7 +488,7 @@ def test_randomized_tukey_progress_on_a_terminal():
         subprocess.run(
             [sys.executable, "-c", PROGRESS_TUKEY], stderr=follower, check=True, timeout=120
         )
-        text = os.read(leader, 4096).decode()
+        text = read_all(leader)
     finally:
         os.close(leader)
         os.close(follower)
