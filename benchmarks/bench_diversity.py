@@ -79,9 +79,9 @@ def ours(directory: Path) -> dict[str, dict[str, float]]:
 
     run = pl.read_parquet(directory / "run.parquet")
     qrels = pl.read_parquet(directory / "qrels.parquet")
-    names = [str(parse_diversity(n)) for n in NDEVAL]
-    out = pr.evaluate_diversity(run, qrels, names)
-    return {f"{r['system']} {r['query']}": {n: r[str(parse_diversity(n))] for n in NDEVAL}
+    names = {n: str(parse_diversity(n)) for n in NDEVAL}
+    out = pr.evaluate_diversity(run, qrels, list(names.values()))
+    return {f"{r['system']} {r['query']}": {n: r[c] for n, c in names.items()}
             for r in out.iter_rows(named=True)}  # fmt: skip
 
 
