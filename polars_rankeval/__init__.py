@@ -21,6 +21,7 @@ from polars_rankeval.io import (
     write_trec_run,
 )
 from polars_rankeval.means import mean_scores
+from polars_rankeval.off_policy import off_policy
 from polars_rankeval.measures import Measure, Param, parse, parse_measures
 from polars_rankeval.ranking import judge, rank_run
 from polars_rankeval.report import Report, report, reports
@@ -72,6 +73,7 @@ __all__ = [
     "mean_scores",
     "metrics",
     "namespace",
+    "off_policy",
     "paired_t_power",
     "paired_ttest",
     "parse",
