@@ -6,6 +6,14 @@
 """
 
 from polars_rankeval import curves, metrics, namespace  # namespace registers df.rankeval
+from polars_rankeval.clicks import (
+    PBMFit,
+    coec,
+    ctr_by_position,
+    fit_pbm,
+    position_bias,
+    qrels_from_clicks,
+)
 from polars_rankeval.compare import align, compare, discriminative_power, summarize
 from polars_rankeval.curves import precision_recall_curve
 from polars_rankeval.declare import define_measure
@@ -21,8 +29,8 @@ from polars_rankeval.io import (
     write_trec_run,
 )
 from polars_rankeval.means import mean_scores
-from polars_rankeval.off_policy import off_policy
 from polars_rankeval.measures import Measure, Param, parse, parse_measures
+from polars_rankeval.off_policy import click_metrics, off_policy
 from polars_rankeval.ranking import judge, rank_run
 from polars_rankeval.report import Report, report, reports
 from polars_rankeval.stats import (
@@ -49,6 +57,7 @@ __all__ = [
     "CORRECTIONS",
     "TESTS",
     "Measure",
+    "PBMFit",
     "Param",
     "Report",
     "UnscoredQueriesWarning",
@@ -58,8 +67,11 @@ __all__ = [
     "benjamini_yekutieli",
     "bonferroni",
     "bootstrap_test",
+    "click_metrics",
+    "coec",
     "compare",
     "coverage",
+    "ctr_by_position",
     "curves",
     "define_measure",
     "discriminative_power",
@@ -67,6 +79,7 @@ __all__ = [
     "evaluate_diversity",
     "evaluate_judged",
     "explain",
+    "fit_pbm",
     "holm",
     "judge",
     "mean_interval",
@@ -78,7 +91,9 @@ __all__ = [
     "paired_ttest",
     "parse",
     "parse_measures",
+    "position_bias",
     "precision_recall_curve",
+    "qrels_from_clicks",
     "randomization_test",
     "rank_correlation",
     "rank_run",

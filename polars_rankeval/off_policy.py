@@ -21,12 +21,12 @@ rips       ``pscore_cascade``           ``evaluation_policy_pscore_cascade``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from typing import Final, Literal, overload
 
 import numpy as np
 import polars as pl
 
-from polars_rankeval._typing import IntoFrame
+from polars_rankeval._typing import ArrowStreamExportable, FrameT, IntoFrame
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import check_columns, check_int
 
@@ -433,3 +433,194 @@ def bootstrap_interval(
     lower = np.percentile(means, 100 * (alpha / 2), axis=1)
     upper = np.percentile(means, 100 * (1.0 - alpha / 2), axis=1)
     return lower, upper
+
+
+@overload
+def click_metrics(
+    log: FrameT,
+    run: IntoFrame,
+    examination: IntoFrame,
+    *,
+    k: int = 10,
+    session: str = "session",
+    query: str = "query",
+    doc: str = "doc",
+    position: str = "position",
+    clicked: str = "clicked",
+    score: str = "score",
+) -> FrameT: ...
+@overload
+def click_metrics(
+    log: ArrowStreamExportable,
+    run: IntoFrame,
+    examination: IntoFrame,
+    *,
+    k: int = 10,
+    session: str = "session",
+    query: str = "query",
+    doc: str = "doc",
+    position: str = "position",
+    clicked: str = "clicked",
+    score: str = "score",
+) -> pl.DataFrame: ...
+def click_metrics(
+    log: IntoFrame,
+    run: IntoFrame,
+    examination: IntoFrame,
+    *,
+    k: int = 10,
+    session: str = "session",
+    query: str = "query",
+    doc: str = "doc",
+    position: str = "position",
+    clicked: str = "clicked",
+    score: str = "score",
+) -> pl.DataFrame | pl.LazyFrame:
+    r"""Click metrics of a new ranking, estimated from a click log under the
+    position-based model (counterfactual learning to rank).
+
+    Each click of the log is an unbiased sample of relevance once divided by the
+    examination propensity of the position where it happened (Joachims et al. 2017):
+
+    .. math::
+
+        \hat r_{q,d} = \frac{1}{N_q} \sum_{s \in S_q} \frac{c_{s,d}}{\theta_{k_s(d)}}
+
+    over the :math:`N_q` sessions of query :math:`q`, with :math:`k_s(d)` the logged
+    position of :math:`d`. With :math:`\rho(d)` the new ranking's rank of :math:`d`:
+
+    .. math::
+
+        \mathrm{clicks@}k = \sum_{\rho(d) \le k} \theta_{\rho(d)}\, \hat r_{q,d}, \qquad
+        \mathrm{click\_P@}k = \frac{1}{k} \sum_{\rho(d) \le k} \hat r_{q,d}, \qquad
+        \mathrm{click\_nDCG@}k = \frac{\sum_{\rho(d) \le k} \hat r_{q,d} / \log_2(\rho(d) + 1)}
+            {\sum_{i \le k} \hat r_{q,(i)} / \log_2(i + 1)}
+
+    the expected clicks per session on the new top :math:`k` under the model, the
+    IPS precision, and the IPS DCG normalised by the DCG of the estimated relevances
+    sorted decreasingly (:math:`\hat r_{q,(i)}`; nDCG is 0 for a query without a click).
+
+    Parameters
+    ----------
+    log
+        One row per result shown, with a ``session`` id (one ranked list shown once).
+        A LazyFrame gives a LazyFrame.
+    run
+        The new ranking: ``query, doc, score`` (ranked as :func:`~polars_rankeval.rank_run`
+        ranks: score descending, ties by doc id descending).
+    examination
+        ``position, examination``, e.g. from :func:`~polars_rankeval.position_bias`;
+        must cover every position of the log and 1..k.
+    k
+        Cutoff.
+    session, query, doc, position, clicked, score
+        Column names.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        One row per query of the log: ``query, sessions, clicks@k, click_P@k,
+        click_nDCG@k``. A log query the run does not rank scores 0.
+
+    References
+    ----------
+    Joachims, Swaminathan, Schnabel. Unbiased Learning-to-Rank with Biased Feedback.
+    WSDM 2017.
+    Agarwal, Takatsu, Zaitsev, Joachims. A General Framework for Counterfactual
+    Learning-to-Rank. SIGIR 2019.
+
+    Examples
+    --------
+    One query, two sessions; d2 was clicked once at position 2 (examined half the
+    time), so its estimated relevance is (1 / 0.5) / 2 = 1; d1 was never clicked.
+    The new ranking puts d2 first: clicks@2 = 1 * 1 = 1, P@2 = 1 / 2, nDCG@2 = 1.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as pr
+    >>> log = pl.DataFrame({"session": [1, 1, 2, 2], "query": "q",
+    ...                     "doc": ["d1", "d2"] * 2, "position": [1, 2] * 2,
+    ...                     "clicked": [0, 1, 0, 0]})
+    >>> run = pl.DataFrame({"query": "q", "doc": ["d1", "d2"], "score": [1.0, 2.0]})
+    >>> bias = pl.DataFrame({"position": [1, 2], "examination": [1.0, 0.5]})
+    >>> pr.click_metrics(log, run, bias, k=2)
+    shape: (1, 5)
+    ┌───────┬──────────┬──────────┬───────────┬──────────────┐
+    │ query ┆ sessions ┆ clicks@2 ┆ click_P@2 ┆ click_nDCG@2 │
+    │ ---   ┆ ---      ┆ ---      ┆ ---       ┆ ---          │
+    │ str   ┆ u32      ┆ f64      ┆ f64       ┆ f64          │
+    ╞═══════╪══════════╪══════════╪═══════════╪══════════════╡
+    │ q     ┆ 2        ┆ 1.0      ┆ 0.5       ┆ 1.0          │
+    └───────┴──────────┴──────────┴───────────┴──────────────┘
+    """
+    from polars_rankeval.ranking import rank_run
+
+    frame = as_frame(log, "log")
+    lazy = frame.lazy()
+    check_int("k", k, minimum=1)
+    columns = {"session": session, "query": query, "doc": doc}
+    check_columns(
+        lazy.collect_schema(), columns | {"position": position, "clicked": clicked}, "log"
+    )
+    theta = as_frame(examination, "examination").lazy().collect()
+    check_columns(
+        theta.schema, {"position": "position", "examination": "examination"}, "examination"
+    )
+    theta = theta.select(pl.col("position").cast(pl.Int64), pl.col("examination").cast(pl.Float64))
+    missing = set(range(1, k + 1)) - set(theta["position"].to_list())
+    if missing:
+        msg = f"examination lacks positions {sorted(missing)} (needed up to k={k})."
+        raise ValueError(msg)
+    if (theta["examination"] <= 0).any() or theta["examination"].is_null().any():
+        raise ValueError("examination must be positive at every position.")
+    clicks = (
+        lazy.filter(pl.col(clicked).cast(pl.Boolean))
+        .with_columns(pl.col(position).cast(pl.Int64))
+        .join(theta.lazy(), left_on=position, right_on="position", how="left")
+    )
+    sessions = lazy.group_by(query).agg(sessions=pl.col(session).n_unique())
+    rel = (
+        clicks.group_by(query, doc)
+        .agg(
+            ips=(1.0 / pl.col("examination")).sum(), unmatched=pl.col("examination").is_null().sum()
+        )
+        .join(sessions, on=query)
+        .with_columns(rel=pl.col("ips") / pl.col("sessions"))
+    )
+    ranked = (
+        rank_run(
+            as_frame(run, "run").lazy(), query=query, doc=doc, score=score, system=None, depth=k
+        )
+        .select(query, doc, pl.col("rank").cast(pl.Int64))
+        .join(rel.select(query, doc, "rel"), on=[query, doc], how="left")
+        .join(theta.lazy(), left_on="rank", right_on="position", how="left")
+        .with_columns(pl.col("rel").fill_null(0.0))
+    )
+    discount = 1.0 / (pl.col("rank") + 1).cast(pl.Float64).log(2)
+    new = ranked.group_by(query).agg(
+        (pl.col("examination") * pl.col("rel")).sum().alias(f"clicks@{k}"),
+        (pl.col("rel").sum() / k).alias(f"click_P@{k}"),
+        (pl.col("rel") * discount).sum().alias("__dcg"),
+    )
+    ideal_discount = 1.0 / (pl.int_range(1, pl.len() + 1) + 1).cast(pl.Float64).log(2)
+    ideal = rel.group_by(query).agg(
+        __idcg=(pl.col("rel").sort(descending=True).head(k) * ideal_discount.head(k)).sum(),
+        __unmatched=pl.col("unmatched").sum(),
+    )
+    out = (
+        sessions.join(new, on=query, how="left")
+        .join(ideal, on=query, how="left")
+        .with_columns(pl.col(f"clicks@{k}", f"click_P@{k}", "__dcg", "__idcg").fill_null(0.0))
+        .with_columns(
+            pl.when(pl.col("__idcg") > 0)
+            .then(pl.col("__dcg") / pl.col("__idcg"))
+            .otherwise(0.0)
+            .alias(f"click_nDCG@{k}")
+        )
+        .sort(query)
+    )
+    collected = out.collect()
+    if collected["__unmatched"].fill_null(0).sum():
+        msg = "a click happened at a position that examination does not list."
+        raise ValueError(msg)
+    result = collected.drop("__dcg", "__idcg", "__unmatched")
+    return result.lazy() if isinstance(frame, pl.LazyFrame) else result
