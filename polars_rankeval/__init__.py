@@ -21,6 +21,7 @@ from polars_rankeval.diversity import evaluate_diversity
 from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import coverage, evaluate, evaluate_judged
 from polars_rankeval.explain import explain
+from polars_rankeval.interleaving import interleave, interleaving_outcomes, interleaving_test
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -81,6 +82,9 @@ __all__ = [
     "explain",
     "fit_pbm",
     "holm",
+    "interleave",
+    "interleaving_outcomes",
+    "interleaving_test",
     "judge",
     "mean_interval",
     "mean_scores",
