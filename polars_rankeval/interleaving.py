@@ -169,6 +169,7 @@ def interleave(
     >>> import polars_rankeval as pr
     >>> a = pl.DataFrame({"query": "q", "doc": ["d1", "d2", "d3"], "score": [3.0, 2.0, 1.0]})
     >>> b = pl.DataFrame({"query": "q", "doc": ["d2", "d4", "d1"], "score": [3.0, 2.0, 1.0]})
+
     The coin puts B first; B's ranking runs out after its third pointer step, which
     ends the list (A's d3 is not shown):
 
