@@ -249,7 +249,7 @@ def fit_pbm(
         .collect(engine="streaming")
     )
     _check_clicks(stats, clicked)
-    stats = stats.drop("lo", "hi")
+    stats = stats.drop("lo", "hi").sort(*keys, query, doc, position)  # deterministic sums
     pairs = stats.select(*keys, query, doc).unique(maintain_order=True).with_row_index("__pair")
     slots = stats.select(*keys, position).unique().sort(*keys, position).with_row_index("__slot")
     stats = stats.join(pairs, on=[*keys, query, doc]).join(slots, on=[*keys, position])
@@ -257,9 +257,12 @@ def fit_pbm(
     c = stats["c"].to_numpy().astype(np.float64)
     pair = stats["__pair"].to_numpy()
     slot = stats["__slot"].to_numpy()
-    theta, gamma, n_iter, converged = _em(
-        n, c, pair, slot, pairs.height, slots.height, max_iter, tol
+    segment = (
+        slots.select(pl.struct(keys).rle_id()).to_series().to_numpy()
+        if keys
+        else np.zeros(slots.height, dtype=np.int64)
     )
+    theta, gamma, n_iter, converged = _em(n, c, pair, slot, segment, pairs.height, max_iter, tol)
     top = slots.select(pl.col("__slot").first().over(keys) if keys else pl.col("__slot").first())
     scale = theta[top.to_series().to_numpy()]  # theta of each segment's top position
     examination = slots.with_columns(examination=theta / scale).drop("__slot")
@@ -291,18 +294,22 @@ def _em(
     c: np.ndarray,
     pair: np.ndarray,
     slot: np.ndarray,
+    segment: np.ndarray,
     n_pairs: int,
-    n_slots: int,
     max_iter: int,
     tol: float,
 ) -> tuple[np.ndarray, np.ndarray, int, bool]:
     """EM on the sufficient statistics: impressions ``n`` and clicks ``c`` per row, the
-    row's pair and slot (dense ids). Vectorised over the rows (numpy bincount)."""
+    row's pair and slot (dense ids), and each slot's segment. Vectorised over the rows
+    (numpy bincount)."""
     eps = 1e-12
+    n_slots = len(segment)
     per_slot = np.bincount(slot, weights=n, minlength=n_slots)
     per_pair = np.bincount(pair, weights=n, minlength=n_pairs)
     ctr = np.bincount(slot, weights=c, minlength=n_slots) / per_slot
-    theta = np.clip(ctr / max(ctr.max(), eps), 0.01, 1 - 1e-6)
+    top = np.zeros(segment.max() + 1 if n_slots else 0)
+    np.maximum.at(top, segment, ctr)
+    theta = np.clip(ctr / np.maximum(top[segment], eps), 0.01, 1 - 1e-6)
     gamma = np.full(n_pairs, 0.5)
     no_click = n - c
     for it in range(1, max_iter + 1):
