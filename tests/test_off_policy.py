@@ -333,3 +333,41 @@ def test_joint_propensity_must_be_constant_in_a_slate_and_positions_unique() -> 
         pr.off_policy(nulls, ["sips"])
     with pytest.raises(TypeError, match="position column 'position' must hold integers"):
         pr.off_policy(log.with_columns(pl.col("position").cast(pl.Float64)), ["sips"])
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 1000, 2**20 + 3])
+def test_resample_draws_are_numpys_randint_stream(n: int) -> None:
+    from polars_rankeval.off_policy import _Draws
+
+    want = np.random.RandomState(9).randint(0, n, size=(5, n))
+    draws = _Draws(9, n)
+    got = np.stack([draws(n) for _ in range(5)])  # block after block, leftovers carried
+    assert (got == want).all()
+    state = np.random.RandomState(9)
+    given = _Draws(state, n)
+    assert (np.stack([given(n) for _ in range(5)]) == want).all()
+
+
+def test_a_given_random_state_gives_obps_sequence_across_segments(
+    slates: dict[str, np.ndarray],
+) -> None:
+    # one RandomState shared by the segments, in segment order, as successive OBP calls
+    got = pr.off_policy(
+        pl.DataFrame(slates), ["iips"], by="segment", n_bootstrap=50, seed=np.random.RandomState(4)
+    )
+    state = np.random.RandomState(4)
+    for row in got.sort("segment").iter_rows(named=True):
+        keep = slates["segment"] == row["segment"]
+        part = {k: v[keep] for k, v in slates.items()}
+        rewards = obp_round_rewards(
+            part["reward"],
+            part["position"],
+            part["pscore_item_position"],
+            part["evaluation_policy_pscore_item_position"],
+        )
+        per_slate = np.array(
+            [rewards[part["slate_id"] == s].sum() for s in np.unique(part["slate_id"])]
+        )
+        boot = [np.mean(state.choice(per_slate, size=per_slate.shape[0])) for _ in range(50)]
+        assert row["lower"] == pytest.approx(np.percentile(boot, 2.5), abs=1e-12)
+        assert row["upper"] == pytest.approx(np.percentile(boot, 97.5), abs=1e-12)
