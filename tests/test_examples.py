@@ -33,6 +33,7 @@ def test_examples_exist() -> None:
         "own_measures.py",
         "dask_evaluate.py",
         "spark_evaluate.py",
+        "click_logs.py",
     }
     assert tested == {p.name for p in EXAMPLES.glob("*.py")}
 
@@ -101,3 +102,13 @@ def test_own_measures() -> None:
     out = run_example("own_measures.py")
     assert "│ bm25   ┆ 25        ┆ 0.3600 ┆ 0.5080 ┆ 0.7520         ┆ 0.7520 │" in out
     assert "GP(grade=1)@10 equals P@10 on every query: True" in out
+
+
+def test_click_logs() -> None:
+    out = run_example("click_logs.py")
+    assert "500000 impressions, 96455 clicks" in out
+    error = float(out.split("largest error ")[1].split()[0])
+    assert error < 0.01  # EM within 0.01 of the simulated examination curve
+    assert "│ by_relevance ┆ 1.0    │" in out
+    assert "│ iips      ┆ 1.088    ┆ 1.061 ┆ 1.114 ┆ 20000    │" in out  # covers 1.1
+    assert "interleaving: A wins 377, B wins 181, ties 185, preference 0.132" in out
