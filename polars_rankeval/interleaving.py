@@ -85,7 +85,8 @@ def balanced(a: Sequence[object], b: Sequence[object], a_first: bool) -> list[ob
 
     Examples
     --------
-    The rankings of Radlinski, Kurup and Joachims (2008), figure 1:
+    Two rankings that share a, b, g and h; A first: a (A1), b (B1), then B2 = e,
+    A3 = c (A2 = b is shown), A4 = d (B3 = a is shown), B4 = f, A5 = g, A6 = h:
 
     >>> a, b = list("abcdgh"), list("beafgh")
     >>> "".join(balanced(a, b, a_first=True)), "".join(balanced(a, b, a_first=False))

@@ -1,9 +1,11 @@
 """Interleaving: the lists (team-draft, balanced), the credit of clicks, the test.
 
-Hand-worked examples use the input rankings of Radlinski, Kurup and Joachims (CIKM
-2008), figures 1 and 2: A = (a, b, c, d, g, h), B = (b, e, a, f, g, h); each output
-below is worked by hand from the pseudo-code of the papers (Joachims 2003, balanced;
-Radlinski et al. 2008, team-draft). The credit examples are those of the test suite of
+Hand-worked examples on two rankings in the style of the papers' figures, A = (a, b,
+c, d, g, h) and B = (b, e, a, f, g, h) (the pair used to illustrate both methods in
+Radlinski, Kurup and Joachims, CIKM 2008, as far as we recall it; the figure itself
+could not be checked here); each output below is worked by hand, step by step, from
+the pseudo-code of the papers (Joachims 2003, balanced; Radlinski et al. 2008,
+team-draft). The credit examples are those of the test suite of
 mpkato/interleaving (MIT licence; ``tests/test_balanced.py`` and
 ``tests/test_team_draft.py``, ``test_evaluate``), with its click indices turned into
 clicked positions.
