@@ -328,6 +328,11 @@ def test_joint_propensity_must_be_constant_in_a_slate_and_positions_unique() -> 
     twice = log.with_columns(position=pl.lit(0), pscore=pl.lit(0.5))
     with pytest.raises(ValueError, match="slate 1 shows a position twice"):
         pr.off_policy(twice, ["sips"])
+    # positions far apart (a bit per position no longer fits): counted another way
+    wide = log.with_columns(position=pl.Series([100, 100, 0, 1]), pscore=pl.lit(0.5))
+    with pytest.raises(ValueError, match="slate 1 shows a position twice"):
+        pr.off_policy(wide, ["sips"])
+    assert pr.off_policy(wide.with_columns(position=pl.Series([100, 0, 0, 1])), ["sips"]).height
     nulls = log.with_columns(pscore=pl.lit(0.5), reward=pl.Series([1.0, None, 0.0, 1.0]))
     with pytest.raises(ValueError, match="reward column 'reward' holds null"):
         pr.off_policy(nulls, ["sips"])
