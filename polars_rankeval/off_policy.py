@@ -174,6 +174,11 @@ def off_policy(
         msg = f"position column {position!r} must hold integers. Got {schema[position]}."
         raise TypeError(msg)
     pairs = sorted({ESTIMATORS[n][:2] for n in names})
+    for column in (reward, *(c for pair in pairs for c in pair)):
+        if not (schema[column].is_numeric() or schema[column] == pl.Boolean):
+            msg = f"column {column!r} must hold numbers. Got {schema[column]}."
+            raise TypeError(msg)
+    pairs = sorted({ESTIMATORS[n][:2] for n in names})
     needed = [*keys, slate, position, reward, *([weight_column] if weight_column else [])]
     needed += [c for pair in pairs for c in pair if c not in needed]
     rows = frame.select(needed).with_columns(
@@ -255,6 +260,8 @@ def _normalisers(
                 pl.col(column).is_null().sum().alias(f"__null:{column}"),
             ]
     stats = rows.group_by(*keys, position).agg(aggs).collect(engine="streaming")
+    if stats.height == 0:
+        raise ValueError("the log has no rows: nothing to estimate.")
     _check_values(stats, reward, pairs)
     means: list[pl.Expr] = []
     for name in names:

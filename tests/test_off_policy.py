@@ -376,3 +376,11 @@ def test_a_given_random_state_gives_obps_sequence_across_segments(
         boot = [np.mean(state.choice(per_slate, size=per_slate.shape[0])) for _ in range(50)]
         assert row["lower"] == pytest.approx(np.percentile(boot, 2.5), abs=1e-12)
         assert row["upper"] == pytest.approx(np.percentile(boot, 97.5), abs=1e-12)
+
+
+def test_empty_logs_and_text_columns_are_refused(slates: dict[str, np.ndarray]) -> None:
+    log = pl.DataFrame(slates)
+    with pytest.raises(ValueError, match="the log has no rows"):
+        pr.off_policy(log.head(0), ["sips"])
+    with pytest.raises(TypeError, match="column 'reward' must hold numbers"):
+        pr.off_policy(log.with_columns(pl.col("reward").cast(pl.String)), ["sips"])
