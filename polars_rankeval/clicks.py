@@ -248,6 +248,8 @@ def fit_pbm(
         )
         .collect(engine="streaming")
     )
+    if stats.height == 0:
+        raise ValueError("the log has no rows: nothing to fit.")
     _check_clicks(stats, clicked)
     stats = stats.drop("lo", "hi").sort(*keys, query, doc, position)  # deterministic sums
     pairs = stats.select(*keys, query, doc).unique(maintain_order=True).with_row_index("__pair")

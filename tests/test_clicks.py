@@ -316,6 +316,8 @@ def test_bad_logs_are_refused(change: pl.Expr, error: type[Exception], match: st
     bad = log.with_columns(change.alias(change.meta.output_name()))
     with pytest.raises(error, match=match):
         pr.fit_pbm(bad)
+    with pytest.raises(ValueError, match="the log has no rows"):
+        pr.fit_pbm(log.head(0))
     with pytest.raises(ValueError, match="log is missing column 'query'"):
         pr.coec(log.drop("query"))
     with pytest.raises(ValueError, match="method must be one of 'em', 'randomized'"):
