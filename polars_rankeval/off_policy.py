@@ -43,7 +43,7 @@ ESTIMATORS: Final[dict[str, tuple[str, str, Normalisation]]] = {
 """Estimator name -> (behaviour propensity column, evaluation propensity column,
 self-normalisation: none, by the mean weight over all rows, or per position)."""
 
-_CHUNK: Final = 1 << 24  # bootstrap indices drawn at once (int64: 128 MiB)
+_CHUNK: Final = 1 << 22  # bootstrap indices drawn at once (int64: 32 MiB)
 
 
 def off_policy(
@@ -443,12 +443,12 @@ def bootstrap_interval(
     (0.333333, 3.0)
     """
     n, m = values.shape
-    draw = _Draws(seed, n)
+    random = seed if isinstance(seed, np.random.RandomState) else np.random.RandomState(seed)
     means = np.empty((m, n_bootstrap))
     block = max(1, min(n_bootstrap, _CHUNK // max(n, 1)))
     for start in range(0, n_bootstrap, block):
         size = min(block, n_bootstrap - start)
-        rows = draw(size * n).reshape(size, n)
+        rows = random.randint(0, n, size=(size, n))
         # each resample's mean as (times each sample is drawn) @ values / n: one
         # matrix product for all columns instead of a gather per column
         rows += np.arange(size)[:, None] * n
@@ -648,43 +648,3 @@ def click_metrics(
         raise ValueError(msg)
     result = collected.drop("__dcg", "__idcg", "__unmatched")
     return result.lazy() if isinstance(frame, pl.LazyFrame) else result
-
-
-class _Draws:
-    """The integers ``RandomState(seed).randint(0, n, size=...)`` returns, call after
-    call, drawn faster for an int or None seed.
-
-    numpy's legacy ``randint`` (below 2**32) takes 32-bit outputs of its Mersenne
-    Twister one at a time, masks them to the next power of two and rejects those
-    >= n; filtering the raw stream (``random_raw``) gives the same integers. A
-    ``RandomState`` passed in is used through ``randint`` itself, so that it is left
-    in the state those calls leave it in.
-    """
-
-    def __init__(self, seed: int | np.random.RandomState | None, n: int) -> None:
-        self.given = seed if isinstance(seed, np.random.RandomState) else None
-        self.bits = (
-            None
-            if isinstance(seed, np.random.RandomState)
-            else (np.random.RandomState(seed)._bit_generator)
-        )
-        self.n = n
-        self.mask = (1 << max(n - 1, 0).bit_length()) - 1
-        self.left = np.empty(0, dtype=np.int64)
-
-    def __call__(self, count: int) -> np.ndarray:
-        if self.given is not None or self.n > 2**32 - 1:
-            random = self.given or np.random.RandomState()
-            return random.randint(0, self.n, size=count).astype(np.int64)
-        if self.n == 1:  # randint(0, 1) draws nothing
-            return np.zeros(count, dtype=np.int64)
-        parts, have = [self.left], len(self.left)
-        while have < count:
-            want = int((count - have) * (self.mask + 1) / self.n * 1.02) + 64
-            raw = self.bits.random_raw(want) & np.uint64(self.mask)  # type: ignore[union-attr]
-            kept = raw[raw < self.n].view(np.int64)
-            parts.append(kept)
-            have += len(kept)
-        drawn = np.concatenate(parts)
-        self.left = drawn[count:]
-        return drawn[:count]

@@ -340,17 +340,17 @@ def test_joint_propensity_must_be_constant_in_a_slate_and_positions_unique() -> 
         pr.off_policy(log.with_columns(pl.col("position").cast(pl.Float64)), ["sips"])
 
 
-@pytest.mark.parametrize("n", [1, 2, 7, 1000, 2**20 + 3])
-def test_resample_draws_are_numpys_randint_stream(n: int) -> None:
-    from polars_rankeval.off_policy import _Draws
+def test_resamples_drawn_block_by_block_are_obps(
+    slates: dict[str, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
 
-    want = np.random.RandomState(9).randint(0, n, size=(5, n))
-    draws = _Draws(9, n)
-    got = np.stack([draws(n) for _ in range(5)])  # block after block, leftovers carried
-    assert (got == want).all()
-    state = np.random.RandomState(9)
-    given = _Draws(state, n)
-    assert (np.stack([given(n) for _ in range(5)]) == want).all()
+    module = importlib.import_module("polars_rankeval.off_policy")
+    monkeypatch.setattr(module, "_CHUNK", 7 * 600)  # blocks of 7 resamples, the last of 2
+    got = pr.off_policy(pl.DataFrame(slates), ["sips", "sniips"], n_bootstrap=30, seed=11)
+    for row in got.iter_rows(named=True):
+        _, (lower, upper) = obp(row["estimator"], slates, 3, 0.05, 30, 11)
+        assert (row["lower"], row["upper"]) == pytest.approx((lower, upper), abs=1e-12)
 
 
 def test_a_given_random_state_gives_obps_sequence_across_segments(
