@@ -13,6 +13,14 @@ from polars_rankeval.assessors import (
     ranking_agreement,
     system_rankings,
 )
+from polars_rankeval.clicks import (
+    PBMFit,
+    coec,
+    ctr_by_position,
+    fit_pbm,
+    position_bias,
+    qrels_from_clicks,
+)
 from polars_rankeval.compare import align, compare, discriminative_power, summarize
 from polars_rankeval.curves import precision_recall_curve
 from polars_rankeval.declare import define_measure
@@ -21,6 +29,7 @@ from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import coverage, evaluate, evaluate_judged
 from polars_rankeval.explain import cause_contributions, explain
 from polars_rankeval.fusion import fuse, optimize_fusion
+from polars_rankeval.interleaving import interleave, interleaving_outcomes, interleaving_test
 from polars_rankeval.io import (
     read_trec_qrels,
     read_trec_run,
@@ -30,6 +39,7 @@ from polars_rankeval.io import (
 )
 from polars_rankeval.means import mean_scores
 from polars_rankeval.measures import Measure, Param, parse, parse_measures
+from polars_rankeval.off_policy import click_metrics, off_policy
 from polars_rankeval.pools import make_pool, pool_coverage, unjudged, write_pool
 from polars_rankeval.ranking import judge, rank_run
 from polars_rankeval.recsys import evaluate_catalog
@@ -58,6 +68,7 @@ __all__ = [
     "CORRECTIONS",
     "TESTS",
     "Measure",
+    "PBMFit",
     "Param",
     "Report",
     "UnscoredQueriesWarning",
@@ -69,9 +80,12 @@ __all__ = [
     "bonferroni",
     "bootstrap_test",
     "cause_contributions",
+    "click_metrics",
+    "coec",
     "compare",
     "confusion_matrix",
     "coverage",
+    "ctr_by_position",
     "curves",
     "define_measure",
     "discriminative_power",
@@ -80,8 +94,12 @@ __all__ = [
     "evaluate_diversity",
     "evaluate_judged",
     "explain",
+    "fit_pbm",
     "fuse",
     "holm",
+    "interleave",
+    "interleaving_outcomes",
+    "interleaving_test",
     "judge",
     "make_pool",
     "mean_interval",
@@ -89,13 +107,16 @@ __all__ = [
     "merge_qrels",
     "metrics",
     "namespace",
+    "off_policy",
     "optimize_fusion",
     "paired_t_power",
     "paired_ttest",
     "parse",
     "parse_measures",
     "pool_coverage",
+    "position_bias",
     "precision_recall_curve",
+    "qrels_from_clicks",
     "randomization_test",
     "rank_correlation",
     "rank_run",

@@ -36,6 +36,7 @@ def test_examples_exist() -> None:
         "dask_evaluate.py",
         "spark_evaluate.py",
         "recsys.py",
+        "click_logs.py",
     }
     assert tested == {p.name for p in EXAMPLES.glob("*.py")}
 
@@ -133,3 +134,13 @@ def test_recsys(tmp_path: Path) -> None:
     assert "│ mobile ┆ popular  ┆ 0.083                              ┆ 0.917   ┆ 0.000" in out
     assert "│ mobile ┆ personal ┆ 450       ┆ 0.076" in out
     assert (tmp_path / "recs.parquet").exists()
+
+
+def test_click_logs() -> None:
+    out = run_example("click_logs.py")
+    assert "500000 impressions, 96455 clicks" in out
+    error = float(out.split("largest error ")[1].split()[0])
+    assert error < 0.01  # EM within 0.01 of the simulated examination curve
+    assert "│ by_relevance ┆ 1.0    │" in out
+    assert "│ iips      ┆ 1.088    ┆ 1.061 ┆ 1.114 ┆ 20000    │" in out  # covers 1.1
+    assert "interleaving: A wins 377, B wins 181, ties 185, preference 0.132" in out
