@@ -497,14 +497,84 @@ def _run_pairs(ranked: pl.DataFrame, pairs: pl.DataFrame, alpha: float) -> pl.Da
     )
 
 
+_IDEAL_CELLS = 1 << 24
+"""(query, document, subtopic) cells of :func:`_ideal_pairs`' dense arrays at most (128 MiB
+of float64); past it the greedy steps run as Polars joins (:func:`_ideal_pairs_joined`)."""
+
+
 def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.DataFrame:
     """The relevant pairs of ndeval's greedy ideal ranking, to ``depth`` (None: all).
 
     One step per ideal rank, for every query at once: each document left scores the
     sum of (1 - α)^n over its subtopics (n: the subtopic's documents placed so far);
     the highest (ties: the larger doc id, byte-wise) is placed. Once every document
-    left scores 0 the rest add nothing, and the steps stop.
+    left scores 0 the rest add nothing, and the steps stop. The steps work on a dense
+    (query, document, subtopic) array, documents in doc id descending order so that
+    the first highest score is the larger doc id; scores are compared at 12
+    significant digits (sums of the same powers in another order tie).
     """
+    coded = pairs.select(
+        _Q,
+        _S,
+        pl.col(_Q).rank("dense").cast(pl.Int64).alias("q") - 1,
+        (pl.col(_D).rank("dense", descending=True).over(_Q).cast(pl.Int64) - 1).alias("d"),
+        (pl.col(_S).rank("dense").over(_Q).cast(pl.Int64) - 1).alias("s"),
+    )
+    if not coded.height:
+        return _no_ideal(pairs)
+    n_q, n_d, n_s = (int(coded[c].max()) + 1 for c in ("q", "d", "s"))  # type: ignore[arg-type]
+    if n_q * n_d * n_s > _IDEAL_CELLS:
+        return _ideal_pairs_joined(pairs, alpha, depth)
+    q, d, s = (coded[c].to_numpy() for c in ("q", "d", "s"))
+    relevant = np.zeros((n_q, n_d, n_s))
+    relevant[q, d, s] = 1.0
+    exists = relevant.any(axis=2)
+    counts = np.zeros((n_q, n_s))
+    placed: np.ndarray = np.logical_not(exists)
+    steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
+    rows = np.arange(n_q)
+    for rank in range(1, (depth if depth is not None else n_d) + 1):
+        gain = np.einsum("qds,qs->qd", relevant, (1.0 - alpha) ** counts)
+        gain = np.where(placed, -1.0, _round_sig(gain, 12))
+        best = gain.argmax(axis=1)
+        active = rows[gain[rows, best] > 0]
+        if not len(active):
+            break
+        chosen = relevant[active, best[active]]  # (active, subtopics)
+        qa, sa = np.nonzero(chosen)
+        steps.append((active[qa], sa, counts[active[qa], sa], rank))
+        counts[active] += chosen
+        placed[active, best[active]] = True
+    if not steps:
+        return _no_ideal(pairs)
+    q_of = np.concatenate([st[0] for st in steps])
+    s_of = np.concatenate([st[1] for st in steps])
+    seen = np.concatenate([st[2] for st in steps])
+    rank_of = np.concatenate([np.full(len(st[0]), st[3], np.uint32) for st in steps])
+    names = coded.select("q", "s", _Q, _S).unique(["q", "s"])
+    placed_pairs = pl.DataFrame({"q": q_of, "s": s_of, _R: rank_of, "seen": seen})
+    return placed_pairs.join(names, on=["q", "s"], how="left").select(
+        _Q, _S, _R, "seen", gain=pl.lit(1.0 - alpha).pow(pl.col("seen"))
+    )
+
+
+def _round_sig(x: np.ndarray, digits: int) -> np.ndarray:
+    """``x`` rounded to ``digits`` significant digits (0 stays 0), as Polars'
+    ``round_sig_figs``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        magnitude = np.where(x != 0, np.floor(np.log10(np.abs(x))), 0.0)
+        scale = 10.0 ** (digits - 1 - magnitude)
+        return np.where(x != 0, np.round(x * scale) / scale, 0.0)
+
+
+def _no_ideal(pairs: pl.DataFrame) -> pl.DataFrame:
+    return pl.DataFrame(schema={_Q: pairs.schema[_Q], _S: pl.String, _R: pl.UInt32,
+                                "seen": pl.Float64, "gain": pl.Float64})  # fmt: skip
+
+
+def _ideal_pairs_joined(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.DataFrame:
+    """:func:`_ideal_pairs` as Polars joins, one step per ideal rank (for queries too many
+    or too large for its dense arrays)."""
     left = pairs.select(_Q, _D, _S)
     counts = pairs.select(_Q, _S).unique().with_columns(n=pl.lit(0.0))
     placed: list[pl.DataFrame] = []
@@ -529,8 +599,7 @@ def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Dat
         ).select(_Q, _S, n=pl.col("n") + pl.col("step").fill_null(0.0))
         left = left.join(best.select(_Q, _D), on=[_Q, _D], how="anti")
     if not placed:
-        return pl.DataFrame(schema={_Q: pairs.schema[_Q], _S: pl.String, _R: pl.UInt32,
-                                    "seen": pl.Float64, "gain": pl.Float64})  # fmt: skip
+        return _no_ideal(pairs)
     return pl.concat(placed).rename({"n": "seen"}).select(_Q, _S, _R, "seen", "gain")
 
 

@@ -164,3 +164,14 @@ def test_the_normaliser_equals_its_sum_term_by_term(k) -> None:
         reciprocal = float(np.sum(weights / i))
         assert ideal_ideal(alpha, k, "log") == pytest.approx(log, rel=1e-12)
         assert ideal_ideal(alpha, k, "reciprocal") == pytest.approx(reciprocal, rel=1e-12)
+
+
+def test_the_ideal_as_joins_equals_the_dense_steps(monkeypatch) -> None:
+    """Past its cells budget the greedy ideal runs as Polars joins: the same values."""
+    from polars_rankeval import diversity
+
+    run, qrels = systems_corpus(9)
+    dense = pr.evaluate_diversity(run, qrels, NAMES, missing="zero")
+    monkeypatch.setattr(diversity, "_IDEAL_CELLS", 0)
+    joined = pr.evaluate_diversity(run, qrels, NAMES, missing="zero")
+    assert_frame_equal(joined, dense, abs_tol=1e-12)
