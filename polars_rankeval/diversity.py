@@ -510,8 +510,8 @@ def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Dat
     the highest (ties: the larger doc id, byte-wise) is placed. Once every document
     left scores 0 the rest add nothing, and the steps stop. The steps work on a dense
     (query, document, subtopic) array, documents in doc id descending order so that
-    the first highest score is the larger doc id; scores are compared at 12
-    significant digits (sums of the same powers in another order tie).
+    the first highest score is the larger doc id; scores equal to 12 significant digits
+    tie (sums of the same powers in another order).
     """
     coded = pairs.select(
         _Q,
@@ -535,9 +535,11 @@ def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Dat
     rows = np.arange(n_q)
     for rank in range(1, (depth if depth is not None else n_d) + 1):
         gain = np.einsum("qds,qs->qd", relevant, (1.0 - alpha) ** counts)
-        gain = np.where(placed, -1.0, _round_sig(gain, 12))
-        best = gain.argmax(axis=1)
-        active = rows[gain[rows, best] > 0]
+        gain[placed] = -1.0
+        top = gain.max(axis=1)
+        # the first (larger doc id) of the scores equal to the top to 12 significant digits
+        best = (gain >= (top - 1e-12 * np.abs(top))[:, None]).argmax(axis=1)
+        active = rows[top > 0]
         if not len(active):
             break
         chosen = relevant[active, best[active]]  # (active, subtopics)
@@ -556,15 +558,6 @@ def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Dat
     return placed_pairs.join(names, on=["q", "s"], how="left").select(
         _Q, _S, _R, "seen", gain=pl.lit(1.0 - alpha).pow(pl.col("seen"))
     )
-
-
-def _round_sig(x: np.ndarray, digits: int) -> np.ndarray:
-    """``x`` rounded to ``digits`` significant digits (0 stays 0), as Polars'
-    ``round_sig_figs``."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        magnitude = np.where(x != 0, np.floor(np.log10(np.abs(x))), 0.0)
-        scale = 10.0 ** (digits - 1 - magnitude)
-        return np.where(x != 0, np.round(x * scale) / scale, 0.0)
 
 
 def _no_ideal(pairs: pl.DataFrame) -> pl.DataFrame:
