@@ -193,6 +193,31 @@ def fit(low: int, high: int, bits: int) -> int:
     return max(0, (high - low).bit_length() - bits)
 
 
+def sort_order(keys: np.ndarray) -> np.ndarray:
+    """The permutation (int64) that sorts distinct integer ``keys``: Polars' sort, on all
+    threads (2M uint64 keys: 70 ms, numpy's stable argsort 205 ms).
+
+    Examples
+    --------
+    >>> sort_order(np.array([30, 10, 20], dtype=np.uint64)).tolist()
+    [1, 2, 0]
+    """
+    return pl.Series(keys).arg_sort().to_numpy().astype(np.int64, copy=False)
+
+
+def stable_order(ids: np.ndarray) -> np.ndarray:
+    """The permutation (int64) that sorts ``ids`` (non-negative, below 2^32), equal ids in
+    their order: :func:`sort_order` of ``id << 32 | position``.
+
+    Examples
+    --------
+    >>> stable_order(np.array([2, 0, 2, 1])).tolist()
+    [1, 3, 0, 2]
+    """
+    positions = np.arange(len(ids), dtype=np.uint64)
+    return sort_order((ids.astype(np.uint64) << np.uint64(32)) | positions)
+
+
 def gather_sorted(column: pl.Series, rows: np.ndarray, *, few: int = _DIRECT_ROWS) -> pl.Series:
     """``column[rows]`` for increasing ``rows``, chunk by chunk (unless under ``few`` rows
     a chunk).

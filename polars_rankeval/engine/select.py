@@ -29,6 +29,8 @@ from polars_rankeval.engine.rank import (
     gather_rows,
     order_values,
     rank_order,
+    sort_order,
+    stable_order,
 )
 from polars_rankeval.engine.scope import Scope, scope
 from polars_rankeval.engine.shape import (
@@ -451,11 +453,11 @@ def _sorted_rows(
     """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` from ``spans``, the
     ``left.above`` counts) sorted by ranking then rank.
 
-    A stable sort: the rows come in run order, which is often rank order already
-    (a TREC run file's), and then it only checks them.
+    A ranking holds one row at each rank, so the (ranking, rank) keys are distinct and
+    any sort gives the one order (:func:`~polars_rankeval.engine.rank.sort_order`).
     """
     key = (ranking.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64)
-    order = np.argsort(key, kind="stable")
+    order = sort_order(key)
     rows = pl.DataFrame(
         {
             RANKING: pl.Series(ranking[order], dtype=pl.UInt32),
@@ -535,7 +537,7 @@ def judged_from_table(
         ranks.gather(shown).to_numpy().astype(np.uint64)
     )
     if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
-        order = np.argsort(key, kind="stable")
+        order = sort_order(key)  # equal keys (two rows at one rank) are refused below
         shown, key = shown[order], key[order]
     if check and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
         at = shown[np.flatnonzero(key[1:] == key[:-1])[0]]
@@ -571,7 +573,7 @@ def judged_from_table(
         rows = rows.hstack(left.above)
     graded = np.flatnonzero(read.to_numpy())
     if not groups.contiguous:
-        graded = graded[np.argsort(ids[graded], kind="stable")]
+        graded = graded[stable_order(ids[graded])]
     judgments = pl.DataFrame(
         {FACT: pl.Series(ids[graded], dtype=pl.UInt32), GRADE: grades.gather(graded)},
         schema=JUDGMENT_SCHEMA,
