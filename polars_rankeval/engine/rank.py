@@ -332,7 +332,7 @@ class TieBreak:
         sizes, positions = span_positions(lo, hi)
         offsets = np.cumsum(sizes) - sizes
         members = (packed[positions] & mask).astype(np.int64)
-        by_member = np.argsort(members)
+        by_member = sort_order(members)  # distinct row numbers
         in_row_order = members[by_member]
         tied = pl.DataFrame(
             {
