@@ -36,12 +36,14 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import polars as pl
 
-from polars_rankeval import pieces
+from polars_rankeval import diversity, pieces
+from polars_rankeval.diversity import DiversityMeasure
 from polars_rankeval.engine import buckets
 from polars_rankeval.measures import Measure
 from polars_rankeval.validation import check_int
@@ -209,21 +211,39 @@ def _chunks(
     return chunks
 
 
-def _map(chunk: Chunk, table: pieces.Table, job: pieces.Job, n_buckets: int, folder: str) -> Mapped:
+@dataclass(frozen=True)
+class Reading:
+    """How the tasks read one table of an evaluation: the columns taken, the query column
+    its rows are cut by, the check of each batch (``check(batch, offset=, where=)``: a
+    module-level function or partial, so that it pickles) and the column whose distinct
+    values a map task returns (the run's systems, when the job needs them)."""
+
+    query: str
+    columns: list[str]
+    check: Callable[..., None]
+    noted: str | None = None
+
+
+def _reading(job: pieces.Job, table: pieces.Table) -> Reading:
+    """How :func:`evaluate`'s tasks read ``table``."""
+    noted = job.options.system if table == "run" and job.needs_systems else None
+    check = partial(pieces.check_rows, job=job, table=table)
+    return Reading(job.options.query, pieces.columns(job, table), check, noted)
+
+
+def _map(chunk: Chunk, reading: Reading, n_buckets: int, folder: str) -> Mapped:
     """A map task: read a chunk once, check it, write its rows to bucket files."""
-    spill = buckets.Spill(Path(folder), job.options.query, n_buckets, FLUSH_BYTES)
+    spill = buckets.Spill(Path(folder), reading.query, n_buckets, FLUSH_BYTES)
     Path(folder).mkdir()  # not parents=True: never recreate a spill folder already deleted
-    system = job.options.system if table == "run" and job.needs_systems else None
-    rows, systems = 0, []
-    columns = pieces.columns(job, table)
-    for batch in chunk.scan(columns).collect_batches(chunk_size=buckets.BATCH_ROWS):
-        pieces.check_rows(batch, job, table, offset=chunk.first_row + rows, where=chunk.where)
-        if system is not None:
-            systems.append(batch[system].unique())
+    rows, noted = 0, []
+    for batch in chunk.scan(reading.columns).collect_batches(chunk_size=buckets.BATCH_ROWS):
+        reading.check(batch, offset=chunk.first_row + rows, where=chunk.where)
+        if reading.noted is not None:
+            noted.append(batch[reading.noted].unique())
         spill.add(batch)
         rows += batch.height
     spill.flush()
-    seen = pl.concat(systems).unique() if systems else None
+    seen = pl.concat(noted).unique() if noted else None
     return Mapped(spill.slices, rows, seen, pieces.hash_probe())
 
 
@@ -292,13 +312,53 @@ def _remove(folder: str, attempts: int = 50) -> None:
         time.sleep(0.1)
 
 
-def _split(table: Table, job: pieces.Job, n_buckets: int, client: Client | None) -> list[Any]:
+def _split(table: Table, reading: Reading, n_buckets: int, client: Client | None) -> list[Any]:
     """An in-memory input, checked and split on the driver (scattered to the workers)."""
     frame = pl.DataFrame() if table.frame is None else table.frame
-    frame = frame.select(pieces.columns(job, table.name))
-    pieces.check_rows(frame, job, table.name)
-    parts = pieces.split(frame, job.options.query, n_buckets)
+    frame = frame.select(reading.columns)
+    reading.check(frame, offset=0, where=None)
+    parts = pieces.split(frame, reading.query, n_buckets)
     return client.scatter(parts, hash=False) if client is not None else parts
+
+
+@contextmanager
+def _cut(
+    tables: Sequence[Table],
+    readings: dict[str, Reading],
+    n_buckets: int,
+    client: Client | None,
+    spill_dir: str | os.PathLike[str] | None,
+) -> Iterator[tuple[dict[str, list[Mapped]], list[list[Any]], str]]:
+    """The map step: every table cut into ``n_buckets`` by query, in-memory ones on the
+    driver, the others by one map task per chunk. Gives what the map tasks saw, each
+    table's input per bucket (to pass to the reduce tasks before the spill folder is
+    deleted, on leaving) and the token naming this evaluation's tasks."""
+    split = {
+        t.name: _split(t, readings[t.name], n_buckets, client)
+        for t in tables
+        if t.frame is not None
+    }
+    token = uuid.uuid4().hex[:8]
+    with _spill_folder(spill_dir, len(split) < len(tables)) as folder:
+        maps = [
+            _Call(
+                f"rankeval-map-{t.name}-{i}-{token}",
+                _map,
+                (chunk, readings[t.name], n_buckets, os.path.join(folder, f"{t.name}-{i:05d}")),
+            )
+            for t in tables
+            for i, chunk in enumerate(t.chunks)
+        ]
+        done = iter(_compute(maps, client) if maps else [])
+        mapped: dict[str, list[Mapped]] = {t.name: [next(done) for _ in t.chunks] for t in tables}
+        _check_maps(mapped, tables)
+        inputs = [split.get(t.name) or _slices_of(mapped[t.name], n_buckets) for t in tables]
+        yield mapped, inputs, token
+
+
+def _rows(tables: Sequence[Table], mapped: dict[str, list[Mapped]]) -> list[int]:
+    """Each table's rows: known before reading, or counted by its map tasks."""
+    return [t.rows if t.rows is not None else sum(m.rows for m in mapped[t.name]) for t in tables]
 
 
 def _threads(client: Client | None) -> int:
@@ -424,23 +484,9 @@ def evaluate(
     job = pieces.prepare(run_in.schema, qrels_in.schema, measures, evaluate_options)
     n = npartitions if npartitions is not None else _default_buckets(run_in, threads)
     check_int("npartitions", n, minimum=1)
-    split = {t.name: _split(t, job, n, client) for t in tables if t.frame is not None}
-    token = uuid.uuid4().hex[:8]
-    with _spill_folder(spill_dir, len(split) < len(tables)) as folder:
-        maps = [
-            _Call(
-                f"rankeval-map-{t.name}-{i}-{token}",
-                _map,
-                (chunk, t.name, job, n, os.path.join(folder, f"{t.name}-{i:05d}")),
-            )
-            for t in tables
-            for i, chunk in enumerate(t.chunks)
-        ]
-        done = iter(_compute(maps, client) if maps else [])
-        mapped: dict[str, list[Mapped]] = {t.name: [next(done) for _ in t.chunks] for t in tables}
-        _check_maps(mapped, tables)
+    readings: dict[str, Reading] = {t.name: _reading(job, t.name) for t in tables}
+    with _cut(tables, readings, n, client, spill_dir) as (mapped, inputs, token):
         job = job.with_systems(_systems(run_in, mapped["run"], job))
-        inputs = [split.get(t.name) or _slices_of(mapped[t.name], n) for t in tables]
         empty = tuple(
             pl.Schema({c: t.schema[c] for c in pieces.columns(job, t.name)}) for t in tables
         )
@@ -449,8 +495,94 @@ def evaluate(
             for b in range(n)
         ]
         scored: list[pieces.Scored] = _compute(reduces, client)
-    rows = [t.rows if t.rows is not None else sum(m.rows for m in mapped[t.name]) for t in tables]
+    rows = _rows(tables, mapped)
     return pieces.combine(scored, job, run_rows=rows[0], qrels_rows=rows[1])
+
+
+def evaluate_diversity(
+    run: Source,
+    qrels: Source,
+    measures: str | DiversityMeasure | Iterable[str | DiversityMeasure],
+    *,
+    client: Client | None = None,
+    npartitions: int | None = None,
+    spill_dir: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> pl.DataFrame:
+    """Diversity measures on Dask: :func:`polars_rankeval.evaluate_diversity`,
+    query-partitioned as :func:`evaluate` is.
+
+    The run and the subtopic qrels are cut by the same seeded hash of the query id
+    (map tasks for Parquet and lazy inputs, the driver for DataFrames); one reduce
+    task per bucket ranks and scores its rankings
+    (:func:`polars_rankeval.diversity.score`); the driver puts them together
+    (:func:`polars_rankeval.diversity.combine`: one warning for the run queries
+    without qrels, ``missing`` over the whole run, sorted). The values equal the
+    in-process ones for every ranking.
+
+    Parameters
+    ----------
+    run
+        ``query, doc, score`` (optionally ``system`` and segment columns), in any
+        form :func:`evaluate` takes.
+    qrels
+        ``query, subtopic, doc, relevance``, in any of the same forms.
+    measures
+        Diversity measure names, as for :func:`polars_rankeval.evaluate_diversity`.
+    client, npartitions, spill_dir
+        As for :func:`evaluate`.
+    **options
+        Keyword options of :func:`polars_rankeval.evaluate_diversity`: ``query``,
+        ``doc``, ``score``, ``subtopic``, ``relevance``, ``system``, ``by``, ``depth``,
+        ``missing``, ``validate``.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``[by], [system], query`` and one Float64 column per measure, sorted by those.
+
+    Examples
+    --------
+    >>> import polars_rankeval.dask as prd
+    >>> prd.evaluate_diversity("runs/*.parquet", "subtopic-qrels.parquet",
+    ...                        ["alpha_nDCG@20", "ERR_IA@20"], client=client)  # doctest: +SKIP
+    """
+    _import_dask()
+    client = _current_client(client)
+    threads = _threads(client)
+    run_in, qrels_in = _as_table(run, "run", 2 * threads), _as_table(qrels, "qrels", 2 * threads)
+    tables = (run_in, qrels_in)
+    job = diversity.prepare(run_in.schema, qrels_in.schema, measures, options)
+    n = npartitions if npartitions is not None else _default_buckets(run_in, threads)
+    check_int("npartitions", n, minimum=1)
+    readings = {
+        "run": Reading(job.query, job.run_columns, partial(diversity.check_run, job=job)),
+        "qrels": Reading(job.query, job.qrels_columns, partial(diversity.check_qrels, job=job)),
+    }
+    with _cut(tables, readings, n, client, spill_dir) as (_, inputs, token):
+        schemas = tuple(
+            pl.Schema({c: t.schema[c] for c in readings[t.name].columns}) for t in tables
+        )
+        reduces = [
+            _Call(
+                f"rankeval-diversity-{b}-{token}",
+                _reduce_diversity,
+                (inputs[0][b], inputs[1][b], job, schemas),
+            )
+            for b in range(n)
+        ]
+        scored: list[diversity.Scored] = _compute(reduces, client)
+    return diversity.combine(scored, job, run_in.schema)
+
+
+def _reduce_diversity(
+    run: pl.DataFrame | list[buckets.Slice],
+    qrels: pl.DataFrame | list[buckets.Slice],
+    job: diversity.Job,
+    schemas: tuple[pl.Schema, pl.Schema],
+) -> diversity.Scored:
+    """A reduce task of :func:`evaluate_diversity`: score one bucket."""
+    return diversity.score(_load(run, schemas[0]), _load(qrels, schemas[1]), job)
 
 
 def _slices_of(mapped: list[Mapped], n: int) -> list[list[buckets.Slice]]:

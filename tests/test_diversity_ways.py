@@ -106,7 +106,9 @@ def test_depth_equals_the_truncated_run_and_ndeval() -> None:
 def test_lazy_and_pandas_inputs_equal_the_dataframe() -> None:
     run, qrels = systems_corpus(7)
     expected = pr.evaluate_diversity(run, qrels, NAMES[:6], by="day")
-    assert pr.evaluate_diversity(run.lazy(), qrels.lazy(), NAMES[:6], by="day").equals(expected)
+    lazy = pr.evaluate_diversity(run.lazy(), qrels.lazy(), NAMES[:6], by="day")
+    assert isinstance(lazy, pl.LazyFrame)  # lazy in, lazy out
+    assert lazy.collect().equals(expected)
     assert pr.evaluate_diversity(run.to_pandas(), qrels, NAMES[:6], by="day").equals(expected)
 
 
@@ -168,10 +170,10 @@ def test_the_normaliser_equals_its_sum_term_by_term(k) -> None:
 
 def test_the_ideal_as_joins_equals_the_dense_steps(monkeypatch) -> None:
     """Past its cells budget the greedy ideal runs as Polars joins: the same values."""
-    from polars_rankeval import diversity
+    from polars_rankeval.metrics import subtopics
 
     run, qrels = systems_corpus(9)
     dense = pr.evaluate_diversity(run, qrels, NAMES, missing="zero")
-    monkeypatch.setattr(diversity, "_IDEAL_CELLS", 0)
+    monkeypatch.setattr(subtopics, "_IDEAL_CELLS", 0)
     joined = pr.evaluate_diversity(run, qrels, NAMES, missing="zero")
     assert_frame_equal(joined, dense, abs_tol=1e-12)
