@@ -29,13 +29,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import IntoFrameOrDict, Missing
 from polars_rankeval.engine.buckets import memory_bytes, score_judged_lazy
 from polars_rankeval.engine.outcome import raise_absent_queries, warn_unscored_queries
 from polars_rankeval.engine.pipeline import Piece
+from polars_rankeval.engine.rank import Groups
 from polars_rankeval.engine.scope import absent_rankings
+from polars_rankeval.engine.select import rank_order_of
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.metrics.subtopics import (
     ALIASES,
@@ -64,8 +67,7 @@ from polars_rankeval.metrics.subtopics import (
 from polars_rankeval.metrics.subtopics import (
     SUBTOPIC as _S,
 )
-from polars_rankeval.options import check_roles, segment_columns
-from polars_rankeval.ranking import rank_run
+from polars_rankeval.options import Options, check_roles, segment_columns
 from polars_rankeval.validation import (
     check_choice,
     check_columns,
@@ -462,24 +464,23 @@ def _score_lazy(run: pl.LazyFrame, qrels: pl.DataFrame, job: Job, limit: int) ->
 def _rankings(
     run: pl.DataFrame, keys: list[str], doc: str, score: str, depth: int | None
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The ranked rows ``_K, _Q, _D, _R`` (score descending, ties by doc id descending, to
-    ``depth``) and the rankings ``_K, *keys`` (``_K``: a ranking's id)."""
+    """The ranked rows ``_K, _Q, _D, _R`` (in the run's row order; ranks by score
+    descending, ties by doc id descending, as the engine ranks: :func:`~polars_rankeval.
+    engine.select.rank_order_of`; to ``depth``) and the rankings ``_K, *keys`` (``_K``: a
+    ranking's id)."""
     query = keys[-1]
-    ranking = pl.struct(keys).rank("dense").cast(pl.UInt32) - 1 if len(keys) > 1 else None
-    numbered = run.with_columns(
-        (ranking if ranking is not None else pl.lit(0, pl.UInt32)).alias(_K)
-    )
-    ranked = rank_run(
-        numbered.select(_K, query, doc, score), query=query, doc=doc, score=score,
-        system=_K, depth=depth,
+    groups = Groups.of(run, keys)
+    columns = Options(query=query, doc=doc, score=score, system=None, order="score")
+    order = rank_order_of(run, columns, groups, "score", single_precision=False)
+    ranks = order.ranks(np.arange(run.height))
+    ids = pl.Series(_K, groups.ids, dtype=pl.UInt32)
+    ranked = pl.DataFrame(
+        [ids, run[query].alias(_Q), run[doc].cast(pl.String).alias(_D),
+         pl.Series(_R, ranks, dtype=pl.UInt32)]
     )  # fmt: skip
-    if ranking is None:  # one system, no segment: a ranking per query
-        ranked = ranked.with_columns(pl.col(query).rank("dense").cast(pl.UInt32).alias(_K) - 1)
-    rankings = ranked.select(_K, query).unique(_K)
-    rankings = rankings.join(numbered.select(_K, *keys[:-1]).unique(_K), on=_K, how="left")
-    if len(keys) == 1:
-        rankings = rankings.select(_K, query)
-    ranked = ranked.select(
-        _K, pl.col(query).alias(_Q), pl.col(doc).cast(pl.String).alias(_D), pl.col("rank").alias(_R)
-    )
+    first = ids.arg_unique()
+    rankings = run.select(keys).gather(first).with_columns(ids.gather(first))
+    if depth is not None:
+        ranked = ranked.filter(pl.col(_R) <= depth)
+        rankings = rankings.clear() if depth == 0 else rankings
     return ranked, rankings.select(_K, *keys)

@@ -205,7 +205,81 @@ def score_rankings(
     """
     listed = list(measures)
     shared = _Shared(ranked, judgments, listed)
-    return [_measure(m, shared, scored).alias(str(m)) for m in listed]
+    columns: dict[str, pl.Series] = {}
+    for (rel, alpha), group in _by_settings(listed).items():
+        values = _group_values(group, shared, scored, rel, alpha)
+        columns |= {c: values.get_column(c) for c in values.columns}
+    return [columns[str(m)].alias(str(m)) for m in listed]
+
+
+def _by_settings(
+    measures: list[DiversityMeasure],
+) -> dict[tuple[int, float], list[DiversityMeasure]]:
+    """The measures grouped by the (``rel``, α) of the pairs they read."""
+    groups: dict[tuple[int, float], list[DiversityMeasure]] = {}
+    for m in measures:
+        rel, alpha, _ = _settings(m)
+        groups.setdefault((rel, alpha), []).append(m)
+    return groups
+
+
+def _group_values(
+    measures: list[DiversityMeasure], shared: _Shared, scored: pl.DataFrame, rel: int, alpha: float
+) -> pl.DataFrame:
+    """The values of ``measures`` (all of one ``rel`` and α) for the rankings of ``scored``,
+    in its order: one aggregation over the rankings' relevant pairs, and one over the
+    ideal ranking's for the normalised measures."""
+    pairs = shared.pairs(rel)
+    facts = pairs.group_by(_Q).agg(pl.col(_S).n_unique().cast(pl.Float64).alias("S"))
+    needs_rs = any(m.name == "AP_IA" for m in measures)
+    if needs_rs:
+        facts = facts.join(
+            pairs.group_by(_Q, _S).agg(pl.len().cast(pl.Float64).alias("R_s")), on=_Q
+        )
+    raw = {str(m): _raw(NORMALISED.get(m.name, m.name), m, alpha) for m in measures}
+    hits = shared.hits(rel, alpha).join(facts, on=[_Q, _S] if needs_rs else _Q)
+    values = hits.group_by(_K).agg(e.alias(n) for n, e in raw.items())
+    out = scored.join(values, on=_K, how="left", maintain_order="left")
+    normalised = [m for m in measures if m.name in NORMALISED]
+    if normalised:
+        ideal = shared.ideal(rel, alpha).join(facts.select(_Q, "S").unique(_Q), on=_Q)
+        ideals = ideal.group_by(_Q).agg(raw[str(m)].alias(f"__ideal {m}") for m in normalised)
+        out = out.join(ideals, on=_Q, how="left", maintain_order="left")
+    final = []
+    for m in measures:
+        value = pl.col(str(m)).fill_null(0.0)
+        if m.name in NORMALISED:
+            value = pl.when(value != 0).then(value / pl.col(f"__ideal {m}")).otherwise(0.0)
+        final.append(value.cast(pl.Float64).alias(str(m)))
+    return out.select(final)
+
+
+def _raw(name: str, m: DiversityMeasure, alpha: float) -> pl.Expr:
+    """A measure not normalised by the ideal ranking (``name``: ``m``'s, or the one it
+    normalises), as an aggregation over one ranking's relevant pairs (``gain``, ``seen``,
+    ``RANK``, ``SUBTOPIC``, the query's subtopics ``S`` and, for AP_IA, the subtopic's
+    relevant documents ``R_s``)."""
+    k, beta = m.cutoff, m.get("beta", BETA)
+    rank = pl.col(_R).cast(pl.Float64)
+    s = pl.col("S").first()
+    inside = pl.lit(True) if k is None else pl.col(_R) <= k
+    if name == "alpha_DCG":
+        assert k is not None
+        total = (pl.col("gain") / (rank + 1.0).log(2)).filter(inside).sum()
+        return total if k == 1 else total / (s * ideal_ideal(alpha, k, "log"))
+    if name == "ERR_IA":
+        assert k is not None
+        total = (pl.col("gain") / rank).filter(inside).sum()
+        return total if k == 1 else total / (s * ideal_ideal(alpha, k, "reciprocal"))
+    if name == "NRBP":
+        total = (pl.col("gain") * pl.lit(beta).pow(rank - 1.0)).sum()
+        return total * (1.0 - (1.0 - alpha) * beta) / s
+    if name == "P_IA":
+        assert k is not None
+        return inside.sum().cast(pl.Float64) / (k * s)
+    if name == "StRecall":
+        return pl.col(_S).filter(inside).n_unique().cast(pl.Float64) / s
+    return ((pl.col("seen") + 1.0) / rank / pl.col("R_s")).sum() / s  # AP_IA
 
 
 def listed(measures: Any) -> list[DiversityMeasure]:
@@ -273,42 +347,6 @@ class _Shared:
         return self._ideals[rel, alpha]
 
 
-def _measure(m: DiversityMeasure, shared: _Shared, scored: pl.DataFrame) -> pl.Series:
-    """One measure's value for each ranking of ``scored``, in their order.
-
-    The ideal ranking (for the normalised measures) is made once per query, whatever the
-    number of systems and segments that rank it, and once per call for all the measures
-    of one ``rel`` and α.
-    """
-    rel, alpha, beta = _settings(m)
-    pairs = shared.pairs(rel)
-    subtopics = pairs.group_by(_Q).agg(pl.col(_S).n_unique().cast(pl.Float64).alias("__dv_S"))
-    hits = shared.hits(rel, alpha)
-    value = _value(m, hits, pairs, alpha, beta, key=_K)
-    if m.name in NORMALISED:
-        plain = DiversityMeasure(NORMALISED[m.name], m.cutoff, m.params)
-        ideal = shared.ideal(rel, alpha)
-        value = (
-            _value(plain, hits, pairs, alpha, beta, key=_K)
-            .join(scored.select(_K, _Q), on=_K)
-            .join(
-                _value(plain, ideal, pairs, alpha, beta, key=_Q).rename({"value": "ideal"}),
-                on=_Q,
-            )
-            .select(
-                _K,
-                pl.when(pl.col("value") != 0)
-                .then(pl.col("value") / pl.col("ideal"))
-                .otherwise(0.0)
-                .alias("value"),
-            )
-        )
-    out = scored.join(subtopics, on=_Q, how="left").join(value, on=_K, how="left")
-    return out.select(
-        pl.when(pl.col("__dv_S") > 0).then(pl.col("value")).otherwise(None).fill_null(0.0)
-    ).to_series()
-
-
 def _ideal_depth(m: DiversityMeasure, pairs: pl.DataFrame) -> int | None:
     """How deep the ideal ranking is needed: the cutoff; for nNRBP, the rank past which
     the ideal's NRBP changes by less than 1e-16 of itself (None: to the end).
@@ -335,8 +373,8 @@ def _relevant_pairs(judgments: pl.DataFrame, rel: int) -> pl.DataFrame:
 def _run_pairs(ranked: pl.DataFrame, pairs: pl.DataFrame, alpha: float) -> pl.DataFrame:
     """The relevant pairs of each ranking: ``_K, _Q, subtopic, rank, seen`` (c: the
     documents above relevant to the same subtopic) and ``gain`` = (1 - α)^c."""
-    hits = ranked.join(pairs, on=[_Q, _D]).sort(_K, _S, _R)
-    seen = pl.int_range(pl.len()).over(_K, _S).cast(pl.Float64)
+    hits = ranked.join(pairs, on=[_Q, _D])
+    seen = (pl.col(_R).rank("ordinal").over(_K, _S) - 1).cast(pl.Float64)
     return hits.select(_K, _Q, _S, _R, seen.alias("seen")).with_columns(
         gain=pl.lit(1.0 - alpha).pow(pl.col("seen"))
     )
@@ -358,12 +396,13 @@ def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Dat
     the first highest score is the larger doc id; scores equal to 12 significant digits
     tie (sums of the same powers in another order).
     """
-    coded = pairs.select(
+    coded = pairs.select(_Q, _S, _D, (pl.col(_Q).rank("dense").cast(pl.Int64) - 1).alias("q"))
+    coded = coded.select(
         _Q,
         _S,
-        pl.col(_Q).rank("dense").cast(pl.Int64).alias("q") - 1,
-        (pl.col(_D).rank("dense", descending=True).over(_Q).cast(pl.Int64) - 1).alias("d"),
-        (pl.col(_S).rank("dense").over(_Q).cast(pl.Int64) - 1).alias("s"),
+        "q",
+        (pl.col(_D).rank("dense", descending=True).over("q").cast(pl.Int64) - 1).alias("d"),
+        (pl.col(_S).rank("dense").over("q").cast(pl.Int64) - 1).alias("s"),
     )
     if not coded.height:
         return _no_ideal(pairs)
@@ -371,15 +410,17 @@ def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Dat
     if n_q * n_d * n_s > _IDEAL_CELLS:
         return _ideal_pairs_joined(pairs, alpha, depth)
     q, d, s = (coded[c].to_numpy() for c in ("q", "d", "s"))
-    relevant = np.zeros((n_q, n_d, n_s))
-    relevant[q, d, s] = 1.0
-    exists = relevant.any(axis=2)
+    relevant = np.zeros((n_s, n_q, n_d))  # a (query, document) plane per subtopic
+    relevant[s, q, d] = 1.0
+    placed: np.ndarray = np.logical_not(relevant.any(axis=0))
     counts = np.zeros((n_q, n_s))
-    placed: np.ndarray = np.logical_not(exists)
     steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
     rows = np.arange(n_q)
     for rank in range(1, (depth if depth is not None else n_d) + 1):
-        gain = np.einsum("qds,qs->qd", relevant, (1.0 - alpha) ** counts)
+        weight = (1.0 - alpha) ** counts
+        gain = relevant[0] * weight[:, :1]
+        for i in range(1, n_s):
+            gain += relevant[i] * weight[:, i : i + 1]
         gain[placed] = -1.0
         top = gain.max(axis=1)
         # the first (larger doc id) of the scores equal to the top to 12 significant digits
@@ -387,7 +428,7 @@ def _ideal_pairs(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Dat
         active = rows[top > 0]
         if not len(active):
             break
-        chosen = relevant[active, best[active]]  # (active, subtopics)
+        chosen = relevant[:, active, best[active]].T  # (active, subtopics)
         qa, sa = np.nonzero(chosen)
         steps.append((active[qa], sa, counts[active[qa], sa], rank))
         counts[active] += chosen
@@ -439,47 +480,6 @@ def _ideal_pairs_joined(pairs: pl.DataFrame, alpha: float, depth: int | None) ->
     if not placed:
         return _no_ideal(pairs)
     return pl.concat(placed).rename({"n": "seen"}).select(_Q, _S, _R, "seen", "gain")
-
-
-def _value(
-    m: DiversityMeasure,
-    hits: pl.DataFrame,
-    pairs: pl.DataFrame,
-    alpha: float,
-    beta: float,
-    *,
-    key: str,
-) -> pl.DataFrame:
-    """``key, value`` of a measure (not normalised by an ideal ranking) from the relevant
-    pairs of the rankings ``hits`` (each ``key`` a ranking, ``_Q`` its query); rankings
-    without a pair are left out (their value is 0)."""
-    k = m.cutoff
-    n_sub = pairs.group_by(_Q).agg(pl.col(_S).n_unique().cast(pl.Float64).alias("S"))
-    rank = pl.col(_R).cast(pl.Float64)
-    top = hits if k is None else hits.filter(pl.col(_R) <= k)
-    frame = top.join(n_sub, on=_Q)
-    s = pl.col("S").first()
-    if m.name == "alpha_DCG":
-        assert k is not None
-        raw = (pl.col("gain") / (rank + 1.0).log(2)).sum()
-        value = raw if k == 1 else raw / (s * ideal_ideal(alpha, k, "log"))
-    elif m.name == "ERR_IA":
-        assert k is not None
-        raw = (pl.col("gain") / rank).sum()
-        value = raw if k == 1 else raw / (s * ideal_ideal(alpha, k, "reciprocal"))
-    elif m.name == "NRBP":
-        value = (pl.col("gain") * pl.lit(beta).pow(rank - 1.0)).sum()
-        value = value * (1.0 - (1.0 - alpha) * beta) / s
-    elif m.name == "P_IA":
-        assert k is not None
-        value = pl.len().cast(pl.Float64) / (k * s)
-    elif m.name == "StRecall":
-        value = pl.col(_S).n_unique().cast(pl.Float64) / s
-    else:  # AP_IA
-        per_subtopic = pairs.group_by(_Q, _S).agg(pl.len().cast(pl.Float64).alias("R_s"))
-        frame = frame.join(per_subtopic, on=[_Q, _S])
-        value = ((pl.col("seen") + 1.0) / rank / pl.col("R_s")).sum() / s
-    return frame.group_by(key).agg(value.cast(pl.Float64).alias("value"))
 
 
 _EXACT_TERMS = 1 << 20
