@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval import pieces
+from polars_rankeval import diversity, pieces
+from polars_rankeval.diversity import DiversityMeasure
 from polars_rankeval.engine.outcome import raise_absent_queries
 from polars_rankeval.engine.scope import absent_rankings
 from polars_rankeval.measures import MIN_GEO_MEAN, Measure
@@ -247,3 +248,112 @@ def evaluate(
         .applyInArrow(scorer, spark_schema)
     )
     return scores if job.per_query else _means(scores, job)
+
+
+def evaluate_diversity(
+    run_sdf: SparkDataFrame,
+    qrels_sdf: SparkDataFrame,
+    measures: str | DiversityMeasure | Iterable[str | DiversityMeasure],
+    *,
+    num_buckets: int | None = None,
+    **options: Any,
+) -> SparkDataFrame:
+    """Diversity measures of a Spark run against Spark subtopic qrels, per ranking, as a
+    Spark DataFrame: :func:`polars_rankeval.evaluate_diversity` in Arrow UDFs over
+    query-hashed buckets, as :func:`evaluate` scores the other measures.
+
+    Parameters
+    ----------
+    run_sdf
+        ``query, doc, score`` (optionally ``system`` and segment columns).
+    qrels_sdf
+        ``query, subtopic, doc, relevance``.
+    measures
+        Diversity measure names, as for :func:`polars_rankeval.evaluate_diversity`.
+    num_buckets
+        As for :func:`evaluate`.
+    **options
+        Keyword options of :func:`polars_rankeval.evaluate_diversity`: ``query``,
+        ``doc``, ``score``, ``subtopic``, ``relevance``, ``system``, ``by``, ``depth``,
+        ``missing``, ``validate``.
+
+    Returns
+    -------
+    SparkDataFrame
+        ``[by], [system], query`` and one double column per measure, in no particular
+        row order. Lazy, but for ``missing="zero"`` or ``"error"``: the run's distinct
+        ranking keys and the qrels' queries are brought to the driver first (one small
+        job), to find the rankings the run lacks; ``"zero"`` adds them, scored 0, and
+        ``"error"`` raises naming them. Run queries without qrels are left out, with no
+        warning (nothing is computed until an action).
+
+    Examples
+    --------
+    >>> import polars_rankeval.spark as prs
+    >>> prs.evaluate_diversity(run, subtopic_qrels, ["alpha_nDCG@20"]).show()  # doctest: +SKIP
+    """
+    _import_pyspark()
+    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    run_schema, qrels_schema = polars_schema(run_sdf.schema), polars_schema(qrels_sdf.schema)
+    job = diversity.prepare(run_schema, qrels_schema, measures, options)
+    n = num_buckets if num_buckets is not None else _default_buckets(run_sdf)
+    check_int("num_buckets", n, minimum=1)
+    output = job.output_schema(run_schema)
+    spark_schema = result_schema(output)
+    run_sdf = run_sdf.select(*(F.col(f"`{c}`") for c in job.run_columns))
+    qrels_sdf = qrels_sdf.select(*(F.col(f"`{c}`") for c in job.qrels_columns))
+    absent = None if job.missing == "drop" else _absent(run_sdf, qrels_sdf, job.keys, job)
+    query = F.col(f"`{job.query}`").cast("string")
+    bucket = F.pmod(F.hash(query), F.lit(n)).alias(BUCKET)
+    out = to_arrow_schema(spark_schema)
+
+    def scorer(key: tuple[Any, ...], run: pa.Table, qrels: pa.Table) -> pa.Table:
+        return score_diversity_bucket(key, run, qrels, job=job, out=out)
+
+    scores = (
+        run_sdf.withColumn(BUCKET, bucket)
+        .groupBy(BUCKET)
+        .cogroup(qrels_sdf.withColumn(BUCKET, bucket).groupBy(BUCKET))
+        .applyInArrow(scorer, spark_schema)
+    )
+    if absent is None:
+        return scores
+    if job.missing == "error":
+        raise_absent_queries(absent)
+        return scores
+    zeros = absent.with_columns(pl.lit(0.0).alias(str(m)) for m in job.measures)
+    zeros = zeros.select(pl.col(c).cast(t) for c, t in output.items())
+    arrow = zeros.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
+    return scores.unionByName(run_sdf.sparkSession.createDataFrame(arrow, schema=spark_schema))
+
+
+def score_diversity_bucket(
+    key: tuple[Any, ...], run: pa.Table, qrels: pa.Table, *, job: diversity.Job, out: pa.Schema
+) -> pa.Table:
+    """The Arrow UDF of :func:`evaluate_diversity`: one bucket's rows in, its values out."""
+    run_df, qrels_df = _from_arrow(run).drop(BUCKET), _from_arrow(qrels).drop(BUCKET)
+    where = f"Spark bucket {key[0].as_py()}, whose rows are numbered from 0"
+    diversity.check_run(run_df, job, where=where)
+    diversity.check_qrels(qrels_df, job, where=where)
+    scores = diversity.score(run_df, qrels_df, job).scores
+    return scores.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
+
+
+def _absent(
+    run_sdf: SparkDataFrame, qrels_sdf: SparkDataFrame, keys: list[str], job: diversity.Job
+) -> pl.DataFrame:
+    """The rankings the run lacks (:func:`~polars_rankeval.engine.scope.absent_rankings`),
+    from the run's distinct ranking keys and the qrels' queries brought to the driver."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    run_keys = run_sdf.select(*(F.col(f"`{k}`") for k in keys)).distinct()
+    queries = qrels_sdf.select(F.col(f"`{job.query}`").cast("string").alias(job.query)).distinct()
+    return absent_rankings(
+        _from_arrow(run_keys.toArrow()),
+        _from_arrow(queries.toArrow()).to_series(),
+        query=job.query,
+        system=job.system,
+        by=job.by,
+    )

@@ -175,3 +175,28 @@ class TestDask:
         bad.write_parquet(tmp_path / "bad.parquet")
         with pytest.raises(ValueError, match=r"bad\.parquet"):
             prd.evaluate_diversity(run, str(tmp_path / "bad.parquet"), ["P_IA@5"], client=client)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark")
+    from test_spark import local_spark
+
+    yield from local_spark()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("missing", ["drop", "zero"])
+def test_spark_equals_the_dataframe_and_ndeval(spark, corpus, missing) -> None:
+    prs = pytest.importorskip("polars_rankeval.spark")
+    run, qrels, _, _ = corpus
+    arrow = [f.to_arrow(compat_level=pl.CompatLevel.oldest()) for f in (run, qrels)]
+    run_sdf, qrels_sdf = (spark.createDataFrame(a) for a in arrow)
+    scores = prs.evaluate_diversity(run_sdf, qrels_sdf, NAMES, missing=missing, num_buckets=3)
+    got = pl.from_arrow(scores.toArrow()).sort("system", "query")
+    expected = quietly(pr.evaluate_diversity, run, qrels, NAMES, missing=missing)
+    assert_frame_equal(got, expected, abs_tol=1e-12)
+    if missing == "zero":
+        assert assert_ndeval(got, run, qrels) > 500
+    with pytest.raises(ValueError, match="system='sys2'"):
+        prs.evaluate_diversity(run_sdf, qrels_sdf, ["P_IA@5"], missing="error")

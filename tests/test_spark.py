@@ -34,6 +34,11 @@ TREC_MEANS = ["AP", "GMAP", "GMBpref", "NumRet", "NumRel", "NumRelRet", "P@10"]
 
 @pytest.fixture(scope="module")
 def spark():
+    yield from local_spark()
+
+
+def local_spark():
+    """A local[2] Spark session on the loopback interface, stopped when the generator ends."""
     from pyspark.sql import SparkSession
 
     with pytest.MonkeyPatch.context() as env:
