@@ -8,12 +8,10 @@ Subtopic qrels have one row per (query, subtopic, doc) with a grade: a document
 is relevant to a subtopic when that grade is >= ``rel_level`` (binary, as ndeval).
 A query's subtopics are those with at least one relevant document (S of them).
 
-The measures read, per document, the subtopics it is relevant to, and so lie
-outside the engine (:mod:`polars_rankeval.engine`), whose judged rows carry one
-grade per document: :func:`evaluate_diversity` computes them in vectorised
-Polars over the same ranked rows (``rank_run``: score descending, ties by doc
-id descending), with no per-query Python, for every system and segment of the
-run at once, with ``evaluate``'s data checks, ``depth`` and ``missing``. With α
+The measures read, per document, the subtopics it is relevant to (where the
+engine's judged rows carry one grade per document): they are computed from the
+relevant (document, subtopic) pairs of each ranking, one Polars aggregation per
+(``rel``, α) for all the measures that share them, with no per-query Python. With α
 the redundancy penalty, a relevant (document, subtopic) pair at rank r is
 worth :math:`(1-\alpha)^{c}`, c the documents above r relevant to the same
 subtopic; the score of rank r is the sum over its pairs:
