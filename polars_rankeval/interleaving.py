@@ -14,7 +14,6 @@ from typing import Literal, overload
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from polars_rankeval._typing import ArrowStreamExportable, FrameT, IntoFrame
 from polars_rankeval.inputs import as_frame
@@ -463,6 +462,8 @@ def interleaving_test(
         boot = (draws[:, 0] + draws[:, 2] / 2) / n - 0.5
         lower, upper = np.percentile(boot, [100 * alpha / 2, 100 * (1 - alpha / 2)])
         if test == "binomial":
+            from scipy import stats  # imported when used: it takes a second to import
+
             p_value = stats.binomtest(wa, wa + wb, 0.5).pvalue if wa + wb else 1.0
         else:
             p_value = min(1.0, 2 * min(np.mean(boot <= 0), np.mean(boot >= 0)))

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
 from polars_rankeval.engine.shape import (
     FACT,
@@ -230,6 +229,8 @@ def sums_within(terms: Sequence[np.ndarray], built: Built) -> np.ndarray:
     n_rows, n_rankings = len(built.ranking), len(built.row_count)
     if not terms:
         return np.zeros((n_rankings, 0))
+    from scipy import sparse  # imported when first used: it takes a while to import
+
     bounds = np.append(built.first_row, n_rows)
     ones = sparse.csr_matrix(
         (np.ones(n_rows), np.arange(n_rows), bounds), shape=(n_rankings, n_rows)

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
-from scipy.special import polygamma
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
@@ -491,6 +490,8 @@ def bpm_formula(f: Features, k: int, T: float, min_rel: int, max_rel: int) -> pl
 
 def trigamma(expr: pl.Expr) -> pl.Expr:
     """The trigamma function :math:`\\psi_1(x) = \\sum_{n \\ge 0} 1 / (x + n)^2` (scipy)."""
+    from scipy.special import polygamma  # imported when used: it takes a while to import
+
     return expr.cast(pl.Float64).map_batches(
         lambda s: pl.Series(s.name, polygamma(1, s.to_numpy()), dtype=pl.Float64),
         return_dtype=pl.Float64,
