@@ -120,6 +120,10 @@ def test_the_output_takes_mean_scores_and_compare(corpus) -> None:
     )
     table = pr.compare(per_query, "alpha_nDCG@10", baseline="sys0", test="t")
     assert table.height == 2 and table["p_value"].is_not_null().all()
+    shown = pr.report(per_query, baseline="sys0").frame.filter(measure="alpha_nDCG@10")
+    assert shown.sort("system")["mean"].to_list() == pytest.approx(
+        by_hand["alpha_nDCG@10"].to_list(), abs=1e-15
+    )
 
 
 def test_unknown_options_are_refused_by_name() -> None:
