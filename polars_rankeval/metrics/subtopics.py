@@ -58,6 +58,9 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from polars_rankeval.engine.rank import sort_order
+from polars_rankeval.validation import key_hash
+
 ALPHA = 0.5
 """ndeval's default redundancy penalty α (and the α of ERR_IA)."""
 BETA = 0.5
@@ -99,6 +102,7 @@ QUERY, RANKING, SUBTOPIC, DOC, RANK, GRADE = (
 """The columns :func:`score_rankings` reads: ranked rows ``RANKING, QUERY, DOC, RANK``,
 judgments ``QUERY, SUBTOPIC, DOC, GRADE``."""
 _Q, _K, _S, _D, _R, _G = QUERY, RANKING, SUBTOPIC, DOC, RANK, GRADE
+_SC, _H, _I = "__dv_sc", "__dv_h", "__dv_i"
 _NAME = re.compile(r"^(?P<name>[A-Za-z_\-]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>\d+))?$")
 
 
@@ -363,19 +367,56 @@ def _ideal_depth(m: DiversityMeasure, pairs: pl.DataFrame) -> int | None:
 
 
 def _relevant_pairs(judgments: pl.DataFrame, rel: int) -> pl.DataFrame:
-    """(query, subtopic, doc) of every relevant pair."""
-    relevant = judgments.filter(pl.col(_G) >= rel)
-    return relevant.select(_Q, _S, _D).unique()
+    """(query, subtopic, doc) of every relevant pair, and ``__dv_sc``: a number per
+    (query, subtopic)."""
+    relevant = judgments.filter(pl.col(_G) >= rel).select(_Q, _S, _D).unique()
+    return relevant.with_columns(pl.struct(_Q, _S).rank("dense").cast(pl.UInt32).alias(_SC))
 
 
 def _run_pairs(ranked: pl.DataFrame, pairs: pl.DataFrame, alpha: float) -> pl.DataFrame:
     """The relevant pairs of each ranking: ``_K, _Q, subtopic, rank, seen`` (c: the
-    documents above relevant to the same subtopic) and ``gain`` = (1 - α)^c."""
-    hits = ranked.join(pairs, on=[_Q, _D])
-    seen = (pl.col(_R).rank("ordinal").over(_K, _S) - 1).cast(pl.Float64)
-    return hits.select(_K, _Q, _S, _R, seen.alias("seen")).with_columns(
-        gain=pl.lit(1.0 - alpha).pow(pl.col("seen"))
-    )
+    documents above relevant to the same subtopic) and ``gain`` = (1 - α)^c.
+
+    The ranked rows meet the pairs on a 64-bit hash of (query, doc), and each match's
+    ids are then compared, so that a hash collision never pairs two documents.
+    """
+    keyed = key_hash([_Q, _D]).alias(_H)
+    rows = pl.int_range(pl.len(), dtype=pl.UInt32).alias(_I)
+    hits = ranked.select(_K, _R, keyed, rows).join(pairs.with_columns(keyed), on=_H)
+    at = hits.get_column(_I)
+    same = (ranked[_Q].gather(at) == hits[_Q]) & (ranked[_D].gather(at) == hits[_D])
+    hits = hits.filter(same)
+    seen = pl.Series("seen", _seen(hits[_K], hits[_SC], hits[_R]))
+    return hits.select(_K, _Q, _S, _R).with_columns(seen, gain=pl.lit(1.0 - alpha).pow(seen))
+
+
+def _seen(ranking: pl.Series, subtopic: pl.Series, rank: pl.Series) -> np.ndarray:
+    """For each pair, the pairs of the same ranking and subtopic at a smaller rank
+    (float64): its place in one sort of (ranking, subtopic, rank).
+
+    Examples
+    --------
+    >>> _seen(pl.Series([0, 0, 0, 1]), pl.Series([5, 5, 6, 5]), pl.Series([3, 1, 2, 1])).tolist()
+    [1.0, 0.0, 0.0, 0.0]
+    """
+    columns = [c.cast(pl.UInt64).to_numpy() for c in (ranking, subtopic, rank)]
+    widths = [int(c.max()).bit_length() if len(c) else 0 for c in columns]
+    if sum(widths) <= 64:  # one packed key: one sort of integers
+        key = np.zeros(len(columns[0]), np.uint64)
+        for c, w in zip(columns, widths, strict=True):
+            key = (key << np.uint64(w)) | c
+        order = sort_order(key)
+        group = key[order] >> np.uint64(widths[2])
+    else:
+        order = np.lexsort(columns[::-1])
+        group = columns[0][order] << np.uint64(32) | columns[1][order]
+    starts = np.ones(len(order), bool)
+    starts[1:] = group[1:] != group[:-1]
+    place = np.arange(len(order))
+    first = np.maximum.accumulate(np.where(starts, place, 0))
+    seen = np.empty(len(order))
+    seen[order] = place - first
+    return seen
 
 
 _IDEAL_CELLS = 1 << 24
