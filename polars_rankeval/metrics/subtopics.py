@@ -370,7 +370,8 @@ def _relevant_pairs(judgments: pl.DataFrame, rel: int) -> pl.DataFrame:
     """(query, subtopic, doc) of every relevant pair, and ``__dv_sc``: a number per
     (query, subtopic)."""
     relevant = judgments.filter(pl.col(_G) >= rel).select(_Q, _S, _D).unique()
-    return relevant.with_columns(pl.struct(_Q, _S).rank("dense").cast(pl.UInt32).alias(_SC))
+    subtopics = relevant.select(_Q, _S).unique().with_row_index(_SC)
+    return relevant.join(subtopics, on=[_Q, _S])
 
 
 def _run_pairs(ranked: pl.DataFrame, pairs: pl.DataFrame, alpha: float) -> pl.DataFrame:
