@@ -7,6 +7,8 @@ fresh process that reads the same Parquet files and returns the 21 measures of
 pyndeval's ``DEFAULT_MEASURES`` for every (system, query):
 
 - polars_rankeval: one ``pr.evaluate_diversity`` call over every system;
+- polars_rankeval, lazy: the same call on ``pl.scan_parquet`` with ``memory_limit="64MiB"``
+  (read in batches, scored bucket by bucket on disk);
 - pyndeval: its ``RelevanceEvaluator`` built once from the qrels (tuples), then
   ``evaluate`` per system, the run given as tuples from the Polars frame.
 
@@ -73,14 +75,19 @@ def make_data(directory: Path, systems: int, queries: int, depth: int, seed: int
     pl.concat(rows).write_parquet(directory / "qrels.parquet")
 
 
-def ours(directory: Path) -> dict[str, dict[str, float]]:
+def ours(directory: Path, lazy: bool = False) -> dict[str, dict[str, float]]:
     import polars_rankeval as pr
     from polars_rankeval.diversity import parse_diversity
 
-    run = pl.read_parquet(directory / "run.parquet")
     qrels = pl.read_parquet(directory / "qrels.parquet")
     names = {n: str(parse_diversity(n)) for n in NDEVAL}
-    out = pr.evaluate_diversity(run, qrels, list(names.values()))
+    if lazy:
+        run = pl.scan_parquet(directory / "run.parquet")
+        out = pr.evaluate_diversity(run, qrels, list(names.values()), memory_limit="64MiB")
+        out = out.collect()
+    else:
+        run = pl.read_parquet(directory / "run.parquet")
+        out = pr.evaluate_diversity(run, qrels, list(names.values()))
     return {f"{r['system']} {r['query']}": {n: r[c] for n, c in names.items()}
             for r in out.iter_rows(named=True)}  # fmt: skip
 
@@ -100,7 +107,7 @@ def peer(directory: Path) -> dict[str, dict[str, float]]:
 
 def worker(tool: str, directory: Path) -> None:
     start = time.perf_counter()
-    values = ours(directory) if tool == "polars_rankeval" else peer(directory)
+    values = peer(directory) if tool == "pyndeval" else ours(directory, lazy=tool.endswith("lazy"))
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     (directory / f"{tool}.json").write_text(json.dumps({"seconds": seconds, "values": values}))
@@ -124,15 +131,19 @@ def main() -> None:
         n = pl.scan_parquet(directory / "run.parquet").select(pl.len()).collect().item()
         print(f"{args.systems} systems x {args.queries:,} queries x {args.depth} docs: {n:,} rows")
         times = {}
-        for tool in ("polars_rankeval", "pyndeval"):
+        for tool in ("polars_rankeval", "polars_rankeval-lazy", "pyndeval"):
             cmd = [sys.executable, __file__, "--worker", tool, str(directory)]
             subprocess.run(cmd, check=True)
             times[tool] = json.loads((directory / f"{tool}.json").read_text())
-        a, b = times["polars_rankeval"]["values"], times["pyndeval"]["values"]
-        diff = max(abs(a[k][m] - b[k][m]) for k in b for m in NDEVAL if b[k][m] == b[k][m])
-        print(f"rankings compared: {len(b):,} (ours {len(a):,}); largest difference {diff:.1e}")
-        ratio = times["pyndeval"]["seconds"] / times["polars_rankeval"]["seconds"]
-        print(f"pyndeval / polars_rankeval: {ratio:.1f}x")
+        b = times["pyndeval"]["values"]
+        for tool in ("polars_rankeval", "polars_rankeval-lazy"):
+            a = times[tool]["values"]
+            diff = max(abs(a[k][m] - b[k][m]) for k in b for m in NDEVAL if b[k][m] == b[k][m])
+            ratio = times["pyndeval"]["seconds"] / times[tool]["seconds"]
+            print(
+                f"{tool}: rankings compared {len(b):,} (ours {len(a):,}), largest "
+                f"difference {diff:.1e}; pyndeval / {tool}: {ratio:.1f}x"
+            )
     print(f"load average after: {os.getloadavg()}")
 
 
