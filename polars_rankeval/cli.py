@@ -541,17 +541,22 @@ def cmd_report(args: argparse.Namespace) -> str:
 
 
 def cmd_explain(args: argparse.Namespace) -> str:
-    """``explain``: one measure under two conventions, per query, and why they differ."""
+    """``explain``: measures under two conventions, per query (or per cause), and why they
+    differ."""
     from polars_rankeval.explain import explain
 
+    if args.per == "cause" and args.differing:
+        raise CommandError("--differing selects queries: it goes with --per query, not --per cause")
     run, qrels = load_inputs(args.qrels, args.runs)
     if run["system"].n_unique() == 1:
         run = run.drop("system")
-    table = explain(run, qrels, args.measure, between=tuple(args.between))
+    measures = args.measure[0] if len(args.measure) == 1 else args.measure
+    table = explain(run, qrels, measures, between=tuple(args.between), per=args.per)
     if args.differing:
         table = table.filter(pl.col("causes").list.len() > 0)
+    lists = [c for c, t in table.schema.items() if isinstance(t, pl.List)]
     if args.format in ("csv", "markdown"):
-        table = table.with_columns(pl.col("causes").list.join("; "))
+        table = table.with_columns(pl.col(c).list.join("; ") for c in lists)
     return format_frame(table, args.format, decimals=None)
 
 
@@ -963,13 +968,25 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Score one measure under two conventions (presets: "
             + ", ".join(CONVENTIONS)
-            + ") and name, for each query whose values differ, the choices that cause it."
+            + ") and name, for each query whose values differ, the choices that cause it; "
+            "or (--per cause) how much each cause adds to the difference of the means."
         ),
     )
     p_explain.add_argument("qrels", help="qrels file (TREC 'qid iter docno rel', or .parquet/.csv)")
     p_explain.add_argument("runs", nargs=1, metavar="RUN", help="run file (TREC, or .parquet/.csv)")
     p_explain.add_argument(
-        "-m", "--measure", required=True, metavar="MEASURE", help="one measure, e.g. ndcg@10"
+        "-m",
+        "--measure",
+        required=True,
+        action="append",
+        metavar="MEASURE",
+        help="a measure, e.g. ndcg@10; repeatable",
+    )
+    p_explain.add_argument(
+        "--per",
+        choices=("query", "cause"),
+        default="query",
+        help="one row per query (default), or per cause: its share of the difference of the means",
     )
     p_explain.add_argument(
         "--between",

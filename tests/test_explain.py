@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import warnings
@@ -136,6 +137,31 @@ def test_cli_explain(tmp_path, capsys) -> None:
         "absent_queries: drop -> zero",
         "ties: doc_desc -> input",
     ]
+
+
+def test_cli_explain_takes_several_measures_and_per_cause(tmp_path, capsys) -> None:
+    """Repeated -m and --per cause print what pr.explain gives for the same call."""
+    run, qrels = random_data(3)
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.iter_rows()))
+    s1 = run.filter(system="s1").drop("system")
+    run_path.write_text("".join(f"{q} Q0 {d} 1 {v!r} s1\n" for q, d, v in s1.iter_rows()))
+    argv = ["explain", str(qrels_path), str(run_path), "-m", "AP", "-m", "ndcg@5",
+            "--between", "trec_eval-10", "ranx", "-f", "csv"]  # fmt: skip
+    assert main([*argv, "--per", "cause"]) == 0
+    printed = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    expected = pr.explain(s1, qrels, ["AP", "ndcg@5"], between=("trec_eval-10", "ranx"),
+                          per="cause")  # fmt: skip
+    assert printed.columns == expected.columns
+    assert printed["measure"].to_list() == expected["measure"].to_list()
+    assert printed["contribution"].to_list() == pytest.approx(
+        expected["contribution"].to_list(), abs=1e-9
+    )
+    assert main(argv) == 0
+    per_query = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    assert set(per_query["measure"]) == {"AP", "ndcg@5"}  # as asked
+    assert main([*argv, "--per", "cause", "--differing"]) == 1
+    assert "--per query" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- several measures
