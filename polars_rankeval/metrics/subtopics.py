@@ -232,14 +232,11 @@ def _group_values(
     in its order: one aggregation over the rankings' relevant pairs, and one over the
     ideal ranking's for the normalised measures."""
     pairs = shared.pairs(rel)
-    facts = pairs.group_by(_Q).agg(pl.col(_S).n_unique().cast(pl.Float64).alias("S"))
-    needs_rs = any(m.name == "AP_IA" for m in measures)
-    if needs_rs:
-        facts = facts.join(
-            pairs.group_by(_Q, _S).agg(pl.len().cast(pl.Float64).alias("R_s")), on=_Q
-        )
+    # per (query, subtopic) number: its relevant documents R_s and its query's subtopics S
+    facts = pairs.group_by(_SC).agg(pl.col(_Q).first(), pl.len().cast(pl.Float64).alias("R_s"))
+    facts = facts.with_columns(pl.len().over(_Q).cast(pl.Float64).alias("S"))
     raw = {str(m): _raw(NORMALISED.get(m.name, m.name), m, alpha) for m in measures}
-    hits = shared.hits(rel, alpha).join(facts, on=[_Q, _S] if needs_rs else _Q)
+    hits = shared.hits(rel, alpha).join(facts.select(_SC, "R_s", "S"), on=_SC)
     values = hits.group_by(_K).agg(e.alias(n) for n, e in raw.items())
     out = scored.join(values, on=_K, how="left", maintain_order="left")
     normalised = [m for m in measures if m.name in NORMALISED]
@@ -388,7 +385,7 @@ def _run_pairs(ranked: pl.DataFrame, pairs: pl.DataFrame, alpha: float) -> pl.Da
     same = (ranked[_Q].gather(at) == hits[_Q]) & (ranked[_D].gather(at) == hits[_D])
     hits = hits.filter(same)
     seen = pl.Series("seen", _seen(hits[_K], hits[_SC], hits[_R]))
-    return hits.select(_K, _Q, _S, _R).with_columns(seen, gain=pl.lit(1.0 - alpha).pow(seen))
+    return hits.select(_K, _Q, _S, _SC, _R).with_columns(seen, gain=pl.lit(1.0 - alpha).pow(seen))
 
 
 def _seen(ranking: pl.Series, subtopic: pl.Series, rank: pl.Series) -> np.ndarray:
