@@ -311,3 +311,25 @@ def test_causes_named_per_row_or_all_together() -> None:
         {"measure": "P@5", "query": "q1", "causes": ["ties", "judg"]},  # each alone: both
     ]
     assert _named_causes(differing.head(0), [], [])["causes"].to_list() == []
+
+
+def test_explain_names_the_recommender_libraries_definitions() -> None:
+    """RecBole's AP@k divides by min(k, R) where trec_eval's divides by R; RecTools'
+    nDCG@k takes its ideal over k positions whatever R: explain names each choice, and
+    a query whose only cause is AP.norm differs exactly by that divisor."""
+    run, qrels = random_data(3)
+    run = run.filter(system="s1").drop("system")
+    table = pr.explain(run, qrels, "AP@5", between=("trec_eval-10", "recbole"))
+    relevant = qrels.filter(pl.col("relevance") >= 1).group_by("query").len()
+    r = dict(relevant.iter_rows())
+    only_norm = table.filter(pl.col("causes") == ["AP.norm: (not set) -> min"])
+    assert only_norm.height >= 5
+    for row in only_norm.iter_rows(named=True):
+        assert r[row["query"]] > 5  # min(5, R) differs from R only past the cutoff
+        scaled = row["trec_eval-10"] * r[row["query"]] / 5
+        assert row["recbole"] == pytest.approx(scaled, abs=1e-12)
+    per_cause = pr.explain(run, qrels, "AP@5", between=("trec_eval-10", "recbole"), per="cause")
+    assert per_cause["contribution"].sum() == pytest.approx(per_cause["mean_difference"][0])
+    ndcg = pr.explain(run, qrels, "nDCG@5", between=("trec_eval-10", "rectools"))
+    causes = set(ndcg.explode("causes")["causes"].drop_nulls())
+    assert "nDCG.ideal: (not set) -> k" in causes
