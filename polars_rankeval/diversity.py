@@ -1,7 +1,7 @@
 r"""Diversity measures over subtopic qrels, through the one pipeline's ways in.
 
 :func:`evaluate_diversity` scores ndeval's novelty and diversity measures
-(:mod:`polars_rankeval.metrics.subtopics`: ``alpha_nDCG@k``, ``ERR_IA@k``,
+(:mod:`polars_rankeval.subtopics`: ``alpha_nDCG@k``, ``ERR_IA@k``,
 ``NRBP``, ``P_IA@k``, ``StRecall@k``, ...) as :func:`polars_rankeval.evaluate`
 scores the others: every system and segment of a run at once, with its data
 checks, ``depth`` and ``missing``, from a DataFrame, or from a LazyFrame read
@@ -40,7 +40,8 @@ from polars_rankeval.engine.rank import Groups
 from polars_rankeval.engine.scope import absent_rankings
 from polars_rankeval.engine.select import rank_order_of
 from polars_rankeval.inputs import as_frame
-from polars_rankeval.metrics.subtopics import (
+from polars_rankeval.options import Options, check_roles, segment_columns
+from polars_rankeval.subtopics import (
     ALIASES,
     PARAMS,
     DiversityMeasure,
@@ -49,25 +50,24 @@ from polars_rankeval.metrics.subtopics import (
     parse_diversity,
     score_rankings,
 )
-from polars_rankeval.metrics.subtopics import (
+from polars_rankeval.subtopics import (
     DOC as _D,
 )
-from polars_rankeval.metrics.subtopics import (
+from polars_rankeval.subtopics import (
     GRADE as _G,
 )
-from polars_rankeval.metrics.subtopics import (
+from polars_rankeval.subtopics import (
     QUERY as _Q,
 )
-from polars_rankeval.metrics.subtopics import (
+from polars_rankeval.subtopics import (
     RANK as _R,
 )
-from polars_rankeval.metrics.subtopics import (
+from polars_rankeval.subtopics import (
     RANKING as _K,
 )
-from polars_rankeval.metrics.subtopics import (
+from polars_rankeval.subtopics import (
     SUBTOPIC as _S,
 )
-from polars_rankeval.options import Options, check_roles, segment_columns
 from polars_rankeval.validation import (
     check_choice,
     check_columns,

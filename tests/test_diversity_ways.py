@@ -170,7 +170,7 @@ def test_the_normaliser_equals_its_sum_term_by_term(k) -> None:
 
 def test_the_ideal_as_joins_equals_the_dense_steps(monkeypatch) -> None:
     """Past its cells budget the greedy ideal runs as Polars joins: the same values."""
-    from polars_rankeval.metrics import subtopics
+    from polars_rankeval import subtopics
 
     run, qrels = systems_corpus(9)
     dense = pr.evaluate_diversity(run, qrels, NAMES, missing="zero")
