@@ -9,6 +9,7 @@ where it cannot be installed).
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -172,6 +173,33 @@ def test_auc_equal_rectools(seed: int, handling: str) -> None:
         for pap, name in ((True, "PAP"), (False, "PartialAUC")):
             column = got[str(pr.parse(f"{name}(insufficient_handling={handling})@{k}"))]
             same(peer.auc(reco, test, k, pap, handling), column)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", ["PAP", "PartialAUC"])
+def test_auc_raise_names_the_users_rectools_refuses(seed: int, name: str) -> None:
+    """insufficient_handling=raise refuses exactly the users RecTools' exclude leaves out
+    (rectools/metrics/auc.py _handle_insufficient_cases raises on them); without such a
+    user the values are those of ignore."""
+    log = random_log(seed)
+    reco, test = ranked(log["recs"]), pandas(log["test"])
+    qrels = log["test"].with_columns(relevance=pl.lit(1))
+    kw = dict(query=USER, doc=ITEM, missing="zero")
+    for k in CUTOFFS:
+        kept = peer.auc(reco, test, k, name == "PAP", "exclude").index
+        refused = sorted(set(peer.auc(reco, test, k, name == "PAP", "ignore").index) - set(kept))
+        measure = f"{name}(insufficient_handling=raise)@{k}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+            if refused:
+                count = f"{len(refused)} user{' has' if len(refused) == 1 else 's have'} fewer"
+                first = f"{{'{USER}': {refused[0]}}}"
+                with pytest.raises(ValueError, match=f"{re.escape(measure)} needs at least {k} "
+                                   f"non-relevant.*{count}: {re.escape(first)}"):  # fmt: skip
+                    pr.evaluate(log["recs"], qrels, [measure], **kw)
+            else:
+                got = pr.evaluate(log["recs"], qrels, [measure, f"{name}@{k}"], **kw)
+                assert got[measure].to_list() == got[f"{name}@{k}"].to_list()
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -15,6 +15,7 @@ accuracy measures do, through the engine's features.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -42,7 +43,7 @@ from polars_rankeval.lists import POS, RELEVANT
 TAIL_RATIO = 0.1
 """RecBole's default ``tail_ratio``: the 10% least interacted items are the tail."""
 DISTANCES = ("hamming", "cosine")
-INSUFFICIENT = ("ignore", "exclude")
+INSUFFICIENT = ("ignore", "exclude", "raise")
 
 
 # --------------------------------------------------------------------------- per-list values
@@ -334,7 +335,8 @@ def partial_auc_formula(
     relevant items down to it has :math:`r - h` non-relevant ones above it and adds
     :math:`\max(k - (r - h), 0)`; an unretrieved relevant item adds 0 (RecTools'
     ``insufficient_handling="ignore"``). ``"exclude"`` leaves out (null) a user with
-    fewer than k non-relevant recommendations and a relevant item not recommended.
+    fewer than k non-relevant recommendations and a relevant item not recommended;
+    ``"raise"`` refuses such a user with an error naming it (:func:`refuse_insufficient`).
     Hiranandani et al., ICML 2020.
     """
     hit = f.hit(rel_level)
@@ -347,11 +349,52 @@ def partial_auc_formula(
         k
     )
     value = pl.when(n_pos > 0).then(total / divisor).otherwise(0.0)
-    if insufficient == "exclude":
+    if insufficient in ("exclude", "raise"):
         hits = f.hits(rel_level)
         short = ((f.nret - hits) < k) & (n_pos > hits)
         value = pl.when(short).then(None).otherwise(value)
     return value
+
+
+def refuse_insufficient(scored: pl.DataFrame, measures: Sequence[object]) -> None:
+    """Raise for ``insufficient_handling="raise"`` (RecTools' ``InsufficientHandling.RAISE``,
+    ``rectools/metrics/auc.py`` ``_handle_insufficient_cases``): a user scored null by
+    such a measure has fewer than k non-relevant recommendations and a relevant item not
+    recommended. The error names the measure, how many users and the first of them.
+
+    Examples
+    --------
+    >>> from polars_rankeval.measures import parse
+    >>> scored = pl.DataFrame({"query": ["u1", "u2"], "PAP(insufficient_handling=raise)@2":
+    ...                        [0.5, None]})
+    >>> refuse_insufficient(scored, [parse("PAP(insufficient_handling=raise)@2")])
+    Traceback (most recent call last):
+    ...
+    ValueError: PAP(insufficient_handling=raise)@2 needs at least 2 non-relevant \
+recommendations for each user with a relevant item it does not recommend; 1 user has \
+fewer: {'query': 'u2'}. Recommend more items, or pass insufficient_handling=exclude \
+(leave such users out) or ignore (score them as they are).
+    """
+    names = {str(m) for m in measures}
+    for measure in measures:
+        if not isinstance(measure, Measure) or measure.get("insufficient_handling") != "raise":
+            continue
+        column = str(measure)
+        short = scored.filter(pl.col(column).is_null())
+        if short.height:
+            keys = short.select([c for c in short.columns if c not in names])
+            keys = keys.sort(keys.columns)
+            first = ", ".join(str(row) for row in keys.head(3).iter_rows(named=True))
+            more = f" and {short.height - 3} more" if short.height > 3 else ""
+            users = "user has" if short.height == 1 else "users have"
+            msg = (
+                f"{column} needs at least {measure.cutoff} non-relevant recommendations for "
+                "each user with a relevant item it does not recommend; "
+                f"{short.height} {users} fewer: {first}{more}. Recommend more items, or pass "
+                "insufficient_handling=exclude (leave such users out) or ignore (score them "
+                "as they are)."
+            )
+            raise ValueError(msg)
 
 
 # --------------------------------------------------------------------------- declarations
