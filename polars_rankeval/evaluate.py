@@ -28,6 +28,7 @@ from polars_rankeval.call import Call, check_per_ranking, prepare
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
+    lists_score_every_query,
     raise_absent_queries,
     warn_unjudged_queries,
     warn_unscored_queries,
@@ -335,6 +336,12 @@ def with_lists(
 
     def scored() -> pl.DataFrame:
         values = score_lists(run, qrels, call, side)
+        lists = [str(m) for m in call.list_measures]
+        judged = [str(m) for m in engine_call.measures]
+        with lists_score_every_query(lists, judged):
+            return call.finish(with_judged(values))
+
+    def with_judged(values: pl.DataFrame) -> pl.DataFrame:
         if engine_call.measures:
             if isinstance(run, pl.DataFrame):
                 q = qrels.collect() if isinstance(qrels, pl.LazyFrame) else qrels
@@ -347,7 +354,7 @@ def with_lists(
                 )  # fmt: skip
             values = values.with_columns(pl.col(k).cast(accuracy.schema[k]) for k in keys)
             values = accuracy.join(values, on=keys, how="full", coalesce=True, nulls_equal=True)
-        return call.finish(values)
+        return values
 
     if isinstance(run, pl.DataFrame):
         return scored()

@@ -438,3 +438,23 @@ def test_dask_scores_the_auc_measures_and_refuses_the_lists() -> None:
     assert there.sort(USER).equals(here.sort(USER))
     with pytest.raises(ValueError, match=r"Novelty@10 is a measure of each recommendation list"):
         prd.evaluate(log["recs"], qrels, ["Novelty@10"], **kw)
+
+
+def test_unscored_warning_says_what_each_measure_did() -> None:
+    """A user without test interactions: the judged measures leave it out (null), the
+    measures of lists score it; the warning says both, and only the judged when alone."""
+    log = random_log(1)
+    qrels = log["test"].with_columns(relevance=pl.lit(1))
+    kw = dict(query=USER, doc=ITEM, train=log["train"])
+    with pytest.warns(pr.UnscoredQueriesWarning) as caught:
+        got = pr.evaluate(log["recs"], qrels, ["nDCG@3", "Novelty@3"], **kw)
+    message = str(caught[0].message)
+    assert re.search(r"run queries have no qrels \(.*\), so nDCG@3 did not score them "
+                     r"\(null\), as trec_eval does; Novelty@3 did\.", message), message  # fmt: skip
+    unscored = got.filter(pl.col("nDCG@3").is_null())
+    assert unscored.height and unscored["Novelty@3"].is_not_null().all()
+    with pytest.warns(pr.UnscoredQueriesWarning, match=r"have no qrels and were not scored"):
+        pr.evaluate(log["recs"], qrels, ["nDCG@3"], **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pr.UnscoredQueriesWarning)  # lists alone score all
+        pr.evaluate(log["recs"], qrels, ["Novelty@3"], **kw)
