@@ -31,7 +31,14 @@ from polars_rankeval.catalogue import (
     required_k,
     with_n_rel,
 )
-from polars_rankeval.side import FEATURE, INTERACTIONS, ITEM_USERS, POP_RANK, VALUE
+from polars_rankeval.side import (
+    FEATURE,
+    INTERACTIONS,
+    ITEM_USERS,
+    PAIR_COLUMNS,
+    POP_RANK,
+    VALUE,
+)
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
@@ -42,7 +49,7 @@ from polars_rankeval.lists import POS, RELEVANT
 
 TAIL_RATIO = 0.1
 """RecBole's default ``tail_ratio``: the 10% least interacted items are the tail."""
-DISTANCES = ("hamming", "cosine")
+DISTANCES = ("hamming", "cosine", "jaccard", "table")
 INSUFFICIENT = ("ignore", "exclude", "raise")
 
 
@@ -125,10 +132,19 @@ def intra_list_diversity(measure: Measure, ls: Lists) -> pl.LazyFrame:
     per feature, without forming the pairs. ``distance="cosine"``: 1 - the cosine of
     the feature vectors, from the sum of the unit vectors,
     :math:`1 - (\lVert\sum_i \hat x_i\rVert^2 - m) / (m(m-1))`.
+    ``distance="jaccard"``: :math:`1 - |S_i \cap S_j| / |S_i \cup S_j|` over the sets
+    of (feature, value) pairs of the two items (0 when both are empty; multi-hot
+    features such as genres belong in the long shape, one row per feature an item
+    has). ``distance="table"``: the distances of a table of pairs given as
+    ``item_features`` (``item_a, item_b, distance``, either order); a pair the table
+    lacks is unknown, a repeated item is at distance 0 from itself.
     """
+    check_ild_input(measure, ls)
     k = measure.cutoff if isinstance(measure.cutoff, int) else None
     keys, doc = list(ls.keys), ls.doc
     rows = ls.at(k).select(*keys, doc)
+    if measure.setting("distance") in ("jaccard", "table"):
+        return _ild_of_pairs(measure, ls, ls.at(k).select(*keys, doc, POS))
     cosine = measure.setting("distance") == "cosine"
     features = ls.side.numeric_features if cosine else ls.side.features
     assert features is not None
@@ -171,6 +187,68 @@ def intra_list_diversity(measure: Measure, ls: Lists) -> pl.LazyFrame:
         .then(None)
         .otherwise(mean_distance.fill_null(0.0) if not cosine else mean_distance)
     )
+    return out.select(*keys, value.cast(pl.Float64).alias(str(measure)))
+
+
+def check_ild_input(measure: Measure, ls: Lists) -> None:
+    """Refuse ILD's distance on the wrong shape of ``item_features``: ``table`` reads a
+    table of pairs, the others the items' features."""
+    table = ls.side.distances is not None
+    if (measure.setting("distance") == "table") != table:
+        what = "a table of pairwise distances" if table else "the items' features"
+        needs = (
+            f"the items' features (wide, or long: {ls.doc!r}, 'feature', 'value')"
+            if table
+            else f"a table of pairs ({', '.join(repr(c) for c in PAIR_COLUMNS)})"
+        )
+        msg = f"{measure} reads {needs} as item_features; it was given {what}."
+        raise ValueError(msg)
+
+
+def _ild_of_pairs(measure: Measure, ls: Lists, rows: pl.LazyFrame) -> pl.LazyFrame:
+    """ILD over the pairs of each list's rows (``distance="jaccard"`` or ``"table"``):
+    ``rows`` hold the list keys, the item and its position."""
+    keys, doc = list(ls.keys), ls.doc
+    doc_type = rows.collect_schema()[doc]
+    if measure.setting("distance") == "table":
+        assert ls.side.distances is not None
+        a, b, d = PAIR_COLUMNS
+        table = ls.side.distances.select(pl.col(a).cast(doc_type), pl.col(b).cast(doc_type), d)
+        known = rows
+    else:
+        assert ls.side.features is not None
+        tokens = ls.side.features.select(doc, FEATURE, VALUE).unique()
+        sizes = tokens.group_by(doc).agg(pl.len().cast(pl.Float64).alias("__rk_size"))
+        known = rows.join(sizes, on=doc)
+    left = known.rename({doc: "__rk_a", POS: "__rk_pa"})
+    right = known.rename({doc: "__rk_b", POS: "__rk_pb"})
+    if "__rk_size" in known.collect_schema():
+        right = right.rename({"__rk_size": "__rk_size_b"})
+    pairs = left.join(right, on=keys, nulls_equal=True)
+    pairs = pairs.filter(pl.col("__rk_pa") < pl.col("__rk_pb"))
+    same = pl.col("__rk_a") == pl.col("__rk_b")
+    if measure.setting("distance") == "table":
+        pairs = pairs.join(
+            table.rename({a: "__rk_a", b: "__rk_b"}), on=["__rk_a", "__rk_b"], how="left"
+        )
+        distance = pl.when(same).then(0.0).otherwise(pl.col(d))
+    else:
+        placed = known.join(tokens, on=doc).select(*keys, POS, FEATURE, VALUE)
+        shared = placed.rename({POS: "__rk_pa"}).join(
+            placed.rename({POS: "__rk_pb"}), on=[*keys, FEATURE, VALUE], nulls_equal=True
+        )
+        shared = shared.filter(pl.col("__rk_pa") < pl.col("__rk_pb"))
+        inter = shared.group_by(*keys, "__rk_pa", "__rk_pb").agg(
+            pl.len().cast(pl.Float64).alias("__rk_inter")
+        )
+        pairs = pairs.join(inter, on=[*keys, "__rk_pa", "__rk_pb"], how="left", nulls_equal=True)
+        i = pl.col("__rk_inter").fill_null(0.0)
+        union = pl.col("__rk_size") + pl.col("__rk_size_b") - i
+        distance = pl.when(union > 0).then(1.0 - i / union).otherwise(0.0)
+    per_list = pairs.group_by(keys).agg(distance.mean().alias("__rk_d"))
+    n = rows.group_by(keys).agg(pl.len().alias("__rk_n"))
+    out = n.join(per_list, on=keys, how="left", nulls_equal=True)
+    value = pl.when(pl.col("__rk_n") < 2).then(0.0).otherwise(pl.col("__rk_d"))
     return out.select(*keys, value.cast(pl.Float64).alias(str(measure)))
 
 
@@ -453,7 +531,10 @@ declare(
     lambda x, c: _unsupported("ILD"),
     "optional",
     Param("distance", str, "hamming", DISTANCES),
-    summary="intra-list diversity: mean pairwise feature distance (hamming or cosine)",
+    summary=(
+        "intra-list diversity: mean pairwise distance (hamming, cosine or jaccard of the "
+        "item features, or a table of pairs)"
+    ),
     over_lists=intra_list_diversity,
     needs=_needs("item_features"),
     bounds=(0.0, float("inf")),
