@@ -232,7 +232,9 @@ def evaluate(
         bucket by bucket (see above); more memory means larger pieces and fewer
         of them, up to the whole input in one piece, as a DataFrame is scored.
         Qrels given as a DataFrame are in memory already: they are read where
-        they are and not counted.
+        they are and not counted. The measures of lists (``Novelty``, ``ILD``, ...)
+        are scored bucket by bucket of the queries past it, a DataFrame run's too
+        (:func:`polars_rankeval.recsys.list_buckets`).
     train, catalog, item_features
         The side inputs of the recommendation measures (docs/recsys.md): the
         training interactions (``query, doc``, the run's column names; RecTools'

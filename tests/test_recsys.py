@@ -331,7 +331,18 @@ def test_long_features_are_sparse() -> None:
 def test_every_way_in_gives_the_same_values(tmp_path) -> None:
     log = random_log(3)
     qrels = log["test"].with_columns(relevance=pl.lit(1))
-    names = ["Novelty@5", "ARP@5", "Serendipity@5", "ILD@5", "PAP@3", "nDCG@5"]
+    names = [
+        "Novelty@5",
+        "ARP@5",
+        "Serendipity@5",
+        "ILD@5",
+        "ILD(distance=jaccard)@5",
+        "TailShare@5",
+        "SufficientReco@5",
+        "UnrepeatedReco@5",
+        "PAP@3",
+        "nDCG@5",
+    ]
     kw = dict(query=USER, doc=ITEM, train=log["train"], catalog=log["catalog"],
               item_features=log["features"], missing="zero")  # fmt: skip
     frame = pr.evaluate(log["recs"], qrels, names, **kw)
@@ -339,9 +350,13 @@ def test_every_way_in_gives_the_same_values(tmp_path) -> None:
     log["recs"].write_parquet(path, row_group_size=20)
     lazy = pr.evaluate(pl.scan_parquet(path), qrels.lazy(), names, **kw, memory_limit=200_000)
     assert isinstance(lazy, pl.LazyFrame)
+    from polars_rankeval.recsys import list_buckets
+
+    assert list_buckets(log["recs"], 2_000) > 10  # the lists scored bucket by bucket
+    tiny = pr.evaluate(pl.scan_parquet(path), qrels.lazy(), names, **kw, memory_limit=2_000)
     side_lazy = {**kw, "train": log["train"].lazy(), "item_features": log["features"].lazy()}
     from_pandas = pr.evaluate(log["recs"].to_pandas(), qrels.to_pandas(), names, **side_lazy)
-    for other in (lazy.collect(), from_pandas):
+    for other in (lazy.collect(), tiny.collect(), from_pandas):
         assert other.columns == frame.columns
         for name in names:
             np.testing.assert_allclose(other[name].to_numpy(), frame[name].to_numpy(),
