@@ -15,7 +15,7 @@ accuracy measures do, through the engine's features.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -116,6 +116,57 @@ def tail_share(measure: Measure, ls: Lists) -> pl.LazyFrame:
     rows = rows.join(flagged, on=ls.doc, how="left")
     value = pl.col("__rk_tail").fill_null(0.0).mean().alias(str(measure))
     return rows.group_by(ls.keys).agg(value)
+
+
+HEAD_RATIO = 0.8
+"""Elliot's default ``pop_ratio``: the most popular items that take 80% of the training
+interactions are the short head, the others the long tail."""
+
+
+def elliot_long_tail(items: pl.LazyFrame, doc: str, pop_ratio: float) -> pl.LazyFrame:
+    r"""The long tail of the training log as Elliot defines it (``elliot/evaluation/
+    popularity.py``, ``Popularity.get_short_head`` and ``get_long_tail``).
+
+    The items sorted by their distinct training users :math:`|U_i|`, most first (equal
+    counts by item id ascending, for Elliot's internal item order), make the short head
+    while the users of the items before them sum to less than ``pop_ratio`` times all
+    the (user, item) pairs, :math:`\sum_{j < i} |U_j| < \rho \sum_j |U_j|`; the other
+    training items are the long tail (an item absent from the training log is in
+    neither).
+
+    Examples
+    --------
+    >>> items = pl.LazyFrame({"item": ["a", "b", "c", "d"], ITEM_USERS: [5, 3, 1, 1]})
+    >>> elliot_long_tail(items, "item", 0.8).collect()["item"].to_list()  # 5 + 3 >= 8
+    ['c', 'd']
+    """
+    users = pl.col(ITEM_USERS).cast(pl.Float64)
+    ordered = items.select(doc, ITEM_USERS).sort([ITEM_USERS, doc], descending=[True, False])
+    before = users.cum_sum() - users
+    head = before < pl.lit(pop_ratio) * users.sum()
+    return ordered.filter(~head).select(doc)
+
+
+def long_tail_items(measure: Measure, ls: Lists) -> pl.LazyFrame:
+    r"""Elliot's ``APLT`` (share) and ``ACLT`` (count) of long-tail items in a list.
+
+    .. math::
+        \mathrm{APLT@k} = rac{|\{i \in L_u\} \cap \Gamma|}{|L_u|}, \qquad
+        \mathrm{ACLT@k} = |\{i \in L_u\} \cap \Gamma|
+
+    over the distinct items of the list's top k and :math:`|L_u|` its rows, where
+    :math:`\Gamma` is :func:`elliot_long_tail` (Elliot's ``__user_aplt`` and
+    ``__user_aclt``, ``elliot/evaluation/metrics/bias/aplt/aplt.py``, ``aclt/aclt.py``;
+    Abdollahpouri et al., RecSys 2017 and FLAIRS 2019).
+    """
+    tail = elliot_long_tail(ls.popularity(), ls.doc, measure.setting("pop_ratio"))
+    flagged = tail.with_columns(pl.lit(True).alias("__rk_long"))
+    rows = ls.at(measure.cutoff if isinstance(measure.cutoff, int) else None)
+    rows = rows.join(flagged, on=ls.doc, how="left")
+    count = pl.col(ls.doc).filter(pl.col("__rk_long").fill_null(False)).n_unique()
+    count = count.cast(pl.Float64)
+    value = count / pl.len().cast(pl.Float64) if measure.name == "APLT" else count
+    return rows.group_by(ls.keys).agg(value.alias(str(measure)))
 
 
 def intra_list_diversity(measure: Measure, ls: Lists) -> pl.LazyFrame:
@@ -526,6 +577,28 @@ declare(
     aliases=("tailpercentage", "tail_percentage", "tailshare"),
     order=302,
 )
+
+
+def _no_expression(name: str) -> Callable[[Measure, Context], pl.Expr]:
+    return lambda x, c: _unsupported(name)
+
+
+for _name, _what, _bounds in (
+    ("APLT", "share of distinct long-tail items (Elliot APLT)", UNIT),
+    ("ACLT", "count of distinct long-tail items (Elliot ACLT)", (0.0, float("inf"))),
+):
+    declare(
+        _name,
+        _no_expression(_name),
+        "optional",
+        Param("pop_ratio", float, HEAD_RATIO),
+        summary=f"{_what} in the list; the short head takes pop_ratio of train's pairs",
+        over_lists=long_tail_items,
+        needs=_needs("train"),
+        bounds=_bounds,
+        aliases=(_name.lower(),),
+        order=310 if _name == "APLT" else 311,
+    )
 declare(
     "ILD",
     lambda x, c: _unsupported("ILD"),
