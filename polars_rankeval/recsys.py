@@ -36,9 +36,11 @@ from polars_rankeval.validation import (
 SIDE_INPUTS = ("train", "catalog", "item_features")
 
 
-LIST_ROW_BYTES = 400
+LIST_ROW_BYTES = 100
 """About what scoring the measures of lists holds per run row: the row with its
-position and per-item columns, and the group-bys' and joins' state. ``ILD`` with
+position and per-item columns, and the group-bys' and joins' state (measured:
+benchmarks/bench_recsys.py's 20 million rows took a peak of 1.7 GiB with ILD in one
+piece, reading included, about 90 bytes a row). ``ILD`` with
 ``distance=jaccard`` or ``table`` forms each list's pairs, (k - 1) / 2 rows per row of a
 list of k items, beyond this estimate."""
 
@@ -51,7 +53,7 @@ def list_buckets(run: pl.DataFrame | pl.LazyFrame, limit: int) -> int:
     Examples
     --------
     >>> run = pl.DataFrame({"query": ["u"] * 10})
-    >>> list_buckets(run, 1 << 30), list_buckets(run.lazy(), 1000)
+    >>> list_buckets(run, 1 << 30), list_buckets(run.lazy(), 300)
     (1, 4)
     """
     rows = run.height if isinstance(run, pl.DataFrame) else run.select(pl.len()).collect().item()
