@@ -376,6 +376,13 @@ _TOOLS: dict[str, dict[str, Any]] = {
                 "rows of -log2 of each item's share of the training rows (0 for an item "
                 "absent from them), which conventions='recommenders' does not reproduce; "
                 "Novelty is Castells' per-list mean over distinct training users (RecTools).",
+                "serendipity": "Microsoft Recommenders' serendipity weighs each item by 1 - "
+                "its mean co-occurrence cosine to the user's training items, which "
+                "conventions='recommenders' does not reproduce; Serendipity is RecTools'.",
+                "diversity": "Microsoft Recommenders' diversity is 1 - the mean co-occurrence "
+                "cosine of a list's pairs, which conventions='recommenders' does not "
+                "reproduce; ILD reads item features (hamming, cosine, jaccard) or a table "
+                "of pairwise distances (ILD(distance=table)).",
             }
         ),
         notes=(

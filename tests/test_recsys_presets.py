@@ -148,8 +148,9 @@ def test_tool_names_are_read_and_refused_by_preset() -> None:
     assert [str(m) for m in parsed] == ["P@10", "AP(norm=min)@10", "nDCG(gain=binary)@5"]
     with pytest.raises(ValueError, match=r"r_precision_at_k.*min\(k, \|R\|\)"):
         parse_measures(["r_precision_at_k@5"], conventions="recommenders")
-    with pytest.raises(ValueError, match=r"'novelty' under conventions='recommenders'"):
-        parse_measures(["novelty"], conventions="recommenders")
+    for name in ("novelty", "serendipity", "diversity"):
+        with pytest.raises(ValueError, match=f"'{name}' under conventions='recommenders'"):
+            parse_measures([name], conventions="recommenders")
     parsed = parse_measures(["AveragePrecision", "Precision", "NDCG"], conventions="lenskit")
     assert [str(m) for m in parsed] == [
         "AP(norm=retrieved)", "SetP", "nDCG(discount=clipped,gain=binary)"]  # fmt: skip
