@@ -39,7 +39,7 @@ Aggregate: TypeAlias = Literal["mean", "gmean", "sum"]
 """How one measure combines over queries."""
 Norm: TypeAlias = Literal["R", "min"]
 """The denominator of AP@k and R@k: |R|, or min(k, |R|)."""
-APNorm: TypeAlias = Literal["R", "min", "found", "k"]
+APNorm: TypeAlias = Literal["R", "min", "found", "k", "retrieved"]
 """The denominator of AP@k: |R| (trec_eval), min(k, |R|) (Spark), or the relevant
 documents found in the top k (torchmetrics)."""
 Rounding: TypeAlias = Literal["v9", "v10"]

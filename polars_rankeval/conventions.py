@@ -67,6 +67,8 @@ ConventionsName = Literal[
     "spark",
     "rectools",
     "recbole",
+    "lenskit",
+    "recommenders",
 ]
 
 
@@ -140,7 +142,9 @@ class Conventions:
     text}``: under ``"ranx"``, ``precision`` without a cutoff is over the whole ranking
     (``SetP``), not trec_eval's ``P`` that needs one, and ``recall`` is ``R`` over the
     whole ranking, not trec_eval's nine cutoffs. The parser reads them first, ranx's
-    ``-lN`` forms included (``precision-l2`` is ``SetP(rel=2)``)."""
+    ``-lN`` forms included (``precision-l2`` is ``SetP(rel=2)``). A key ``"name@"``
+    reads the name with a cutoff (under ``"recommenders"``, ``map_at_k@10`` is
+    ``AP(norm=min)@10``)."""
     refused_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """The tool's names whose measure these conventions do not reproduce, ``{name:
     why}``: the parser refuses them rather than give another tool's value."""
@@ -319,6 +323,82 @@ _TOOLS: dict[str, dict[str, Any]] = {
             "ItemCoverage, GiniIndex and ShannonEntropy come from pr.evaluate_catalog.",
         ),
     ),
+    "lenskit": dict(
+        version="2025.8.1",
+        tool="LensKit 2025.8: lenskit.metrics, ListMetric.measure_list per list",
+        ties="input",
+        measure_params=_params(
+            AP={"norm": "retrieved"},
+            P={"adaptive_k": True},
+            R={"norm": "min"},
+            nDCG={"gain": "binary", "discount": "clipped"},
+        ),
+        names=MappingProxyType(
+            {"AveragePrecision": "AP", "AveragePrecision@": "AP", "Precision": "SetP"}
+        ),
+        notes=(
+            "LensKit reads ordered item lists: pass order='rank' with their rank column "
+            "(equal scores keep the input order here).",
+            "LensKit measures every recommendation list, a user without test items against "
+            "an empty test list: Precision 0, the other measures NaN (AveragePrecision "
+            "divides by zero). Here such a user is left out of every measure, Precision "
+            "included (UnscoredQueriesWarning names them).",
+            "NDCG without a gain field gives every test item gain 1 (nDCG(gain=binary)); "
+            "with one (NDCG(gain='rating')) it is nDCG(discount=clipped) with the grades "
+            "as gains. Both discount rank i by log2(max(i, 2)) (LogRankWeight).",
+        ),
+    ),
+    "recommenders": dict(
+        version="1.2.1",
+        tool="Microsoft Recommenders 1.2.1: recommenders/evaluation/python_evaluation.py",
+        ties="input",
+        measure_params=_params(nDCG={"gain": "binary"}),
+        names=MappingProxyType(
+            {
+                "precision_at_k": "P@10",
+                "precision_at_k@": "P",
+                "recall_at_k": "R@10",
+                "recall_at_k@": "R",
+                "ndcg_at_k": "nDCG@10",
+                "ndcg_at_k@": "nDCG",
+                "map_at_k": "AP(norm=min)@10",
+                "map_at_k@": "AP(norm=min)",
+                "catalog_coverage": "CatalogCoverage(normalize=true)",
+                "distributional_coverage": "Entropy",
+            }
+        ),
+        refused_names=MappingProxyType(
+            {
+                "r_precision_at_k": "Microsoft Recommenders' r_precision_at_k counts the hits "
+                "in the top min(k, |R|) and divides by |R|, which no measure here "
+                "reproduces; ask for Rprec (trec_eval's R-precision).",
+                "novelty": "Microsoft Recommenders' novelty is a mean over all recommended "
+                "rows of -log2 of each item's share of the training rows (0 for an item "
+                "absent from them), which conventions='recommenders' does not reproduce; "
+                "Novelty is Castells' per-list mean over distinct training users (RecTools).",
+                "serendipity": "Microsoft Recommenders' serendipity weighs each item by 1 - "
+                "its mean co-occurrence cosine to the user's training items, which "
+                "conventions='recommenders' does not reproduce; Serendipity is RecTools'.",
+                "diversity": "Microsoft Recommenders' diversity is 1 - the mean co-occurrence "
+                "cosine of a list's pairs, which conventions='recommenders' does not "
+                "reproduce; ILD reads item features (hamming, cosine, jaccard) or a table "
+                "of pairwise distances (ILD(distance=table)).",
+            }
+        ),
+        notes=(
+            "Each function takes the top k of rating_pred by col_prediction with a pandas "
+            "sort (equal scores in input order) and averages over the users both frames "
+            "hold: a user without test interactions or without recommendations is left "
+            "out, as here.",
+            "ndcg_at_k's natural-log discount (discfun_type='loge') cancels in the ratio: "
+            "nDCG(gain=binary); score_type='raw' is nDCG and 'exp' nDCG(gain=exp).",
+            "map_at_k divides by min(|R|, k) (AP(norm=min)); map divides by |R| (AP@k).",
+            "The names without a cutoff take Recommenders' DEFAULT_K = 10. "
+            "catalog_coverage and distributional_coverage come from pr.evaluate_catalog, "
+            "with train's distinct items as the catalogue; diversity and serendipity "
+            "(item co-occurrence cosine) are not reproduced.",
+        ),
+    ),
 }
 
 
@@ -349,8 +429,8 @@ def get_conventions(conventions: str | Conventions | None = None) -> Conventions
     Traceback (most recent call last):
     ...
     ValueError: conventions must be one of 'trec_eval-10', 'trec_eval-9', 'ranx', \
-'ir_measures', 'sklearn', 'torchmetrics', 'spark', 'rectools', 'recbole'. Got 'trec_eval-8' \
-instead.
+'ir_measures', 'sklearn', 'torchmetrics', 'spark', 'rectools', 'recbole', 'lenskit', \
+'recommenders'. Got 'trec_eval-8' instead.
     """
     if isinstance(conventions, Conventions):
         return conventions
@@ -377,6 +457,9 @@ ROW_LABELS: Mapping[str, str] = MappingProxyType(
         "Judged.negative": "Judged@k: a negative grade is",
         "RR@.ties": "RR@k over equal scores",
         "nDCG.ideal": "nDCG ideal",
+        "nDCG.discount": "nDCG discount at rank i",
+        "P.adaptive_k": "P@k denominator",
+        "R.norm": "R@k denominator",
     }
 )
 """The label of each row of :func:`conventions_table` (a choice, or ``family.param``)."""
@@ -396,6 +479,7 @@ VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
             "min": "min(k, \\|R\\|)",
             "found": "relevant in the top k",
             "k": "k",
+            "retrieved": "min(\\|R\\|, retrieved in the top k)",
         },
         "nDCG.gain": {"linear": "grade", "exp": "2^grade − 1", "binary": "1 if relevant"},
         "nDCG.ties": {"ordered": "in rank order", "average": "gains averaged per tie group"},
@@ -404,6 +488,9 @@ VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
         "Judged.negative": {"unjudged": "unjudged", "judged": "judged"},
         "RR@.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
         "nDCG.ideal": {"qrels": "the qrels, sorted by gain", "k": "k documents of gain 1"},
+        "nDCG.discount": {"plus_one": "log2(i + 1)", "clipped": "log2(max(i, 2))"},
+        "P.adaptive_k": {False: "k", True: "min(k, retrieved)"},
+        "R.norm": {"R": "\\|R\\|", "min": "min(k, \\|R\\|)"},
     }
 )
 
@@ -427,6 +514,9 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "nDCG.gain": "linear",
         "ERR.max_grade": None,
         "nDCG.ideal": "qrels",
+        "nDCG.discount": "plus_one",
+        "P.adaptive_k": False,
+        "R.norm": "R",
         "Judged.ties": "ranked",
         "Judged.negative": "unjudged",
         "RR@.ties": "ranked",

@@ -28,6 +28,7 @@ from polars_rankeval.call import Call, check_per_ranking, prepare
 from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.engine import buckets
 from polars_rankeval.engine.outcome import (
+    lists_score_every_query,
     raise_absent_queries,
     warn_unjudged_queries,
     warn_unscored_queries,
@@ -231,7 +232,9 @@ def evaluate(
         bucket by bucket (see above); more memory means larger pieces and fewer
         of them, up to the whole input in one piece, as a DataFrame is scored.
         Qrels given as a DataFrame are in memory already: they are read where
-        they are and not counted.
+        they are and not counted. The measures of lists (``Novelty``, ``ILD``, ...)
+        are scored bucket by bucket of the queries past it, a DataFrame run's too
+        (:func:`polars_rankeval.recsys.list_buckets`).
     train, catalog, item_features
         The side inputs of the recommendation measures (docs/recsys.md): the
         training interactions (``query, doc``, the run's column names; RecTools'
@@ -335,6 +338,12 @@ def with_lists(
 
     def scored() -> pl.DataFrame:
         values = score_lists(run, qrels, call, side)
+        lists = [str(m) for m in call.list_measures]
+        judged = [str(m) for m in engine_call.measures]
+        with lists_score_every_query(lists, judged):
+            return call.finish(with_judged(values))
+
+    def with_judged(values: pl.DataFrame) -> pl.DataFrame:
         if engine_call.measures:
             if isinstance(run, pl.DataFrame):
                 q = qrels.collect() if isinstance(qrels, pl.LazyFrame) else qrels
@@ -347,7 +356,7 @@ def with_lists(
                 )  # fmt: skip
             values = values.with_columns(pl.col(k).cast(accuracy.schema[k]) for k in keys)
             values = accuracy.join(values, on=keys, how="full", coalesce=True, nulls_equal=True)
-        return call.finish(values)
+        return values
 
     if isinstance(run, pl.DataFrame):
         return scored()

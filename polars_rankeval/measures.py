@@ -211,11 +211,20 @@ def _tool_name(text: str, conventions: Conventions) -> str:
     --------
     >>> _tool_name("precision", get_conventions("ranx")), _tool_name("precision", get_conventions())
     ('SetP', 'precision')
+    >>> _tool_name("map_at_k@10", get_conventions("recommenders"))
+    'AP(norm=min)@10'
     """
-    if text in conventions.refused_names:
-        msg = f"{text!r} under conventions={conventions.name!r}: {conventions.refused_names[text]}"
-        raise ValueError(msg)
-    return conventions.names.get(text, text)
+    base, at, cutoff = text.partition("@")
+    for name in (text, base):
+        if name in conventions.refused_names:
+            why = conventions.refused_names[name]
+            msg = f"{text!r} under conventions={conventions.name!r}: {why}"
+            raise ValueError(msg)
+    if text in conventions.names:
+        return conventions.names[text]
+    if at and f"{base}@" in conventions.names:  # a name declared with a cutoff: map_at_k@10
+        return f"{conventions.names[base + '@']}@{cutoff}"
+    return text
 
 
 def _resolve_family(name: str) -> tuple[MeasureFamily, dict[str, Any]] | None:

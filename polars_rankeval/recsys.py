@@ -10,6 +10,7 @@ over the lists (:mod:`polars_rankeval.lists`), lazily.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ import polars as pl
 from polars_rankeval._typing import Order
 from polars_rankeval.call import Call, check_needs
 from polars_rankeval.catalogue import Measure
+from polars_rankeval.engine.buckets import query_bucket
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.lists import lists, score_catalog
 from polars_rankeval.lists import score_lists as lists_values
@@ -34,6 +36,30 @@ from polars_rankeval.validation import (
 SIDE_INPUTS = ("train", "catalog", "item_features")
 
 
+LIST_ROW_BYTES = 100
+"""About what scoring the measures of lists holds per run row: the row with its
+position and per-item columns, and the group-bys' and joins' state (measured:
+benchmarks/bench_recsys.py's 20 million rows took a peak of 1.7 GiB with ILD in one
+piece, reading included, about 90 bytes a row). ``ILD`` with
+``distance=jaccard`` or ``table`` forms each list's pairs, (k - 1) / 2 rows per row of a
+list of k items, beyond this estimate."""
+
+
+def list_buckets(run: pl.DataFrame | pl.LazyFrame, limit: int) -> int:
+    """How many buckets of queries the run's lists are scored in, so that each holds
+    about ``limit`` bytes (:data:`LIST_ROW_BYTES` a row); counting a LazyFrame's rows
+    reads it once.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"query": ["u"] * 10})
+    >>> list_buckets(run, 1 << 30), list_buckets(run.lazy(), 300)
+    (1, 4)
+    """
+    rows = run.height if isinstance(run, pl.DataFrame) else run.select(pl.len()).collect().item()
+    return max(1, math.ceil(rows * LIST_ROW_BYTES / limit))
+
+
 def score_lists(
     run: pl.DataFrame | pl.LazyFrame,
     qrels: pl.DataFrame | pl.LazyFrame,
@@ -41,26 +67,42 @@ def score_lists(
     side: dict[str, pl.DataFrame | pl.LazyFrame],
 ) -> pl.DataFrame:
     """The values of ``call``'s measures of lists for every list of ``run``: its keys
-    and one column per measure (null where a measure leaves the list out)."""
+    and one column per measure (null where a measure leaves the list out).
+
+    The side inputs are reduced once; the lists are scored bucket by bucket by a hash
+    of the query id (:func:`~polars_rankeval.engine.buckets.query_bucket`, as the
+    engine's buckets), as many buckets as ``call.memory_limit`` needs
+    (:func:`list_buckets`): a list's measures read its own rows and the side inputs'
+    totals only, so each bucket gives its lists' final values."""
     o = call.options
     measures = call.list_measures
     reads_qrels = any("qrels" in m.needs for m in measures)
-    ls = lists(
-        run.lazy(),
-        measures,
-        reduce_side(side, query=o.query, doc=o.doc),
-        keys=o.keys,
-        groups=[*o.by, *([o.system] if o.system else [])],
-        query=o.query,
-        doc=o.doc,
-        order=o.order,
-        score=o.score,
-        rank=o.rank,
-        qrels=qrels.lazy() if reads_qrels else None,
-        relevance=o.relevance,
-        rel_level=o.rel_level,
-    )
-    return lists_values(ls, measures).collect(engine="streaming")
+    reduced = reduce_side(side, query=o.query, doc=o.doc)
+    n_buckets = list_buckets(run, call.memory_limit)
+    values = []
+    for bucket in range(n_buckets):
+        where = query_bucket(o.query, n_buckets) == bucket
+        part = run.lazy() if n_buckets == 1 else run.lazy().filter(where)
+        judged = None
+        if reads_qrels:
+            judged = qrels.lazy() if n_buckets == 1 else qrels.lazy().filter(where)
+        ls = lists(
+            part,
+            measures,
+            reduced,
+            keys=o.keys,
+            groups=[*o.by, *([o.system] if o.system else [])],
+            query=o.query,
+            doc=o.doc,
+            order=o.order,
+            score=o.score,
+            rank=o.rank,
+            qrels=judged,
+            relevance=o.relevance,
+            rel_level=o.rel_level,
+        )
+        values.append(lists_values(ls, measures).collect(engine="streaming"))
+    return pl.concat(values) if len(values) > 1 else values[0]
 
 
 def evaluate_catalog(

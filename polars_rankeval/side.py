@@ -21,7 +21,9 @@ the table, has no known features (RecTools' ``PairwiseHammingDistanceCalculator`
 sets the distances of its pairs to NaN, which its mean skips). *Long*: the item
 column and the columns ``feature`` and ``value``, one row per item and feature it has;
 an item absent from the table has no known features, and a feature an item lacks
-differs from any value another item has (sparse features, such as genres).
+differs from any value another item has (sparse features, such as genres). *Pairs*:
+exactly the columns ``item_a``, ``item_b`` and ``distance``, the distance of each pair of
+items (``ILD(distance=table)`` reads it, in either order of the pair).
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ VALUE = "__rk_value"
 """The feature value of a long feature row (a string for Hamming, a float for cosine)."""
 LONG_FEATURES = ("feature", "value")
 """The columns that make ``item_features`` long: item, feature, value."""
+PAIR_COLUMNS = ("item_a", "item_b", "distance")
+"""The columns of ``item_features`` given as a table of pairwise distances."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,9 @@ class Side:
     wide: pl.LazyFrame | None = None
     """Wide features as given (``doc`` and one column per feature), the items with a
     missing value left out: Hamming reads them without a long form."""
+    distances: pl.LazyFrame | None = None
+    """``item_a, item_b, distance`` (Float64) in both orders of each pair, when
+    ``item_features`` is a table of pairwise distances (:data:`PAIR_COLUMNS`)."""
 
 
 def _frame(obj: Any, name: str) -> pl.DataFrame | pl.LazyFrame:
@@ -139,6 +146,12 @@ def check_side(
     if item_features is not None:
         frame = _frame(item_features, "item_features")
         schema = frame.lazy().collect_schema()
+        if set(schema.names()) == set(PAIR_COLUMNS):
+            if not schema["distance"].is_numeric():
+                msg = f"item_features' distance column must be numeric. Got {schema['distance']}."
+                raise ValueError(msg)
+            given["item_features"] = frame
+            return given
         check_columns(schema, {"doc": doc}, "item_features")
         if len(schema) < 2:
             msg = (
@@ -186,8 +199,39 @@ def reduce_side(given: dict[str, pl.DataFrame | pl.LazyFrame], *, query: str, do
         catalog = given["catalog"].lazy().select(pl.col(doc).n_unique())
         out["n_catalog"] = int(catalog.collect().item())
     if "item_features" in given:
-        out |= _long_features(given["item_features"].lazy(), doc)
+        features = given["item_features"].lazy()
+        if set(features.collect_schema().names()) == set(PAIR_COLUMNS):
+            out["distances"] = _pair_distances(features)
+        else:
+            out |= _long_features(features, doc)
     return Side(**out)
+
+
+def _pair_distances(pairs: pl.LazyFrame) -> pl.LazyFrame:
+    """The pairwise table in both orders of each pair, one distance per ordered pair; a
+    pair given twice with two distances is refused, naming it.
+
+    Examples
+    --------
+    >>> table = pl.DataFrame({"item_a": ["x"], "item_b": ["y"], "distance": [0.5]})
+    >>> _pair_distances(table.lazy()).collect().sort("item_a").rows()
+    [('x', 'y', 0.5), ('y', 'x', 0.5)]
+    """
+    a, b, d = PAIR_COLUMNS
+    one = pairs.select(a, b, pl.col(d).cast(pl.Float64))
+    both = pl.concat([one, one.select(pl.col(b).alias(a), pl.col(a).alias(b), d)])
+    both = both.unique()
+    clash = both.group_by(a, b).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
+    clash = clash.sort(a, b).head(1)
+    found = clash.collect()
+    if found.height:
+        x, y = found.row(0)[:2]
+        msg = (
+            f"item_features gives the pair ({x!r}, {y!r}) two distances (in one or both "
+            "orders): give each pair one distance."
+        )
+        raise ValueError(msg)
+    return both
 
 
 def _long_features(features: pl.LazyFrame, doc: str) -> dict[str, Any]:

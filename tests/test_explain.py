@@ -82,7 +82,8 @@ def test_explain_names_the_choice_each_query_shows(first: str, second: str) -> N
     causes = causes_of(table)
     named = set().union(*causes.values())
     assert named <= differ  # only choices on which the two presets differ
-    assert named, "every pair of presets differs on this run"
+    on_ndcg = {c for c in differ if "." not in c or c.startswith("nDCG.")}
+    assert named or not on_ndcg, "every pair of presets that differs on nDCG differs here"
     for query, choice in SHOWS.items():
         if choice in differ:  # the query's values differ, and its own choice is named
             assert choice in causes[query], (query, causes[query])

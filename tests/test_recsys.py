@@ -9,6 +9,7 @@ where it cannot be installed).
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -175,6 +176,33 @@ def test_auc_equal_rectools(seed: int, handling: str) -> None:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", ["PAP", "PartialAUC"])
+def test_auc_raise_names_the_users_rectools_refuses(seed: int, name: str) -> None:
+    """insufficient_handling=raise refuses exactly the users RecTools' exclude leaves out
+    (rectools/metrics/auc.py _handle_insufficient_cases raises on them); without such a
+    user the values are those of ignore."""
+    log = random_log(seed)
+    reco, test = ranked(log["recs"]), pandas(log["test"])
+    qrels = log["test"].with_columns(relevance=pl.lit(1))
+    kw = dict(query=USER, doc=ITEM, missing="zero")
+    for k in CUTOFFS:
+        kept = peer.auc(reco, test, k, name == "PAP", "exclude").index
+        refused = sorted(set(peer.auc(reco, test, k, name == "PAP", "ignore").index) - set(kept))
+        measure = f"{name}(insufficient_handling=raise)@{k}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+            if refused:
+                count = f"{len(refused)} user{' has' if len(refused) == 1 else 's have'} fewer"
+                first = f"{{'{USER}': {refused[0]}}}"
+                with pytest.raises(ValueError, match=f"{re.escape(measure)} needs at least {k} "
+                                   f"non-relevant.*{count}: {re.escape(first)}"):  # fmt: skip
+                    pr.evaluate(log["recs"], qrels, [measure], **kw)
+            else:
+                got = pr.evaluate(log["recs"], qrels, [measure, f"{name}@{k}"], **kw)
+                assert got[measure].to_list() == got[f"{name}@{k}"].to_list()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_catalogue_equal_rectools_recbole_recmetrics(seed: int) -> None:
     log = random_log(seed)
     reco = ranked(log["recs"])
@@ -303,7 +331,18 @@ def test_long_features_are_sparse() -> None:
 def test_every_way_in_gives_the_same_values(tmp_path) -> None:
     log = random_log(3)
     qrels = log["test"].with_columns(relevance=pl.lit(1))
-    names = ["Novelty@5", "ARP@5", "Serendipity@5", "ILD@5", "PAP@3", "nDCG@5"]
+    names = [
+        "Novelty@5",
+        "ARP@5",
+        "Serendipity@5",
+        "ILD@5",
+        "ILD(distance=jaccard)@5",
+        "TailShare@5",
+        "SufficientReco@5",
+        "UnrepeatedReco@5",
+        "PAP@3",
+        "nDCG@5",
+    ]
     kw = dict(query=USER, doc=ITEM, train=log["train"], catalog=log["catalog"],
               item_features=log["features"], missing="zero")  # fmt: skip
     frame = pr.evaluate(log["recs"], qrels, names, **kw)
@@ -311,9 +350,13 @@ def test_every_way_in_gives_the_same_values(tmp_path) -> None:
     log["recs"].write_parquet(path, row_group_size=20)
     lazy = pr.evaluate(pl.scan_parquet(path), qrels.lazy(), names, **kw, memory_limit=200_000)
     assert isinstance(lazy, pl.LazyFrame)
+    from polars_rankeval.recsys import list_buckets
+
+    assert list_buckets(log["recs"], 500) > 10  # the lists scored bucket by bucket
+    tiny = pr.evaluate(pl.scan_parquet(path), qrels.lazy(), names, **kw, memory_limit=500)
     side_lazy = {**kw, "train": log["train"].lazy(), "item_features": log["features"].lazy()}
     from_pandas = pr.evaluate(log["recs"].to_pandas(), qrels.to_pandas(), names, **side_lazy)
-    for other in (lazy.collect(), from_pandas):
+    for other in (lazy.collect(), tiny.collect(), from_pandas):
         assert other.columns == frame.columns
         for name in names:
             np.testing.assert_allclose(other[name].to_numpy(), frame[name].to_numpy(),
@@ -410,3 +453,23 @@ def test_dask_scores_the_auc_measures_and_refuses_the_lists() -> None:
     assert there.sort(USER).equals(here.sort(USER))
     with pytest.raises(ValueError, match=r"Novelty@10 is a measure of each recommendation list"):
         prd.evaluate(log["recs"], qrels, ["Novelty@10"], **kw)
+
+
+def test_unscored_warning_says_what_each_measure_did() -> None:
+    """A user without test interactions: the judged measures leave it out (null), the
+    measures of lists score it; the warning says both, and only the judged when alone."""
+    log = random_log(1)
+    qrels = log["test"].with_columns(relevance=pl.lit(1))
+    kw = dict(query=USER, doc=ITEM, train=log["train"])
+    with pytest.warns(pr.UnscoredQueriesWarning) as caught:
+        got = pr.evaluate(log["recs"], qrels, ["nDCG@3", "Novelty@3"], **kw)
+    message = str(caught[0].message)
+    assert re.search(r"run queries have no qrels \(.*\), so nDCG@3 did not score them "
+                     r"\(null\), as trec_eval does; Novelty@3 did\.", message), message  # fmt: skip
+    unscored = got.filter(pl.col("nDCG@3").is_null())
+    assert unscored.height and unscored["Novelty@3"].is_not_null().all()
+    with pytest.warns(pr.UnscoredQueriesWarning, match=r"have no qrels and were not scored"):
+        pr.evaluate(log["recs"], qrels, ["nDCG@3"], **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pr.UnscoredQueriesWarning)  # lists alone score all
+        pr.evaluate(log["recs"], qrels, ["Novelty@3"], **kw)

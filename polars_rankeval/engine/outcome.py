@@ -7,8 +7,17 @@ Spark): each piece counts, and the caller warns or raises once for the whole run
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import polars as pl
+
+_LISTS_SCORED: ContextVar[tuple[tuple[str, ...], tuple[str, ...]]] = ContextVar(
+    "lists_scored", default=((), ())
+)
+"""The measures of lists and the judged measures of the call being scored (see
+:func:`lists_score_every_query`)."""
 
 
 class UnscoredQueriesWarning(UserWarning):
@@ -65,10 +74,50 @@ def warn_unjudged_queries(unjudged: pl.Series) -> None:
           "as evaluate leaves out a run query without qrels")  # fmt: skip
 
 
+@contextmanager
+def lists_score_every_query(lists: Sequence[str], judged: Sequence[str]) -> Iterator[None]:
+    """Within it, :func:`warn_unscored_queries` says what is true of a call with measures
+    of lists: those score every list of the run, only the ``judged`` measures leave out a
+    query without qrels."""
+    token = _LISTS_SCORED.set((tuple(lists), tuple(judged)))
+    try:
+        yield
+    finally:
+        _LISTS_SCORED.reset(token)
+
+
 def warn_unscored_queries(no_qrels: pl.Series) -> None:
-    """Warn naming the run queries (one entry per ranking) that have no qrels, if any."""
-    _warn(no_qrels, "run queries have no qrels and were not scored",
-          "as trec_eval does. pr.coverage(run, qrels) lists them")  # fmt: skip
+    """Warn naming the run queries (one entry per ranking) that have no qrels, if any.
+
+    Examples
+    --------
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     with lists_score_every_query(["Novelty@10"], ["nDCG@10"]):
+    ...         warn_unscored_queries(pl.Series(["u7"]))
+    >>> print(caught[0].message)
+    1 run queries have no qrels (u7), so nDCG@10 did not score them (null), as trec_eval \
+does; Novelty@10 did. pr.coverage(run, qrels) lists them.
+    """
+    lists, judged = _LISTS_SCORED.get()
+    if not lists:
+        _warn(no_qrels, "run queries have no qrels and were not scored",
+              "as trec_eval does. pr.coverage(run, qrels) lists them")  # fmt: skip
+        return
+    if no_qrels.len():
+        shown = ", ".join(readable(no_qrels.unique(maintain_order=True).head(5)))
+        more = ", ..." if no_qrels.len() > 5 else ""
+        message = (
+            f"{no_qrels.len()} run queries have no qrels ({shown}{more}), so "
+            f"{_names(judged)} did not score them (null), as trec_eval does; "
+            f"{_names(lists)} did. pr.coverage(run, qrels) lists them."
+        )
+        warnings.warn(message, UnscoredQueriesWarning, stacklevel=4)
+
+
+def _names(measures: Sequence[str]) -> str:
+    """The first three of ``measures``, comma-separated."""
+    return ", ".join(measures[:3]) + (", ..." if len(measures) > 3 else "")
 
 
 def _warn(ids: pl.Series, what: str, why: str) -> None:

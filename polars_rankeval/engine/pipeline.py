@@ -36,6 +36,7 @@ from polars_rankeval.engine.select import (
     qrels_side,
 )
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
+from polars_rankeval.metrics.beyond import refuse_insufficient
 from polars_rankeval.validation import check_qrels_values, check_run_values
 
 NO_RELEVANT = "__rk_no_relevant"
@@ -263,6 +264,7 @@ def aggregate(
     features, values = formulas(tuple(measures), context, empty != "zero")
     per_ranking = features.evaluate(shape, values, facts, concurrent=concurrent)
     scored = shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
+    refuse_insufficient(scored, measures)
     if empty == "zero":
         return scored
     return empty_rankings(scored, [str(m) for m in measures if not m.summed], empty)

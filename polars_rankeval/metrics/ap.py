@@ -72,6 +72,10 @@ def average_precision(
         ``RetrievalMAP(top_k=k)``, ``torchmetrics/functional/retrieval/
         average_precision.py``), 0 when none is found. ``"k"``: divide by k
         (RecTools ``MAP(k, divide_by_k=True)``; the whole ranking needs a cutoff).
+        ``"retrieved"``: divide by min(|R|, n) where n is the number of documents
+        retrieved within the top k (the whole ranking without k): LensKit's
+        ``AveragePrecision`` (``lenskit/metrics/ranking/_map.py``, ``denom =
+        min(len(test), len(recs))`` over the truncated list).
 
     References
     ----------
@@ -87,6 +91,8 @@ def average_precision(
     True
     >>> judged.select(average_precision(3, norm="found")).item() == 1 / 2  # 1 found
     True
+    >>> judged.head(1).select(average_precision(3, norm="retrieved")).item()  # min(|R|, 1)
+    0.0
     """
     check_cutoff(k, "AP")
     check_choice("norm", norm, APNorm)
@@ -97,7 +103,11 @@ def average_precision(
         return safe_div(total, (hit & in_top(rank, k)).sum().cast(pl.Float64))
     if norm == "k":
         return safe_div(total, pl.lit(float(_cutoff_of_norm_k(k))))
-    return safe_div(total, normalizer(k, num_relevant(relevance, rel_level, n_rel), norm))
+    n_relevant = num_relevant(relevance, rel_level, n_rel)
+    if norm == "retrieved":
+        listed = in_top(rank, k).sum().cast(pl.Float64)
+        return safe_div(total, pl.min_horizontal(n_relevant, listed))
+    return safe_div(total, normalizer(k, n_relevant, norm))
 
 
 def _cutoff_of_norm_k(k: int | None) -> int:
@@ -118,6 +128,9 @@ def average_precision_formula(
         return safe_div(total, f.hits(rel_level, k))
     if norm == "k":
         return safe_div(total, f.constant(_cutoff_of_norm_k(k)))
+    if norm == "retrieved":
+        listed = f.nret if k is None else pl.min_horizontal(f.nret, f.constant(k))
+        return safe_div(total, pl.min_horizontal(f.nrel(rel_level), listed))
     return safe_div(total, normalizer(k, f.nrel(rel_level), norm))
 
 
@@ -131,7 +144,7 @@ declare(
     "optional",
     REL,
     AP_NORM,
-    summary="average precision (at k: |R| stays the denominator unless norm=min|found|k)",
+    summary="average precision (at k: |R| stays the denominator unless norm=min|found|k|retrieved)",
     reads=reads_relevant,
     formula=lambda x, f: average_precision_formula(
         f, optional_k(x), x.rel_level(f.ctx), x.setting("norm")

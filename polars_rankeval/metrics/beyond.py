@@ -15,6 +15,7 @@ accuracy measures do, through the engine's features.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,7 +31,14 @@ from polars_rankeval.catalogue import (
     required_k,
     with_n_rel,
 )
-from polars_rankeval.side import FEATURE, INTERACTIONS, ITEM_USERS, POP_RANK, VALUE
+from polars_rankeval.side import (
+    FEATURE,
+    INTERACTIONS,
+    ITEM_USERS,
+    PAIR_COLUMNS,
+    POP_RANK,
+    VALUE,
+)
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Features
@@ -41,8 +49,8 @@ from polars_rankeval.lists import POS, RELEVANT
 
 TAIL_RATIO = 0.1
 """RecBole's default ``tail_ratio``: the 10% least interacted items are the tail."""
-DISTANCES = ("hamming", "cosine")
-INSUFFICIENT = ("ignore", "exclude")
+DISTANCES = ("hamming", "cosine", "jaccard", "table")
+INSUFFICIENT = ("ignore", "exclude", "raise")
 
 
 # --------------------------------------------------------------------------- per-list values
@@ -110,6 +118,57 @@ def tail_share(measure: Measure, ls: Lists) -> pl.LazyFrame:
     return rows.group_by(ls.keys).agg(value)
 
 
+HEAD_RATIO = 0.8
+"""Elliot's default ``pop_ratio``: the most popular items that take 80% of the training
+interactions are the short head, the others the long tail."""
+
+
+def elliot_long_tail(items: pl.LazyFrame, doc: str, pop_ratio: float) -> pl.LazyFrame:
+    r"""The long tail of the training log as Elliot defines it (``elliot/evaluation/
+    popularity.py``, ``Popularity.get_short_head`` and ``get_long_tail``).
+
+    The items sorted by their distinct training users :math:`|U_i|`, most first (equal
+    counts by item id ascending, for Elliot's internal item order), make the short head
+    while the users of the items before them sum to less than ``pop_ratio`` times all
+    the (user, item) pairs, :math:`\sum_{j < i} |U_j| < \rho \sum_j |U_j|`; the other
+    training items are the long tail (an item absent from the training log is in
+    neither).
+
+    Examples
+    --------
+    >>> items = pl.LazyFrame({"item": ["a", "b", "c", "d"], ITEM_USERS: [5, 3, 1, 1]})
+    >>> elliot_long_tail(items, "item", 0.8).collect()["item"].to_list()  # 5 + 3 >= 8
+    ['c', 'd']
+    """
+    users = pl.col(ITEM_USERS).cast(pl.Float64)
+    ordered = items.select(doc, ITEM_USERS).sort([ITEM_USERS, doc], descending=[True, False])
+    before = users.cum_sum() - users
+    head = before < pl.lit(pop_ratio) * users.sum()
+    return ordered.filter(~head).select(doc)
+
+
+def long_tail_items(measure: Measure, ls: Lists) -> pl.LazyFrame:
+    r"""Elliot's ``APLT`` (share) and ``ACLT`` (count) of long-tail items in a list.
+
+    .. math::
+        \mathrm{APLT@k} = rac{|\{i \in L_u\} \cap \Gamma|}{|L_u|}, \qquad
+        \mathrm{ACLT@k} = |\{i \in L_u\} \cap \Gamma|
+
+    over the distinct items of the list's top k and :math:`|L_u|` its rows, where
+    :math:`\Gamma` is :func:`elliot_long_tail` (Elliot's ``__user_aplt`` and
+    ``__user_aclt``, ``elliot/evaluation/metrics/bias/aplt/aplt.py``, ``aclt/aclt.py``;
+    Abdollahpouri et al., RecSys 2017 and FLAIRS 2019).
+    """
+    tail = elliot_long_tail(ls.popularity(), ls.doc, measure.setting("pop_ratio"))
+    flagged = tail.with_columns(pl.lit(True).alias("__rk_long"))
+    rows = ls.at(measure.cutoff if isinstance(measure.cutoff, int) else None)
+    rows = rows.join(flagged, on=ls.doc, how="left")
+    count = pl.col(ls.doc).filter(pl.col("__rk_long").fill_null(False)).n_unique()
+    count = count.cast(pl.Float64)
+    value = count / pl.len().cast(pl.Float64) if measure.name == "APLT" else count
+    return rows.group_by(ls.keys).agg(value.alias(str(measure)))
+
+
 def intra_list_diversity(measure: Measure, ls: Lists) -> pl.LazyFrame:
     r"""Mean distance between the pairs of items of a list (RecTools ``IntraListDiversity``).
 
@@ -124,10 +183,19 @@ def intra_list_diversity(measure: Measure, ls: Lists) -> pl.LazyFrame:
     per feature, without forming the pairs. ``distance="cosine"``: 1 - the cosine of
     the feature vectors, from the sum of the unit vectors,
     :math:`1 - (\lVert\sum_i \hat x_i\rVert^2 - m) / (m(m-1))`.
+    ``distance="jaccard"``: :math:`1 - |S_i \cap S_j| / |S_i \cup S_j|` over the sets
+    of (feature, value) pairs of the two items (0 when both are empty; multi-hot
+    features such as genres belong in the long shape, one row per feature an item
+    has). ``distance="table"``: the distances of a table of pairs given as
+    ``item_features`` (``item_a, item_b, distance``, either order); a pair the table
+    lacks is unknown, a repeated item is at distance 0 from itself.
     """
+    check_ild_input(measure, ls)
     k = measure.cutoff if isinstance(measure.cutoff, int) else None
     keys, doc = list(ls.keys), ls.doc
     rows = ls.at(k).select(*keys, doc)
+    if measure.setting("distance") in ("jaccard", "table"):
+        return _ild_of_pairs(measure, ls, ls.at(k).select(*keys, doc, POS))
     cosine = measure.setting("distance") == "cosine"
     features = ls.side.numeric_features if cosine else ls.side.features
     assert features is not None
@@ -170,6 +238,68 @@ def intra_list_diversity(measure: Measure, ls: Lists) -> pl.LazyFrame:
         .then(None)
         .otherwise(mean_distance.fill_null(0.0) if not cosine else mean_distance)
     )
+    return out.select(*keys, value.cast(pl.Float64).alias(str(measure)))
+
+
+def check_ild_input(measure: Measure, ls: Lists) -> None:
+    """Refuse ILD's distance on the wrong shape of ``item_features``: ``table`` reads a
+    table of pairs, the others the items' features."""
+    table = ls.side.distances is not None
+    if (measure.setting("distance") == "table") != table:
+        what = "a table of pairwise distances" if table else "the items' features"
+        needs = (
+            f"the items' features (wide, or long: {ls.doc!r}, 'feature', 'value')"
+            if table
+            else f"a table of pairs ({', '.join(repr(c) for c in PAIR_COLUMNS)})"
+        )
+        msg = f"{measure} reads {needs} as item_features; it was given {what}."
+        raise ValueError(msg)
+
+
+def _ild_of_pairs(measure: Measure, ls: Lists, rows: pl.LazyFrame) -> pl.LazyFrame:
+    """ILD over the pairs of each list's rows (``distance="jaccard"`` or ``"table"``):
+    ``rows`` hold the list keys, the item and its position."""
+    keys, doc = list(ls.keys), ls.doc
+    doc_type = rows.collect_schema()[doc]
+    if measure.setting("distance") == "table":
+        assert ls.side.distances is not None
+        a, b, d = PAIR_COLUMNS
+        table = ls.side.distances.select(pl.col(a).cast(doc_type), pl.col(b).cast(doc_type), d)
+        known = rows
+    else:
+        assert ls.side.features is not None
+        tokens = ls.side.features.select(doc, FEATURE, VALUE).unique()
+        sizes = tokens.group_by(doc).agg(pl.len().cast(pl.Float64).alias("__rk_size"))
+        known = rows.join(sizes, on=doc)
+    left = known.rename({doc: "__rk_a", POS: "__rk_pa"})
+    right = known.rename({doc: "__rk_b", POS: "__rk_pb"})
+    if "__rk_size" in known.collect_schema():
+        right = right.rename({"__rk_size": "__rk_size_b"})
+    pairs = left.join(right, on=keys, nulls_equal=True)
+    pairs = pairs.filter(pl.col("__rk_pa") < pl.col("__rk_pb"))
+    same = pl.col("__rk_a") == pl.col("__rk_b")
+    if measure.setting("distance") == "table":
+        pairs = pairs.join(
+            table.rename({a: "__rk_a", b: "__rk_b"}), on=["__rk_a", "__rk_b"], how="left"
+        )
+        distance = pl.when(same).then(0.0).otherwise(pl.col(d))
+    else:
+        placed = known.join(tokens, on=doc).select(*keys, POS, FEATURE, VALUE)
+        shared = placed.rename({POS: "__rk_pa"}).join(
+            placed.rename({POS: "__rk_pb"}), on=[*keys, FEATURE, VALUE], nulls_equal=True
+        )
+        shared = shared.filter(pl.col("__rk_pa") < pl.col("__rk_pb"))
+        inter = shared.group_by(*keys, "__rk_pa", "__rk_pb").agg(
+            pl.len().cast(pl.Float64).alias("__rk_inter")
+        )
+        pairs = pairs.join(inter, on=[*keys, "__rk_pa", "__rk_pb"], how="left", nulls_equal=True)
+        i = pl.col("__rk_inter").fill_null(0.0)
+        union = pl.col("__rk_size") + pl.col("__rk_size_b") - i
+        distance = pl.when(union > 0).then(1.0 - i / union).otherwise(0.0)
+    per_list = pairs.group_by(keys).agg(distance.mean().alias("__rk_d"))
+    n = rows.group_by(keys).agg(pl.len().alias("__rk_n"))
+    out = n.join(per_list, on=keys, how="left", nulls_equal=True)
+    value = pl.when(pl.col("__rk_n") < 2).then(0.0).otherwise(pl.col("__rk_d"))
     return out.select(*keys, value.cast(pl.Float64).alias(str(measure)))
 
 
@@ -334,7 +464,8 @@ def partial_auc_formula(
     relevant items down to it has :math:`r - h` non-relevant ones above it and adds
     :math:`\max(k - (r - h), 0)`; an unretrieved relevant item adds 0 (RecTools'
     ``insufficient_handling="ignore"``). ``"exclude"`` leaves out (null) a user with
-    fewer than k non-relevant recommendations and a relevant item not recommended.
+    fewer than k non-relevant recommendations and a relevant item not recommended;
+    ``"raise"`` refuses such a user with an error naming it (:func:`refuse_insufficient`).
     Hiranandani et al., ICML 2020.
     """
     hit = f.hit(rel_level)
@@ -347,11 +478,52 @@ def partial_auc_formula(
         k
     )
     value = pl.when(n_pos > 0).then(total / divisor).otherwise(0.0)
-    if insufficient == "exclude":
+    if insufficient in ("exclude", "raise"):
         hits = f.hits(rel_level)
         short = ((f.nret - hits) < k) & (n_pos > hits)
         value = pl.when(short).then(None).otherwise(value)
     return value
+
+
+def refuse_insufficient(scored: pl.DataFrame, measures: Sequence[object]) -> None:
+    """Raise for ``insufficient_handling="raise"`` (RecTools' ``InsufficientHandling.RAISE``,
+    ``rectools/metrics/auc.py`` ``_handle_insufficient_cases``): a user scored null by
+    such a measure has fewer than k non-relevant recommendations and a relevant item not
+    recommended. The error names the measure, how many users and the first of them.
+
+    Examples
+    --------
+    >>> from polars_rankeval.measures import parse
+    >>> scored = pl.DataFrame({"query": ["u1", "u2"], "PAP(insufficient_handling=raise)@2":
+    ...                        [0.5, None]})
+    >>> refuse_insufficient(scored, [parse("PAP(insufficient_handling=raise)@2")])
+    Traceback (most recent call last):
+    ...
+    ValueError: PAP(insufficient_handling=raise)@2 needs at least 2 non-relevant \
+recommendations for each user with a relevant item it does not recommend; 1 user has \
+fewer: {'query': 'u2'}. Recommend more items, or pass insufficient_handling=exclude \
+(leave such users out) or ignore (score them as they are).
+    """
+    names = {str(m) for m in measures}
+    for measure in measures:
+        if not isinstance(measure, Measure) or measure.get("insufficient_handling") != "raise":
+            continue
+        column = str(measure)
+        short = scored.filter(pl.col(column).is_null())
+        if short.height:
+            keys = short.select([c for c in short.columns if c not in names])
+            keys = keys.sort(keys.columns)
+            first = ", ".join(str(row) for row in keys.head(3).iter_rows(named=True))
+            more = f" and {short.height - 3} more" if short.height > 3 else ""
+            users = "user has" if short.height == 1 else "users have"
+            msg = (
+                f"{column} needs at least {measure.cutoff} non-relevant recommendations for "
+                "each user with a relevant item it does not recommend; "
+                f"{short.height} {users} fewer: {first}{more}. Recommend more items, or pass "
+                "insufficient_handling=exclude (leave such users out) or ignore (score them "
+                "as they are)."
+            )
+            raise ValueError(msg)
 
 
 # --------------------------------------------------------------------------- declarations
@@ -405,12 +577,37 @@ declare(
     aliases=("tailpercentage", "tail_percentage", "tailshare"),
     order=302,
 )
+
+
+def _no_expression(name: str) -> Callable[[Measure, Context], pl.Expr]:
+    return lambda x, c: _unsupported(name)
+
+
+for _name, _what, _bounds in (
+    ("APLT", "share of distinct long-tail items (Elliot APLT)", UNIT),
+    ("ACLT", "count of distinct long-tail items (Elliot ACLT)", (0.0, float("inf"))),
+):
+    declare(
+        _name,
+        _no_expression(_name),
+        "optional",
+        Param("pop_ratio", float, HEAD_RATIO),
+        summary=f"{_what} in the list; the short head takes pop_ratio of train's pairs",
+        over_lists=long_tail_items,
+        needs=_needs("train"),
+        bounds=_bounds,
+        aliases=(_name.lower(),),
+        order=310 if _name == "APLT" else 311,
+    )
 declare(
     "ILD",
     lambda x, c: _unsupported("ILD"),
     "optional",
     Param("distance", str, "hamming", DISTANCES),
-    summary="intra-list diversity: mean pairwise feature distance (hamming or cosine)",
+    summary=(
+        "intra-list diversity: mean pairwise distance (hamming, cosine or jaccard of the "
+        "item features, or a table of pairs)"
+    ),
     over_lists=intra_list_diversity,
     needs=_needs("item_features"),
     bounds=(0.0, float("inf")),

@@ -44,8 +44,17 @@ if TYPE_CHECKING:
 Gains = Mapping[int, float]
 
 
-def discount(position: pl.Expr) -> pl.Expr:
-    """log2(position + 1), the standard DCG discount (C's ``log2``, as trec_eval)."""
+DISCOUNTS = ("plus_one", "clipped")
+"""DCG's discounts: ``"plus_one"``, :math:`\\log_2(i + 1)` (trec_eval, Burges et al.), or
+``"clipped"``, :math:`\\log_2 \\max(i, 2)` (Järvelin and Kekäläinen's, the first two
+positions both discounted by :math:`\\log_2 2 = 1`; LensKit's ``LogRankWeight``)."""
+
+
+def discount(position: pl.Expr, kind: str = "plus_one") -> pl.Expr:
+    """log2(position + 1), the standard DCG discount (C's ``log2``, as trec_eval), or with
+    ``kind="clipped"`` log2(max(position, 2)) (see :data:`DISCOUNTS`)."""
+    if kind == "clipped":
+        return log2(position.cast(pl.Float64).clip(lower_bound=2.0))
     return log2(position.cast(pl.Float64) + 1.0)
 
 

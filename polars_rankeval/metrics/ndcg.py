@@ -29,14 +29,20 @@ from polars_rankeval.metrics._common import (
     row_position,
     safe_div,
 )
-from polars_rankeval.metrics.gain import discount, grade_gain, ideal_gains
+from polars_rankeval.metrics.gain import DISCOUNTS, discount, grade_gain, ideal_gains
 from polars_rankeval.validation import check_choice
 
 if TYPE_CHECKING:
     from polars_rankeval.engine.features import Built, Features
 
 
-def dcg(k: int | None = None, *, rank: IntoExpr = "rank", gain: IntoExpr = "relevance") -> pl.Expr:
+def dcg(
+    k: int | None = None,
+    *,
+    rank: IntoExpr = "rank",
+    gain: IntoExpr = "relevance",
+    discount_kind: str = "plus_one",
+) -> pl.Expr:
     r"""Discounted cumulative gain of the ranking, cut at k.
 
     .. math:: DCG@k = \sum_{i=1}^{k} \frac{g_i}{\log_2(i + 1)}
@@ -45,10 +51,12 @@ def dcg(k: int | None = None, *, rank: IntoExpr = "rank", gain: IntoExpr = "rele
     gains count as 0.
     """
     g = col(gain).cast(pl.Float64).clip(lower_bound=0.0).fill_null(0.0)
-    return (g / discount(col(rank))).filter(in_top(rank, k)).sum()
+    return (g / discount(col(rank), discount_kind)).filter(in_top(rank, k)).sum()
 
 
-def ideal_dcg(k: int | None = None, *, gain: IntoExpr = "relevance") -> pl.Expr:
+def ideal_dcg(
+    k: int | None = None, *, gain: IntoExpr = "relevance", discount_kind: str = "plus_one"
+) -> pl.Expr:
     r"""DCG of the ideal ranking: every positive gain of the query, sorted descending.
 
     The query's rows include judged documents that were not retrieved, so the
@@ -56,7 +64,7 @@ def ideal_dcg(k: int | None = None, *, gain: IntoExpr = "relevance") -> pl.Expr:
     gains that are not positive sort last, as 0, so each position's discount
     is its row number in the group (no per-group count is needed).
     """
-    ideal = ideal_gains(col(gain).cast(pl.Float64)) / discount(row_position())
+    ideal = ideal_gains(col(gain).cast(pl.Float64)) / discount(row_position(), discount_kind)
     return (ideal if k is None else ideal.head(k)).sum()
 
 
@@ -71,6 +79,7 @@ def ndcg(
     binary_level: int | None = None,
     rel_level: int | None = None,
     ideal: Literal["qrels", "k"] = "qrels",
+    discount_kind: Literal["plus_one", "clipped"] = "plus_one",
 ) -> pl.Expr:
     r"""Normalised DCG (trec_eval ``ndcg``; with k, ``ndcg_cut_k``).
 
@@ -101,6 +110,13 @@ def ndcg(
     finds the groups from the run's scores; a judged table's ranks hold no ties, so
     here each rank is a group of one and the value is the ordered one.
 
+    ``discount_kind="clipped"`` (``nDCG(discount=clipped)@k``) discounts position i by
+    :math:`\log_2 \max(i, 2)`, Järvelin and Kekäläinen's original discount (the first
+    two positions undiscounted), in the ranking and in the ideal ranking: LensKit's
+    ``NDCG`` (``lenskit/metrics/ranking/_dcg.py`` with ``_weighting.py``
+    ``LogRankWeight``, whose default clips the rank at 2); with ``ties="average"`` a tie
+    group's positions are averaged over these discounts.
+
     ``rel_level`` gives grades below it no gain, in the ranking and in the
     ideal ranking alike: ranx's ``ndcg@k-l2`` (``nDCG(rel=2)@k``; ranx
     ``ranx/metrics/ndcg.py`` ``_dcg`` keeps only the qrels of grade >=
@@ -127,20 +143,25 @@ def ndcg(
     check_cutoff(k, "nDCG")
     check_choice("ties", ties, ("ordered", "average"))
     check_choice("ideal", ideal, IDEALS)
+    check_choice("discount", discount_kind, DISCOUNTS)
+    d = discount_kind
     if binary_level is not None:
         g = (col(relevance) >= binary_level).fill_null(False).cast(pl.Float64)
-        top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
+        top = (g / discount(col(rank), d)).filter(in_top(rank, k)).sum()
         if ideal == "k" and k is not None:
-            return safe_div(top, pl.lit(ideal_of_k(k)))
-        return safe_div(top, ideal_dcg(k, gain=g))
+            return safe_div(top, pl.lit(ideal_of_k(k, d)))
+        return safe_div(top, ideal_dcg(k, gain=g, discount_kind=d))
     lowest = gain_floor(rel_level)
     if gains is None and not exponential and rel_level is None:
-        return safe_div(dcg(k, rank=rank, gain=relevance), ideal_dcg(k, gain=relevance))
+        return safe_div(
+            dcg(k, rank=rank, gain=relevance, discount_kind=d),
+            ideal_dcg(k, gain=relevance, discount_kind=d),
+        )
     g = grade_gain(relevance, gains, exponential=exponential, lowest=lowest)
-    top = (g / discount(col(rank))).filter(in_top(rank, k)).sum()
+    top = (g / discount(col(rank), d)).filter(in_top(rank, k)).sum()
     if ideal == "k" and k is not None:
-        return safe_div(top, pl.lit(ideal_of_k(k)))
-    return safe_div(top, ideal_dcg(k, gain=g))
+        return safe_div(top, pl.lit(ideal_of_k(k, d)))
+    return safe_div(top, ideal_dcg(k, gain=g, discount_kind=d))
 
 
 IDEALS = ("qrels", "k")
@@ -150,12 +171,15 @@ IDEALS = ("qrels", "k")
 cutoff there is no k, and ``"k"`` takes the ideal of the qrels."""
 
 
-def ideal_of_k(k: int) -> float:
-    r"""The ideal DCG of ``ideal="k"``: :math:`\sum_{i=1}^{k} 1 / \log_2(i + 1)`.
+def ideal_of_k(k: int, discount_kind: str = "plus_one") -> float:
+    r"""The ideal DCG of ``ideal="k"``: :math:`\sum_{i=1}^{k} 1 / \log_2(i + 1)` (with
+    ``discount_kind="clipped"``: :math:`1 / \log_2 \max(i, 2)`).
 
-    >>> ideal_of_k(2) == 1 + 1 / math.log2(3)
-    True
+    >>> ideal_of_k(2) == 1 + 1 / math.log2(3), ideal_of_k(2, "clipped") == 2.0
+    (True, True)
     """
+    if discount_kind == "clipped":
+        return float(sum(1.0 / math.log2(max(i, 2)) for i in range(1, k + 1)))
     return float(sum(1.0 / math.log2(i + 1) for i in range(1, k + 1)))
 
 
@@ -257,23 +281,26 @@ def ndcg_formula(
     binary_level: int | None = None,
     rel_level: int | None = None,
     ideal_k: bool = False,
+    discount_kind: str = "plus_one",
 ) -> pl.Expr:
     """nDCG@k over the engine's features: DCG of the top k over the ideal DCG at k
     (``ties="average"``: the DCG of :func:`tie_averaged_dcg_formula`; ``binary_level``:
-    gain 1 from that grade up)."""
+    gain 1 from that grade up; ``discount_kind``: see :func:`ndcg`)."""
+    check_choice("discount", discount_kind, DISCOUNTS)
+    d = discount_kind
     lowest = gain_floor(rel_level)
     if binary_level is not None:
         gain = f.row((f.grade >= binary_level).cast(pl.Float64))
     else:  # a row column, as G, nDCGRel and Rndcg read it: their DCG terms are this one's
         gain = f.row(grade_gain(f.grade, gains, exponential=exponential, lowest=lowest))
     if ties == "average":
-        dcg_k = tie_averaged_dcg_formula(f, k, gain)
+        dcg_k = tie_averaged_dcg_formula(f, k, gain, d)
     else:
-        dcg_k = f.sum_to_rank(gain / discount(f.rank), k)
+        dcg_k = f.sum_to_rank(gain / discount(f.rank, d), k)
     if ideal_k and k is not None:  # k documents of gain 1 (RecTools)
-        return safe_div(dcg_k, f.constant(ideal_of_k(k)))
+        return safe_div(dcg_k, f.constant(ideal_of_k(k, d)))
     ideal = f.ideal(gains, exponential=exponential, binary_level=binary_level, lowest=lowest)
-    ideal_dcg = f.ideal_sum_to(ideal, f.ideal_gain / discount(f.ideal_position), k)
+    ideal_dcg = f.ideal_sum_to(ideal, f.ideal_gain / discount(f.ideal_position, d), k)
     return safe_div(dcg_k, ideal_dcg)
 
 
@@ -300,20 +327,31 @@ def dcg_formula(
     return f.sum_to_rank(terms if factor == 1.0 else terms * factor, k).cast(pl.Float64)
 
 
-def cumulative_discounts(last: int) -> np.ndarray:
-    """``D[n]``, the sum of the discounts ``1 / log2(i + 1)`` of positions 1 .. n, for
-    n = 0 .. ``last``.
+def _log_discounts(positions: np.ndarray, discount_kind: str = "plus_one") -> np.ndarray:
+    """The discounts of :data:`~polars_rankeval.metrics.gain.DISCOUNTS` at ``positions``."""
+    if discount_kind == "clipped":
+        return c_log2(np.maximum(positions, 2.0))
+    return c_log2(positions + 1.0)
+
+
+def cumulative_discounts(last: int, discount_kind: str = "plus_one") -> np.ndarray:
+    """``D[n]``, the sum of the discounts ``1 / log2(i + 1)`` (``discount_kind="clipped"``:
+    ``1 / log2(max(i, 2))``) of positions 1 .. n, for n = 0 .. ``last``.
 
     Examples
     --------
     >>> cumulative_discounts(3).round(4).tolist()
     [0.0, 1.0, 1.6309, 2.1309]
+    >>> cumulative_discounts(3, "clipped").round(4).tolist()
+    [0.0, 1.0, 2.0, 2.6309]
     """
     positions = np.arange(1, last + 1, dtype=np.float64)
-    return np.concatenate([[0.0], np.cumsum(1.0 / c_log2(positions + 1.0))])
+    return np.concatenate([[0.0], np.cumsum(1.0 / _log_discounts(positions, discount_kind))])
 
 
-def tie_averaged_dcg_formula(f: Features, k: int | None, gain: pl.Expr) -> pl.Expr:
+def tie_averaged_dcg_formula(
+    f: Features, k: int | None, gain: pl.Expr, discount_kind: str = "plus_one"
+) -> pl.Expr:
     r"""DCG@k with the gains of each tie group averaged over its positions (engine form).
 
     A row of a tie group spanning ranks a .. b adds its gain times the mean
@@ -335,14 +373,15 @@ def tie_averaged_dcg_formula(f: Features, k: int | None, gain: pl.Expr) -> pl.Ex
         if not len(lo):
             return pl.Series([], dtype=pl.Float64)
         top = hi if k is None else np.minimum(hi, k)
-        table = cumulative_discounts(int(hi.max()))
+        table = cumulative_discounts(int(hi.max()), discount_kind)
         gain = rows[gain_name].to_numpy()
         summed = np.where(lo <= top, table[top] - table[np.minimum(lo, top) - 1], 0.0)
-        alone = gain / c_log2(lo.astype(np.float64) + 1.0)  # a group of one, as trec_eval
+        alone = gain / _log_discounts(lo.astype(np.float64), discount_kind)  # a group of one
         value = np.where(lo == hi, alone, gain * summed / (hi - lo + 1))
         return pl.Series(np.where(lo <= top, value, 0.0), dtype=pl.Float64)
 
-    return f.sum(f.row_function(f"tie_dcg|{gain_name}|{first}|{last}|{k}", averaged))
+    key = f"tie_dcg|{gain_name}|{first}|{last}|{k}|{discount_kind}"
+    return f.sum(f.row_function(key, averaged))
 
 
 # --------------------------------------------------------------------------- declarations
@@ -396,6 +435,7 @@ declare(
         binary_level=_binary_level(x, c),
         rel_level=x.get("rel"),
         ideal=x.setting("ideal"),
+        discount_kind=x.setting("discount"),
     ),
     "optional",
     GAINS,
@@ -403,7 +443,11 @@ declare(
     GAIN_REL,
     TIES,
     Param("ideal", str, "qrels", IDEALS),
-    summary="normalised DCG: linear gain and trec_eval ideal; gains=g:v;..., gain=exp|binary",
+    Param("discount", str, "plus_one", DISCOUNTS),
+    summary=(
+        "normalised DCG: linear gain and trec_eval ideal; gains=g:v;..., gain=exp|binary; "
+        "discount=clipped: log2(max(i, 2)) (LensKit)"
+    ),
     reads=lambda x, c: (
         float(_binary_level(x, c) or 0) if x.get("gain") == "binary" else _gained_from_rel(x, c)
     ),
@@ -416,6 +460,7 @@ declare(
         binary_level=_binary_level(x, f.ctx),
         rel_level=x.get("rel"),
         ideal_k=x.setting("ideal") == "k",
+        discount_kind=x.setting("discount"),
     ),
     bounds=unit_unless_negative_gains,
     fractional=True,
