@@ -141,6 +141,10 @@ class MeasureFamily:
     """A measure of the recommendations of a whole system (and segment) at once:
     catalogue coverage, the Gini index of exposure, personalization. One value per
     system and segment, from :func:`polars_rankeval.evaluate_catalog` only."""
+    refuse: Callable[[Measure, pl.DataFrame], None] | None = None
+    """Checks the measure's per-ranking values once the engine has them (``scored``:
+    the ranking keys and the measure's column) and raises for those it refuses, naming
+    the rankings (``PAP(insufficient_handling=raise)``: the users RecTools refuses)."""
 
     def __post_init__(self) -> None:
         if self.better not in get_args(Better):
@@ -196,6 +200,11 @@ class Measure:
         """Whether it reads tie groups (``ties=average`` averages over them, ``ties=doc_asc``
         reverses them): the rank stage then gives each row its tie group."""
         return self.get("ties") in ("average", "doc_asc")
+
+    def check_values(self, scored: pl.DataFrame) -> None:
+        """Raise for per-ranking values the measure refuses (its family's ``refuse``)."""
+        if self.family.refuse is not None:
+            self.family.refuse(self, scored)
 
     @property
     def takes_fractional_grades(self) -> bool:

@@ -36,7 +36,6 @@ from polars_rankeval.engine.select import (
     qrels_side,
 )
 from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
-from polars_rankeval.metrics.beyond import refuse_insufficient
 from polars_rankeval.validation import check_qrels_values, check_run_values
 
 NO_RELEVANT = "__rk_no_relevant"
@@ -264,7 +263,8 @@ def aggregate(
     features, values = formulas(tuple(measures), context, empty != "zero")
     per_ranking = features.evaluate(shape, values, facts, concurrent=concurrent)
     scored = shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
-    refuse_insufficient(scored, measures)
+    for measure in measures:  # the values a measure refuses, named by their rankings
+        measure.check_values(scored.select(*shape.keys.columns, str(measure)))
     if empty == "zero":
         return scored
     return empty_rankings(scored, [str(m) for m in measures if not m.summed], empty)

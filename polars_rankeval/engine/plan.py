@@ -126,6 +126,11 @@ class Scored(Protocol):
         """Whether it reads grades with a fraction (0.5, 2.7)."""
         ...
 
+    def check_values(self, scored: pl.DataFrame) -> None:
+        """Raise for per-ranking values it refuses (``scored``: the ranking keys and its
+        column)."""
+        ...
+
     def lowest_grade(self, ctx: Context) -> float:
         """The lowest grade of the judged rows it reads (-inf: all of them)."""
         ...

@@ -15,7 +15,7 @@ accuracy measures do, through the engine's features.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -485,18 +485,20 @@ def partial_auc_formula(
     return value
 
 
-def refuse_insufficient(scored: pl.DataFrame, measures: Sequence[object]) -> None:
+def refuse_insufficient(measure: Measure, scored: pl.DataFrame) -> None:
     """Raise for ``insufficient_handling="raise"`` (RecTools' ``InsufficientHandling.RAISE``,
     ``rectools/metrics/auc.py`` ``_handle_insufficient_cases``): a user scored null by
     such a measure has fewer than k non-relevant recommendations and a relevant item not
-    recommended. The error names the measure, how many users and the first of them.
+    recommended. The error names the measure, how many users and the first of them
+    (``scored``: the ranking keys and the measure's column). PAP's and PartialAUC's
+    declared ``refuse``.
 
     Examples
     --------
     >>> from polars_rankeval.measures import parse
     >>> scored = pl.DataFrame({"query": ["u1", "u2"], "PAP(insufficient_handling=raise)@2":
     ...                        [0.5, None]})
-    >>> refuse_insufficient(scored, [parse("PAP(insufficient_handling=raise)@2")])
+    >>> refuse_insufficient(parse("PAP(insufficient_handling=raise)@2"), scored)
     Traceback (most recent call last):
     ...
     ValueError: PAP(insufficient_handling=raise)@2 needs at least 2 non-relevant \
@@ -504,26 +506,26 @@ recommendations for each user with a relevant item it does not recommend; 1 user
 fewer: {'query': 'u2'}. Recommend more items, or pass insufficient_handling=exclude \
 (leave such users out) or ignore (score them as they are).
     """
-    names = {str(m) for m in measures}
-    for measure in measures:
-        if not isinstance(measure, Measure) or measure.get("insufficient_handling") != "raise":
-            continue
-        column = str(measure)
-        short = scored.filter(pl.col(column).is_null())
-        if short.height:
-            keys = short.select([c for c in short.columns if c not in names])
-            keys = keys.sort(keys.columns)
-            first = ", ".join(str(row) for row in keys.head(3).iter_rows(named=True))
-            more = f" and {short.height - 3} more" if short.height > 3 else ""
-            users = "user has" if short.height == 1 else "users have"
-            msg = (
-                f"{column} needs at least {measure.cutoff} non-relevant recommendations for "
-                "each user with a relevant item it does not recommend; "
-                f"{short.height} {users} fewer: {first}{more}. Recommend more items, or pass "
-                "insufficient_handling=exclude (leave such users out) or ignore (score them "
-                "as they are)."
-            )
-            raise ValueError(msg)
+    if measure.get("insufficient_handling") != "raise":
+        return
+    column = str(measure)
+    short = scored.filter(pl.col(column).is_null())
+    if not short.height:
+        return
+    keys = short.drop(column)
+    keys = keys.sort(keys.columns)
+    first = ", ".join(str(row) for row in keys.head(3).iter_rows(named=True))
+    more = f" and {short.height - 3} more" if short.height > 3 else ""
+    users = "user has" if short.height == 1 else "users have"
+    msg = (
+        f"{column} needs at least {measure.cutoff} non-relevant recommendations for "
+        "each user with a relevant item it does not recommend; "
+        f"{short.height} {users} fewer: {first}{more}. Recommend more items, or pass "
+        "insufficient_handling=exclude (leave such users out) or ignore (score them "
+        "as they are)."
+    )
+    raise ValueError(msg)
+
 
 
 # --------------------------------------------------------------------------- declarations
@@ -672,6 +674,7 @@ def _declare_auc(name: str, top: bool, summary: str, aliases: tuple[str, ...], o
         bounds=UNIT,
         aliases=aliases,
         order=order,
+        refuse=refuse_insufficient,
     )
 
 
