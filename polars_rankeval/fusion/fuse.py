@@ -28,11 +28,15 @@ from polars_rankeval.engine.buckets import (
     memory_bytes,
     nbytes,
 )
+from polars_rankeval.fusion.keys import Pairs, add_keys
 from polars_rankeval.fusion.methods import METHODS, Context, F, Method
 from polars_rankeval.fusion.normalize import (
+    RANKING,
     SYS,
     D,
     DocOrder,
+    G,
+    K,
     Q,
     R,
     S,
@@ -48,8 +52,6 @@ from polars_rankeval.validation import (
     check_columns,
     check_int,
     check_score_dtype,
-    distinct,
-    key_hash,
 )
 
 Runs = Any
@@ -182,7 +184,8 @@ def _stack_pieces(pieces: list[tuple[str, pl.DataFrame | pl.LazyFrame]], cols: C
 
 
 def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> None:
-    """Raise on a null id, a NaN or null score, or a document twice in one ranking."""
+    """Raise on a null id, a NaN or null score (``frame`` may lack :data:`K`), or on a
+    document twice in one ranking (when ``frame`` has :data:`K`)."""
     nulls = frame.select(pl.col(Q).null_count(), pl.col(D).null_count(), pl.col(S).null_count())
     for (keyword, name), count in zip(
         [("query", cols.query), ("doc", cols.doc), ("score", cols.score)], nulls.row(0), strict=True
@@ -194,26 +197,40 @@ def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> No
     if nan:
         msg = f"runs column {cols.score!r} has {nan} NaN score(s)."
         raise ValueError(msg)
-    if distinct(frame.select(key_hash([SYS, Q, D])).to_series()):
+    if K not in frame.columns:
         return
-    dup = frame.filter(pl.struct(SYS, Q, D).is_duplicated())
-    if dup.height:
-        row = dup.row(0, named=True)
+    pairs = Pairs.of(frame[K].to_numpy(), frame[SYS].to_numpy(), len(systems))
+    if len(pairs.repeated):
+        involved = np.union1d(pairs.repeated, pairs.repeated + 1)
+        row = frame.row(int(pairs.order[pairs.repeated].min()), named=True)
         msg = (
             f"run {systems[row[SYS]]!r} has document {row[D]!r} more than once for query "
-            f"{row[Q]!r} ({dup.height} duplicate rows): a run holds each (query, doc) once."
+            f"{row[Q]!r} ({len(involved)} duplicate rows): a run holds each (query, doc) once."
         )
         raise ValueError(msg)
+
+
+def keyed(frame: pl.DataFrame, systems: Sequence[str], cols: Columns, validate: bool
+          ) -> pl.DataFrame:  # fmt: skip
+    """``frame`` with its integer keys (:func:`~polars_rankeval.fusion.keys.add_keys`),
+    its rows checked first (:func:`check_rows`) with ``validate``."""
+    if validate:
+        check_rows(frame, systems, cols)
+    out = add_keys(frame)
+    if validate:
+        check_rows(out, systems, cols)
+    return out
 
 
 def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """The fused scores ``(Q, D, F)`` of the long table ``frame``, as a plan."""
     frame = keep_top(frame, spec.depth, spec.doc_order)
     method = METHODS[spec.method]
+    ranking = [G] if G in frame.collect_schema().names() else RANKING
     if method.needs == "scores" and spec.norm not in ("rank", "borda"):
-        rows = frame.with_columns(score_expr(spec.norm))
+        rows = frame.with_columns(score_expr(spec.norm, ranking))
     else:
-        rows = normalize(frame, spec.norm, spec.ctx.n_runs, spec.doc_order)
+        rows = normalize(frame, spec.norm, spec.ctx.n_runs, spec.doc_order, ranking)
     fused = method.combine(rows, spec.ctx)
     if spec.max_docs is not None:
         fused = (
@@ -227,9 +244,7 @@ def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
 def fuse_frame(frame: pl.DataFrame, spec: Spec, systems: Sequence[str], cols: Columns,
                validate: bool) -> pl.DataFrame:  # fmt: skip
     """:func:`fuse_plan` of a frame in memory, its rows checked first."""
-    if validate:
-        check_rows(frame, systems, cols)
-    return fuse_plan(frame.lazy(), spec).collect()
+    return fuse_plan(keyed(frame, systems, cols, validate).lazy(), spec).collect()
 
 
 def finish(fused: pl.DataFrame, spec: Spec, cols: Columns, name: str) -> pl.DataFrame:

@@ -1,6 +1,6 @@
 r"""The fusion methods: ranx's 25, each computed across the runs side by side.
 
-The runs' rows are joined on (query, document) (:func:`wide_runs`), and each method
+The runs' rows are put side by side by (query, document) (:func:`wide_runs`), and each method
 is an expression across the runs' columns, added in the runs' order as ranx adds
 (so the fused scores have the same bits however the rows came). Each method reads
 the normalised rows of :mod:`polars_rankeval.fusion.normalize` (one per run and
@@ -58,7 +58,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_rankeval.fusion.normalize import PRESENT, SYS, C, D, DocOrder, N, Q, R, S, expand
+from polars_rankeval.fusion.keys import pair_key, spread
+from polars_rankeval.fusion.normalize import PRESENT, SYS, C, D, DocOrder, K, N, Q, R, S, expand
 
 F = "__f"
 """Internal column: the fused score."""
@@ -99,15 +100,13 @@ class Method:
 
 def wide_runs(frame: pl.LazyFrame, n_runs: int, columns: Sequence[str]) -> pl.LazyFrame:
     """One row per (query, doc), with ``columns`` of each run side by side (``name_i``,
-    null where run *i* did not retrieve the doc): the runs joined on (query, doc)."""
-    parts = [
-        frame.filter(pl.col(SYS) == i).select(Q, D, *(pl.col(c).alias(f"{c}_{i}") for c in columns))
-        for i in range(n_runs)
-    ]
-    wide = parts[0]
-    for part in parts[1:]:
-        wide = wide.join(part, on=[Q, D], how="full", coalesce=True, maintain_order="left")
-    return wide
+    null where run *i* did not retrieve the doc): the rows sorted by their (query, doc)
+    code (:data:`K`, made here when the rows lack it) and scattered run by run
+    (:func:`~polars_rankeval.fusion.keys.spread`)."""
+    rows = frame.collect()
+    if K not in rows.columns:
+        rows = rows.with_columns(pair_key(rows))
+    return spread(rows, n_runs, list(columns)).lazy()
 
 
 def _fold_sum(values: Sequence[pl.Expr], missing: float = 0.0) -> pl.Expr:
