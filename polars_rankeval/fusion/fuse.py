@@ -36,7 +36,6 @@ from polars_rankeval.fusion.normalize import (
     D,
     DocOrder,
     G,
-    K,
     Q,
     R,
     S,
@@ -184,8 +183,7 @@ def _stack_pieces(pieces: list[tuple[str, pl.DataFrame | pl.LazyFrame]], cols: C
 
 
 def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> None:
-    """Raise on a null id, a NaN or null score (``frame`` may lack :data:`K`), or on a
-    document twice in one ranking (when ``frame`` has :data:`K`)."""
+    """Raise on a null id or a NaN or null score."""
     nulls = frame.select(pl.col(Q).null_count(), pl.col(D).null_count(), pl.col(S).null_count())
     for (keyword, name), count in zip(
         [("query", cols.query), ("doc", cols.doc), ("score", cols.score)], nulls.row(0), strict=True
@@ -197,9 +195,10 @@ def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> No
     if nan:
         msg = f"runs column {cols.score!r} has {nan} NaN score(s)."
         raise ValueError(msg)
-    if K not in frame.columns:
-        return
-    pairs = Pairs.of(frame[K].to_numpy(), frame[SYS].to_numpy(), len(systems))
+
+
+def check_pairs(frame: pl.DataFrame, pairs: Pairs, systems: Sequence[str]) -> None:
+    """Raise on a document twice in one ranking (``pairs``: the rows of ``frame``'s)."""
     if len(pairs.repeated):
         involved = np.union1d(pairs.repeated, pairs.repeated + 1)
         row = frame.row(int(pairs.order[pairs.repeated].min()), named=True)
@@ -213,12 +212,12 @@ def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> No
 def keyed(frame: pl.DataFrame, systems: Sequence[str], cols: Columns, validate: bool
           ) -> pl.DataFrame:  # fmt: skip
     """``frame`` with its integer keys (:func:`~polars_rankeval.fusion.keys.add_keys`),
-    its rows checked first (:func:`check_rows`) with ``validate``."""
+    its rows checked (:func:`check_rows`, :func:`check_pairs`) with ``validate``."""
     if validate:
         check_rows(frame, systems, cols)
-    out = add_keys(frame)
+    out, pairs = add_keys(frame, len(systems))
     if validate:
-        check_rows(out, systems, cols)
+        check_pairs(frame, pairs, systems)
     return out
 
 

@@ -7,14 +7,16 @@ once, in memory:
 
 * :data:`G`, a ranking's id (the engine's :class:`~polars_rankeval.engine.rank.Groups`
   of ``(SYS, Q)``, dense from 0), over which a ranking's statistics are taken;
-* :data:`K`, a (query, doc) pair's code: the query's code (shared by the runs) in the
-  high bits, the document's in the low bits.
+* :data:`K`, a (query, doc) pair's number, dense from 0: the pairs found by one sort of
+  64-bit integers packing the query's code (shared by the runs), the document's code,
+  the run and the row number (:class:`Pairs`; a stable ``lexsort`` when they need more
+  than 64 bits). The same sort finds a document twice in one ranking (two equal
+  (pair, run) neighbours).
 
-Putting the runs side by side (:func:`spread`) is then one sort of 64-bit integers
-packing (pair, run, row), :math:`b_K + b_{run} + b_{row} \le 64` bits (else a stable
-``lexsort``): equal pairs lie together, in the runs' order, so each pair's values are
-scattered into one column per run, no join of string keys. The same sort finds a
-document twice in one ranking (two equal (pair, run) neighbours).
+Putting the runs side by side (:func:`spread`) is then a scatter of each run's values
+into one array per run, indexed by :data:`K`: no join of string keys. The columns are
+made once and carried along by the normalisations and methods (a frame without them
+gets them when it is spread).
 """
 
 from __future__ import annotations
@@ -58,33 +60,19 @@ def bits(values: np.ndarray) -> int:
     return max(1, int(values.max()).bit_length()) if len(values) else 1
 
 
-def pair_key(frame: pl.DataFrame) -> pl.Series:
-    """:data:`K` of every row of ``frame`` (``Q, D`` in memory): the query's code in the
-    high bits, the document's in the low bits. The query codes come from the engine's
-    :func:`~polars_rankeval.engine.rank.ranking_ids` of ``Q`` (stretch by stretch: a
-    run's rows of one query are usually together).
+def pair_code(frame: pl.DataFrame) -> np.ndarray:
+    """A code (uint64) of every row's (query, doc) of ``frame`` (``Q, D`` in memory): the
+    query's code in the high bits, the document's in the low bits. The query codes come
+    from the engine's :func:`~polars_rankeval.engine.rank.ranking_ids` of ``Q`` (stretch
+    by stretch: a run's rows of one query are usually together).
 
-    >>> rows = pl.DataFrame({Q: ["q", "r", "q"], D: ["a", "a", "a"]})
-    >>> key = pair_key(rows).to_list()
-    >>> key[0] == key[2] != key[1]
+    >>> code = pair_code(pl.DataFrame({Q: ["q", "r", "q"], D: ["a", "a", "a"]})).tolist()
+    >>> code[0] == code[2] != code[1]
     True
     """
     query, _ = ranking_ids(frame, [Q])
     doc = codes(frame[D])
-    pair = (query.astype(np.uint64) << np.uint64(bits(doc))) | doc
-    return pl.Series(K, pair, dtype=pl.UInt64)
-
-
-def add_keys(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` (``SYS, Q, D, ...`` in memory) with :data:`K` and :data:`G` (the
-    engine's :class:`~polars_rankeval.engine.rank.Groups` of ``(SYS, Q)``).
-
-    >>> out = add_keys(pl.DataFrame({SYS: [0, 0, 1], Q: ["q", "r", "q"], D: ["a"] * 3}))
-    >>> out[K].n_unique(), out[G].to_list()
-    (2, [0, 1, 2])
-    """
-    groups = Groups.of(frame, [SYS, Q])
-    return frame.with_columns(pair_key(frame), pl.Series(G, groups.ids, dtype=pl.UInt32))
+    return (query.astype(np.uint64) << np.uint64(bits(doc))) | doc
 
 
 @dataclass(frozen=True)
@@ -93,8 +81,6 @@ class Pairs:
 
     order: np.ndarray
     """Row numbers, pair by pair, each pair's rows in the runs' order (int64)."""
-    runs: np.ndarray
-    """The run of each row of ``order``."""
     starts: np.ndarray
     """Position in ``order`` of each pair's first row."""
     repeated: np.ndarray
@@ -111,8 +97,7 @@ class Pairs:
         n = len(pair)
         run = run.astype(np.uint64)
         run_bits, row_bits = bits(np.array([max(n_runs - 1, 0)])), bits(np.array([max(n - 1, 0)]))
-        pair_bits = bits(pair)
-        if pair_bits + run_bits + row_bits <= 64:
+        if bits(pair) + run_bits + row_bits <= 64:
             packed = (pair << np.uint64(run_bits)) | run
             packed <<= np.uint64(row_bits)
             packed |= np.arange(n, dtype=np.uint64)
@@ -121,62 +106,81 @@ class Pairs:
             high = packed >> np.uint64(row_bits)
             sorted_pair = high >> np.uint64(run_bits)
             same = high[1:] == high[:-1]
-            runs = high & np.uint64((1 << run_bits) - 1)
         else:
             order = np.lexsort((run, pair)).astype(np.int64)
             sorted_pair, runs = pair[order], run[order]
             same = (sorted_pair[1:] == sorted_pair[:-1]) & (runs[1:] == runs[:-1])
         new = np.ones(n, bool)
         new[1:] = sorted_pair[1:] != sorted_pair[:-1]
-        return cls(order, runs.astype(np.int64), np.flatnonzero(new), np.flatnonzero(same))
+        return cls(order, np.flatnonzero(new), np.flatnonzero(same))
 
-    @property
-    def n(self) -> int:
-        """Number of pairs."""
-        return len(self.starts)
+    def numbers(self) -> np.ndarray:
+        """Each row's pair number (0 .. pairs - 1, uint32), in row order.
 
-    def pair_of_sorted(self) -> np.ndarray:
-        """The pair number (0 .. n - 1) of each position of ``order``."""
-        index = np.zeros(len(self.order), np.int64)
-        index[self.starts[1:]] = 1
-        return np.cumsum(index)
+        >>> Pairs.of(np.array([5, 3, 5], np.uint64), np.array([1, 0, 0]), 2).numbers().tolist()
+        [1, 0, 1]
+        """
+        step = np.zeros(len(self.order), np.uint32)
+        step[self.starts[1:]] = 1
+        out = np.empty(len(self.order), np.uint32)
+        out[self.order] = np.cumsum(step, dtype=np.uint32)
+        return out
+
+
+def add_keys(frame: pl.DataFrame, n_runs: int) -> tuple[pl.DataFrame, Pairs]:
+    """``frame`` (``SYS, Q, D, ...`` in memory) with :data:`K` and :data:`G` (the
+    engine's :class:`~polars_rankeval.engine.rank.Groups` of ``(SYS, Q)``), and the
+    rows' :class:`Pairs` (whose ``repeated`` tells a document twice in a ranking).
+
+    >>> out, pairs = add_keys(
+    ...     pl.DataFrame({SYS: [0, 0, 1], Q: ["q", "r", "q"], D: ["a"] * 3}), 2)
+    >>> out[K].to_list(), out[G].to_list(), pairs.repeated.tolist()
+    ([0, 1, 0], [0, 1, 2], [])
+    """
+    pairs = Pairs.of(pair_code(frame), frame[SYS].to_numpy(), n_runs)
+    groups = Groups.of(frame, [SYS, Q])
+    keys = [pl.Series(K, pairs.numbers()), pl.Series(G, groups.ids, dtype=pl.UInt32)]
+    return frame.with_columns(keys), pairs
 
 
 def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame:
-    """One row per (query, doc) of ``frame`` (which has :data:`K`): ``Q, D`` and each of
-    ``columns`` of each run side by side, ``{name}_{i}``, null where run *i* has no row
-    for the pair (or a null value).
+    """One row per (query, doc) of ``frame``: ``Q, D`` and each of ``columns`` of each
+    run side by side, ``{name}_{i}``, null where run *i* has no row for the pair (or a
+    null value). The rows' :data:`K` is read, or made when ``frame`` lacks it.
 
-    >>> lf = add_keys(pl.DataFrame({SYS: [0, 1, 1], Q: ["q"] * 3, D: ["a", "a", "b"],
-    ...                             "v": [1.0, 2.0, 3.0]}))
-    >>> spread(lf, 2, ["v"]).sort(D).rows()
+    >>> rows = pl.DataFrame({SYS: [0, 1, 1], Q: ["q"] * 3, D: ["a", "a", "b"],
+    ...                      "v": [1.0, 2.0, 3.0]})
+    >>> spread(rows, 2, ["v"]).sort(D).rows()
     [('q', 'a', 1.0, 2.0), ('q', 'b', None, 3.0)]
     """
-    pairs = Pairs.of(frame[K].to_numpy(), frame[SYS].to_numpy(), n_runs)
-    return spread_pairs(frame, pairs, n_runs, columns)
-
-
-def spread_pairs(
-    frame: pl.DataFrame, pairs: Pairs, n_runs: int, columns: list[str]
-) -> pl.DataFrame:
-    """:func:`spread` with the rows' :class:`Pairs` given."""
-    first = pairs.order[pairs.starts]
-    where = pairs.pair_of_sorted()
-    columns_out: list[pl.Series] = [frame[Q].gather(first), frame[D].gather(first)]
+    if K in frame.columns:
+        number = frame[K].to_numpy()
+    else:
+        number = Pairs.of(pair_code(frame), frame[SYS].to_numpy(), n_runs).numbers()
+    slots = int(number.max()) + 1 if len(number) else 0
+    first = np.full(slots, -1, np.int64)
+    first[number[::-1]] = np.arange(len(number) - 1, -1, -1)
+    used = np.flatnonzero(first >= 0)  # rows filtered out may leave a pair empty
+    if len(used) < slots:
+        renumber = np.zeros(slots, number.dtype)
+        renumber[used] = np.arange(len(used), dtype=number.dtype)
+        number, first = renumber[number], first[used]
+    n_pairs = len(first)
+    run = frame[SYS].to_numpy()
+    out: list[pl.Series] = [frame[Q].gather(first), frame[D].gather(first)]
     picks: list[pl.Expr] = [pl.col(Q), pl.col(D)]
+    mine = [np.flatnonzero(run == i) for i in range(n_runs)]
     for c in columns:
         column = frame[c]
-        valid = column.is_not_null().to_numpy()[pairs.order]
+        valid = column.is_not_null().to_numpy()
         data = (column.fill_null(strategy="zero") if column.has_nulls() else column).to_numpy()
-        data = data[pairs.order]
         for i in range(n_runs):
-            mine = (pairs.runs == i) & valid
-            filled = np.zeros(pairs.n, dtype=data.dtype)
-            filled[where[mine]] = data[mine]
-            present = np.zeros(pairs.n, bool)
-            present[where[mine]] = True
+            at = number[mine[i]]
+            filled = np.zeros(n_pairs, dtype=data.dtype)
+            filled[at] = data[mine[i]]
+            present = np.zeros(n_pairs, bool)
+            present[at] = valid[mine[i]]
             name = f"{c}_{i}"
-            columns_out.append(pl.Series(name, filled).cast(column.dtype))
-            columns_out.append(pl.Series(f"__m_{name}", present))
+            out += [pl.Series(name, filled).cast(column.dtype), pl.Series(f"__m_{name}", present)]
             picks.append(pl.when(pl.col(f"__m_{name}")).then(pl.col(name)).alias(name))
-    return pl.DataFrame(columns_out).select(picks)
+    return pl.DataFrame(out).select(picks)

@@ -58,8 +58,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_rankeval.fusion.keys import pair_key, spread
-from polars_rankeval.fusion.normalize import PRESENT, SYS, C, D, DocOrder, K, N, Q, R, S, expand
+from polars_rankeval.fusion.keys import spread
+from polars_rankeval.fusion.normalize import PRESENT, SYS, C, D, DocOrder, N, Q, R, S, expand
 
 F = "__f"
 """Internal column: the fused score."""
@@ -100,13 +100,9 @@ class Method:
 
 def wide_runs(frame: pl.LazyFrame, n_runs: int, columns: Sequence[str]) -> pl.LazyFrame:
     """One row per (query, doc), with ``columns`` of each run side by side (``name_i``,
-    null where run *i* did not retrieve the doc): the rows sorted by their (query, doc)
-    code (:data:`K`, made here when the rows lack it) and scattered run by run
-    (:func:`~polars_rankeval.fusion.keys.spread`)."""
-    rows = frame.collect()
-    if K not in rows.columns:
-        rows = rows.with_columns(pair_key(rows))
-    return spread(rows, n_runs, list(columns)).lazy()
+    null where run *i* did not retrieve the doc): each run's values scattered by the
+    rows' (query, doc) number (:func:`~polars_rankeval.fusion.keys.spread`)."""
+    return spread(frame.collect(), n_runs, list(columns)).lazy()
 
 
 def _fold_sum(values: Sequence[pl.Expr], missing: float = 0.0) -> pl.Expr:

@@ -91,8 +91,11 @@ def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.Lazy
     >>> with_ranks(lf, "desc").select(D, R, N).collect().rows()
     [('a', 3, 3), ('b', 2, 3), ('c', 1, 3)]
     """
-    keys = [SYS, Q] if SYS in frame.collect_schema().names() else [Q]
+    names = frame.collect_schema().names()
+    keys = [SYS, Q] if SYS in names else [Q]
     if doc_order == "desc":
+        if G in names:  # the rankings' ids, made once: cheaper to group than (SYS, Q)
+            keys = [G]
         rows = frame.collect()
         rank, length = engine_ranks(rows, keys, by)
         return rows.with_columns(pl.Series(R, rank), pl.Series(N, length)).lazy()
@@ -208,8 +211,8 @@ def normalize(
         scored = full.with_columns(borda.alias(S))
     else:
         scored = frame.with_columns(score_expr(norm, ranking))
-    pair = [K] if K in scored.collect_schema().names() else []
-    return with_ranks(scored.select(SYS, Q, D, *pair, S), doc_order)
+    kept = [c for c in (K, G) if c in scored.collect_schema().names()]
+    return with_ranks(scored.select(SYS, Q, D, *kept, S), doc_order)
 
 
 def keep_top(frame: pl.LazyFrame, depth: int | None, doc_order: DocOrder) -> pl.LazyFrame:

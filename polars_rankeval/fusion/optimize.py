@@ -20,9 +20,9 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval.fusion import train
-from polars_rankeval.fusion.fuse import Columns, check_rows, prepare
+from polars_rankeval.fusion.fuse import Columns, keyed, prepare
 from polars_rankeval.fusion.methods import METHODS, Context, F, weighted_expr, wide_runs
-from polars_rankeval.fusion.normalize import D, Q, S, normalize, score_expr
+from polars_rankeval.fusion.normalize import D, G, Q, S, normalize, score_expr
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import check_columns
 
@@ -231,12 +231,11 @@ def optimize_fusion(
     if step is not None:
         settings["step"] = step
     configs = configurations(method, n_runs, settings)
-    frame = stacked.frame.collect()
-    check_rows(frame, stacked.systems, cols)
+    frame = keyed(stacked.frame.collect(), stacked.systems, cols, validate=True)
     if METHODS[method].needs == "scores" and spec.norm not in ("rank", "borda"):
-        rows = frame.with_columns(score_expr(spec.norm))  # no ranks needed
+        rows = frame.with_columns(score_expr(spec.norm, [G]))  # no ranks needed
     else:
-        rows = normalize(frame.lazy(), spec.norm, n_runs, "desc").collect()
+        rows = normalize(frame.lazy(), spec.norm, n_runs, "desc", [G]).collect()
     judged = qrels_frame.select(
         pl.col(query).alias(Q), pl.col(doc).alias(D), pl.col(relevance).alias("__rel")
     )
