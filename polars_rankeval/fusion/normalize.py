@@ -123,8 +123,25 @@ def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str) -> tuple[np.n
     values = order_values(rows[by], by_rank=False, single_precision=False)
     tie_break = TieBreak(values, descending=True, doc=rows[D])
     order = rank_order(groups, values, tie_break, descending=True)
-    rank = order.ranks(np.arange(rows.height, dtype=np.int64))
-    return rank, groups.counts[groups.ids].astype(np.int64)
+    n, bits = rows.height, np.uint64(order.row_bits)
+    mask = np.uint64((1 << order.row_bits) - 1)
+    at_row = (order.packed & mask).astype(np.int64)  # the row at each sorted position
+    first = np.repeat(groups.starts.astype(np.int64), groups.counts)  # its ranking's start
+    rank = np.arange(1, n + 1, dtype=np.int64) - first
+    key = order.packed >> bits  # ranking and value, sorted: equal neighbours tie
+    equal = key[1:] == key[:-1]
+    if equal.any():  # the tied rows' places, by value then doc id (the engine's tie break)
+        tied = np.zeros(n, bool)
+        tied[1:] |= equal
+        tied[:-1] |= equal
+        pos = np.flatnonzero(tied)
+        lo = np.searchsorted(key, key[pos], "left")
+        hi = np.searchsorted(key, key[pos], "right")
+        places = tie_break.places(order.packed, mask, lo, hi, at_row[pos])
+        rank[pos] = lo - first[pos] + 1 + places
+    by_row = np.empty(n, np.int64)
+    by_row[at_row] = rank
+    return by_row, groups.counts[groups.ids].astype(np.int64)
 
 
 def score_expr(norm: str | None, ranking: Sequence[str] = RANKING) -> pl.Expr:
