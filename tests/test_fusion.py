@@ -259,6 +259,41 @@ def test_lazy_bucketed_and_eager_give_the_same_run(tmp_path):
             assert other.sort("query", "doc").equals(eager.sort("query", "doc")), method
 
 
+def test_an_oversized_bucket_is_split_again(tmp_path):
+    """Every row in one bucket over the budget: it is split again by another seed into
+    buckets of its own, each fused alone, and together they give the eager run."""
+    from functools import partial
+
+    from polars_rankeval.engine.buckets import Spill
+    from polars_rankeval.fusion.fuse import Columns, fuse_frame, fuse_spilled, prepare
+
+    runs = random_runs(11, n_runs=2, n_queries=40)
+    cols = Columns()
+    spec, stacked = prepare(
+        runs, cols, method="rrf", norm="min-max", weights=None, params=None,
+        depth=None, max_docs=None, doc_order="desc",
+    )  # fmt: skip
+    rows = stacked.frame.collect()
+    spill = Spill(tmp_path, "__q", 1, flush_bytes=1 << 20)  # one bucket holds every row
+    spill.add(rows)
+    spill.flush()
+    fuse_one = partial(fuse_frame, spec=spec, systems=stacked.systems, cols=cols, validate=True)
+    pieces = fuse_spilled(spill, fuse_one, budget=1024, folder=tmp_path, splits=1)
+    assert len(pieces) > 10  # the bucket of ~40 queries went into many smaller ones
+    queries = [set(p["__q"].to_list()) for p in pieces]
+    n_queries = rows["__q"].n_unique()
+    assert sum(len(q) for q in queries) == len(set().union(*queries)) == n_queries  # none split
+    eager = pr.fuse(runs, method="rrf", norm="min-max").sort("query", "doc")
+    both = pl.concat(pieces).sort("__q", "__d")
+    assert both["__d"].to_list() == eager["doc"].to_list()
+    assert both["__f"].to_list() == eager["score"].to_list()
+    # no split left: the bucket is fused whole, in one piece
+    spill = Spill(tmp_path, "__q", 1, flush_bytes=1 << 20)
+    spill.add(rows)
+    spill.flush()
+    assert len(fuse_spilled(spill, fuse_one, budget=1024, folder=tmp_path, splits=0)) == 1
+
+
 def test_result_is_evaluable_and_named():
     runs = random_runs(5)
     fused = pr.fuse(runs, method="wsum", name="hybrid")

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from polars_rankeval.engine.buckets import (
     BATCH_ROWS,
     BUCKETS,
     PIECE_SHARE,
+    SPLITS,
     Spill,
     memory_bytes,
     nbytes,
@@ -261,7 +263,8 @@ def fuse_bucketed(stacked: Stacked, spec: Spec, cols: Columns, limit: int | str 
                   validate: bool) -> pl.DataFrame:  # fmt: skip
     """Fuse a lazy long table in bounded memory: held whole when it fits an eighth of
     the limit, else spilled to disk by a hash of the query id and fused bucket by
-    bucket (a bucket holds every row of its queries)."""
+    bucket (a bucket holds every row of its queries; one over the budget is split
+    again: :func:`fuse_spilled`)."""
     budget = memory_bytes(limit) // PIECE_SHARE
     empty = pl.DataFrame(schema={Q: stacked.id_dtypes[0], D: stacked.id_dtypes[1], F: pl.Float64})
     held: list[pl.DataFrame] = []
@@ -287,12 +290,35 @@ def fuse_bucketed(stacked: Stacked, spec: Spec, cols: Columns, limit: int | str 
             )
             return fuse_frame(whole, spec, stacked.systems, cols, validate)
         spill.flush()
-        outs = [
-            fuse_frame(spill.read(b), spec, stacked.systems, cols, validate)
-            for b in range(BUCKETS)
-            if spill.has(b)
-        ]
+        fuse_one = partial(
+            fuse_frame, spec=spec, systems=stacked.systems, cols=cols, validate=validate
+        )
+        outs = fuse_spilled(spill, fuse_one, budget, Path(folder), SPLITS)
     return pl.concat(outs) if outs else empty
+
+
+def fuse_spilled(spill: Spill, fuse_one: Callable[[pl.DataFrame], pl.DataFrame], budget: int,
+                 folder: Path, splits: int) -> list[pl.DataFrame]:  # fmt: skip
+    """The fused rows of every bucket of ``spill``, one piece per bucket; a bucket over
+    ``budget`` bytes is split again by another hash seed into buckets of its own (at
+    most ``splits`` times: the rows of one query are never split), as ``evaluate``'s
+    buckets are (:mod:`polars_rankeval.engine.buckets`)."""
+    outs: list[pl.DataFrame] = []
+    for b in range(spill.n_buckets):
+        if not spill.has(b):
+            continue
+        if spill.size(b) > budget and splits > 0:
+            inner = Spill(
+                Path(tempfile.mkdtemp(dir=folder)), Q, BUCKETS,
+                flush_bytes=max(budget // 2, 1), seed=spill.seed + 1,
+            )  # fmt: skip
+            for part in spill.parts(b):
+                inner.add(part)
+            inner.flush()
+            outs += fuse_spilled(inner, fuse_one, budget, folder, splits - 1)
+        else:
+            outs.append(fuse_one(spill.read(b)))
+    return outs
 
 
 def fuse(
