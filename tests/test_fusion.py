@@ -259,6 +259,43 @@ def test_lazy_bucketed_and_eager_give_the_same_run(tmp_path):
             assert other.sort("query", "doc").equals(eager.sort("query", "doc")), method
 
 
+def test_a_lazy_long_frame_is_read_when_collected(tmp_path):
+    """A lazy long frame stays lazy: no row is read by the call (the source below counts
+    its reads); its runs are learned from its rows when the result is collected, and the
+    options that depend on them are checked then."""
+    runs = random_runs(12, n_runs=3)
+    long = pl.concat([f.with_columns(pl.lit(k).alias("system")) for k, f in runs.items()])
+    reads = []
+
+    def source() -> pl.DataFrame:
+        reads.append(1)
+        return long
+
+    lazy = pl.defer(source, schema=long.schema)
+    out = pr.fuse(lazy, method="rrf", memory_limit="16KiB")
+    weighted = pr.fuse(lazy, method="wsum", weights=[0.2, 0.3, 0.5])
+    too_few = pr.fuse(lazy, method="wsum", weights=[0.5, 0.5])
+    assert isinstance(out, pl.LazyFrame) and isinstance(weighted, pl.LazyFrame)
+    assert out.collect_schema() == {
+        "query": pl.String, "doc": pl.String, "score": pl.Float64, "system": pl.String
+    }  # fmt: skip
+    assert reads == []
+    eager = pr.fuse(runs, method="rrf")
+    assert out.collect().sort("query", "doc").equals(eager.sort("query", "doc"))
+    assert reads
+    eager_w = pr.fuse(runs, method="wsum", weights=[0.2, 0.3, 0.5])
+    assert weighted.collect().sort("query", "doc").equals(eager_w.sort("query", "doc"))
+    with pytest.raises(ValueError, match="one value per run"):
+        too_few.collect()
+    with pytest.raises(ValueError, match="has no parameter 'kk'"):  # checked at the call
+        pr.fuse(lazy, method="rrf", params={"kk": 3})
+    path = tmp_path / "runs.parquet"  # a Parquet scan, bucketed or not
+    long.write_parquet(path)
+    for limit in (None, "16KiB"):
+        scanned = pr.fuse(pl.scan_parquet(path), method="rrf", memory_limit=limit)
+        assert scanned.collect().sort("query", "doc").equals(eager.sort("query", "doc"))
+
+
 def test_an_oversized_bucket_is_split_again(tmp_path):
     """Every row in one bucket over the budget: it is split again by another seed into
     buckets of its own, each fused alone, and together they give the eager run."""

@@ -110,6 +110,11 @@ def stack_runs(runs: Runs, cols: Columns) -> Stacked:
             (f"run{i + 1}", as_frame(v, f"runs[{i}]", _cols3(cols))) for i, v in enumerate(runs)
         ]
         return _stack_pieces(pieces, cols)
+    return stack_long(long_frame(runs, cols), cols)
+
+
+def long_frame(runs: Runs, cols: Columns) -> pl.DataFrame | pl.LazyFrame:
+    """``runs``, one long frame with a system column, its schema checked."""
     frame = as_frame(runs, "runs", None)
     schema = frame.lazy().collect_schema()
     check_columns(
@@ -118,6 +123,17 @@ def stack_runs(runs: Runs, cols: Columns) -> Stacked:
         "runs",
     )
     check_score_dtype(schema, cols.score)
+    return frame
+
+
+def is_lazy_long(runs: Runs) -> bool:
+    """Whether ``runs`` is one lazy long frame (its runs known only from its rows)."""
+    return isinstance(runs, pl.LazyFrame)
+
+
+def stack_long(frame: pl.DataFrame | pl.LazyFrame, cols: Columns) -> Stacked:
+    """A long frame's runs (its system names read: one streaming pass over the column)."""
+    schema = frame.lazy().collect_schema()
     lazy = isinstance(frame, pl.LazyFrame)
     names_frame = frame.lazy().select(pl.col(cols.system).unique())
     names = names_frame.collect(engine="streaming").to_series()
@@ -426,29 +442,99 @@ def fuse(
     ``a`` is first in one run and second in the other: 1/61 + 1/62.
     """
     cols = Columns(query, doc, score, system)
-    spec, stacked = prepare(
-        runs, cols, method=method, norm=norm, weights=weights, params=params,
-        depth=depth, max_docs=max_docs, doc_order=doc_order,
-    )  # fmt: skip
     if not isinstance(name, str):
         msg = f"name must be a str. Got {name!r}."
         raise TypeError(msg)
+    options: dict[str, Any] = dict(
+        method=method, norm=norm, weights=weights, params=params, depth=depth,
+        max_docs=max_docs, doc_order=doc_order,
+    )  # fmt: skip
+    if is_lazy_long(runs):  # lazy in, lazy out: the runs are learned when collected
+        frame = long_frame(runs, cols)
+        check_options(**options)
+        memory_bytes(memory_limit)
+        schema = frame.collect_schema()
+
+        def fused_when_collected() -> pl.DataFrame:
+            stacked = stack_long(frame, cols)
+            spec = make_spec(stacked, **options)
+            return finish(fuse_bucketed(stacked, spec, cols, memory_limit, validate), spec,
+                          cols, name)  # fmt: skip
+
+        return pl.defer(fused_when_collected, schema=out_schema(schema, schema, cols))
+    spec, stacked = prepare(runs, cols, **options)
     if not stacked.lazy:
         fused = fuse_frame(stacked.frame.collect(), spec, stacked.systems, cols, validate)
         return finish(fused, spec, cols, name)
     memory_bytes(memory_limit)  # checked now, used when collected
-    out_schema: dict[str, pl.DataType] = {
-        cols.query: stacked.id_dtypes[0],
-        cols.doc: stacked.id_dtypes[1],
-        cols.score: pl.Float64(),
-        cols.system: pl.String(),
-    }
     return pl.defer(
         lambda: finish(
             fuse_bucketed(stacked, spec, cols, memory_limit, validate), spec, cols, name
         ),
-        schema=out_schema,
+        schema=out_schema(
+            {cols.query: stacked.id_dtypes[0]}, {cols.doc: stacked.id_dtypes[1]}, cols
+        ),
     )
+
+
+def out_schema(
+    query: Mapping[str, pl.DataType], doc: Mapping[str, pl.DataType], cols: Columns
+) -> dict[str, pl.DataType]:
+    """The fused run's schema: the ids' dtypes (read from ``query`` and ``doc``)."""
+    return {
+        cols.query: query[cols.query],
+        cols.doc: doc[cols.doc],
+        cols.score: pl.Float64(),
+        cols.system: pl.String(),
+    }
+
+
+def check_options(
+    *,
+    method: str,
+    norm: str | None,
+    weights: Sequence[float] | Mapping[str, float] | None,
+    params: Mapping[str, Any] | None,
+    depth: int | None,
+    max_docs: int | None,
+    doc_order: DocOrder,
+) -> str | None:
+    """The options that need no run checked (the method's parameter names too); the
+    canonical ``norm``."""
+    check_choice("method", method, METHODS)
+    canonical = canonical_norm(norm)
+    check_choice("doc_order", doc_order, DocOrder)
+    check_int("depth", depth, minimum=1, allow_none=True)
+    check_int("max_docs", max_docs, minimum=1, allow_none=True)
+    check_params(params, None, METHODS[method], method)
+    return canonical
+
+
+def make_spec(
+    stacked: Stacked,
+    *,
+    method: str,
+    norm: str | None,
+    weights: Sequence[float] | Mapping[str, float] | None,
+    params: Mapping[str, Any] | None,
+    depth: int | None,
+    max_docs: int | None,
+    doc_order: DocOrder,
+) -> Spec:
+    """The fusion of ``stacked``'s runs: the options that depend on the runs checked."""
+    if len(stacked.systems) < 2:
+        msg = (
+            f"fusion needs at least two runs. Got {len(stacked.systems)}: {list(stacked.systems)}."
+        )
+        raise ValueError(msg)
+    spec_method = METHODS[method]
+    ctx = Context(
+        n_runs=len(stacked.systems),
+        weights=check_weights(weights, params, stacked.systems, spec_method, method),
+        params=check_params(params, stacked.systems, spec_method, method),
+        doc_order=doc_order,
+    )
+    return Spec(method, canonical_norm(norm), ctx, depth, max_docs)
 
 
 def prepare(
@@ -464,25 +550,13 @@ def prepare(
     doc_order: DocOrder,
 ) -> tuple[Spec, Stacked]:
     """Every option checked and the runs stacked, before any row is read."""
-    check_choice("method", method, METHODS)
-    norm = canonical_norm(norm)
-    check_choice("doc_order", doc_order, DocOrder)
-    check_int("depth", depth, minimum=1, allow_none=True)
-    check_int("max_docs", max_docs, minimum=1, allow_none=True)
+    options: dict[str, Any] = dict(
+        method=method, norm=norm, weights=weights, params=params, depth=depth,
+        max_docs=max_docs, doc_order=doc_order,
+    )  # fmt: skip
+    check_options(**options)
     stacked = stack_runs(runs, cols)
-    if len(stacked.systems) < 2:
-        msg = (
-            f"fusion needs at least two runs. Got {len(stacked.systems)}: {list(stacked.systems)}."
-        )
-        raise ValueError(msg)
-    spec_method = METHODS[method]
-    ctx = Context(
-        n_runs=len(stacked.systems),
-        weights=check_weights(weights, params, stacked.systems, spec_method, method),
-        params=check_params(params, stacked.systems, spec_method, method),
-        doc_order=doc_order,
-    )
-    return Spec(method, norm, ctx, depth, max_docs), stacked
+    return make_spec(stacked, **options), stacked
 
 
 def check_weights(
@@ -530,9 +604,10 @@ def check_weights(
 
 
 def check_params(
-    params: Mapping[str, Any] | None, systems: Sequence[str], spec: Method, method: str
+    params: Mapping[str, Any] | None, systems: Sequence[str] | None, spec: Method, method: str
 ) -> dict[str, Any]:
-    """The method's parameters, defaults filled in; unknown or missing ones refused."""
+    """The method's parameters, defaults filled in; unknown or missing ones refused (the
+    per-run ones' lengths too, when the runs ``systems`` are known)."""
     given = {k: v for k, v in (params or {}).items() if k != "weights"}
     accepted = set(spec.defaults) | set(spec.required)
     unknown = sorted(set(given) - accepted)
@@ -547,7 +622,7 @@ def check_params(
         raise ValueError(msg)
     out = dict(spec.defaults) | given
     for key in ("probs", "log_odds", "map_scores"):
-        if key in out and len(out[key]) != len(systems):
+        if key in out and systems is not None and len(out[key]) != len(systems):
             msg = f"params[{key!r}] must hold one entry per run ({len(systems)}). "
             msg += f"Got {len(out[key])}."
             raise ValueError(msg)
