@@ -60,19 +60,19 @@ def bits(values: np.ndarray) -> int:
     return max(1, int(values.max()).bit_length()) if len(values) else 1
 
 
-def pair_code(frame: pl.DataFrame) -> np.ndarray:
+def pair_code(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """A code (uint64) of every row's (query, doc) of ``frame`` (``Q, D`` in memory): the
-    query's code in the high bits, the document's in the low bits. The query codes come
-    from the engine's :func:`~polars_rankeval.engine.rank.ranking_ids` of ``Q`` (stretch
-    by stretch: a run's rows of one query are usually together).
+    query's code in the high bits, the document's in the low bits; and the query codes.
+    The query codes come from the engine's :func:`~polars_rankeval.engine.rank.ranking_ids`
+    of ``Q`` (stretch by stretch: a run's rows of one query are usually together).
 
-    >>> code = pair_code(pl.DataFrame({Q: ["q", "r", "q"], D: ["a", "a", "a"]})).tolist()
+    >>> code = pair_code(pl.DataFrame({Q: ["q", "r", "q"], D: ["a", "a", "a"]}))[0].tolist()
     >>> code[0] == code[2] != code[1]
     True
     """
     query, _ = ranking_ids(frame, [Q])
     doc = codes(frame[D])
-    return (query.astype(np.uint64) << np.uint64(bits(doc))) | doc
+    return (query.astype(np.uint64) << np.uint64(bits(doc))) | doc, query
 
 
 @dataclass(frozen=True)
@@ -137,8 +137,10 @@ def add_keys(frame: pl.DataFrame, n_runs: int) -> tuple[pl.DataFrame, Pairs]:
     >>> out[K].to_list(), out[G].to_list(), pairs.repeated.tolist()
     ([0, 1, 0], [0, 1, 2], [])
     """
-    pairs = Pairs.of(pair_code(frame), frame[SYS].to_numpy(), n_runs)
-    groups = Groups.of(frame, [SYS, Q])
+    pair, query = pair_code(frame)
+    run = frame[SYS].to_numpy()
+    pairs = Pairs.of(pair, run, n_runs)
+    groups = Groups.of(pl.DataFrame({SYS: run, Q: query}), [SYS, Q])  # integers: cheaper
     keys = [pl.Series(K, pairs.numbers()), pl.Series(G, groups.ids, dtype=pl.UInt32)]
     return frame.with_columns(keys), pairs
 
@@ -156,7 +158,7 @@ def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame
     if K in frame.columns:
         number = frame[K].to_numpy()
     else:
-        number = Pairs.of(pair_code(frame), frame[SYS].to_numpy(), n_runs).numbers()
+        number = Pairs.of(pair_code(frame)[0], frame[SYS].to_numpy(), n_runs).numbers()
     slots = int(number.max()) + 1 if len(number) else 0
     first = np.full(slots, -1, np.int64)
     first[number[::-1]] = np.arange(len(number) - 1, -1, -1)
@@ -172,15 +174,20 @@ def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame
     mine = [np.flatnonzero(run == i) for i in range(n_runs)]
     for c in columns:
         column = frame[c]
-        valid = column.is_not_null().to_numpy()
-        data = (column.fill_null(strategy="zero") if column.has_nulls() else column).to_numpy()
+        nulls = column.has_nulls()
+        valid = column.is_not_null().to_numpy() if nulls else None
+        data = (column.fill_null(strategy="zero") if nulls else column).to_numpy()
         for i in range(n_runs):
             at = number[mine[i]]
             filled = np.zeros(n_pairs, dtype=data.dtype)
             filled[at] = data[mine[i]]
             present = np.zeros(n_pairs, bool)
-            present[at] = valid[mine[i]]
+            present[at] = True if valid is None else valid[mine[i]]
             name = f"{c}_{i}"
-            out += [pl.Series(name, filled).cast(column.dtype), pl.Series(f"__m_{name}", present)]
+            out.append(pl.Series(name, filled).cast(column.dtype))
+            if present.all():
+                picks.append(pl.col(name))
+                continue
+            out.append(pl.Series(f"__m_{name}", present))
             picks.append(pl.when(pl.col(f"__m_{name}")).then(pl.col(name)).alias(name))
     return pl.DataFrame(out).select(picks)
