@@ -375,8 +375,9 @@ def fuse(
         the names), or a list of runs, or a ``{name: run}`` dict; each run a
         DataFrame, LazyFrame, pandas or Arrow frame, or a ``{query: {doc: score}}``
         dict. A query that some run lacks is fused from the runs that have it. A
-        lazy long frame's ``system`` column is read once, when ``fuse`` is called,
-        to learn the runs.
+        lazy long frame's runs are learned when the result is collected (a first
+        streaming pass over its ``system`` column), and the options that depend on
+        them (``weights``, per-run ``params``) are checked then.
     method
         ``"min"``, ``"max"``, ``"med"``, ``"sum"``, ``"anz"``, ``"mnz"``, ``"gmnz"``,
         ``"wsum"``, ``"wmnz"``, ``"mixed"``, ``"rrf"``, ``"isr"``, ``"log_isr"``,
@@ -411,7 +412,7 @@ def fuse(
     memory_limit
         LazyFrame runs: the memory the fusion may take (as ``evaluate``'s; default
         1 GiB). Runs larger than an eighth of it are spilled to disk by a hash of
-        the query id and fused bucket by bucket.
+        the query id and fused bucket by bucket (a bucket over that split again).
 
     Returns
     -------

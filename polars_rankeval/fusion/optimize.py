@@ -162,7 +162,9 @@ def optimize_fusion(
     Parameters
     ----------
     runs
-        As :func:`~polars_rankeval.fuse` takes them (a LazyFrame is collected).
+        As :func:`~polars_rankeval.fuse` takes them. A LazyFrame is read into memory:
+        the runs are normalised once and reused for every configuration, and the
+        trained methods learn from every query at once (see the Fusion guide).
     qrels
         ``query, doc, relevance``.
     method, norm
