@@ -260,8 +260,9 @@ def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
 
 def fuse_frame(frame: pl.DataFrame, spec: Spec, systems: Sequence[str], cols: Columns,
                validate: bool) -> pl.DataFrame:  # fmt: skip
-    """:func:`fuse_plan` of a frame in memory, its rows checked first."""
-    return fuse_plan(keyed(frame, systems, cols, validate).lazy(), spec).collect()
+    """:func:`fuse_plan` of a frame in memory, its rows checked first (the runs' rows in
+    one chunk: the reads and gathers by row that follow cost half as much)."""
+    return fuse_plan(keyed(frame.rechunk(), systems, cols, validate).lazy(), spec).collect()
 
 
 def finish(fused: pl.DataFrame, spec: Spec, cols: Columns, name: str) -> pl.DataFrame:

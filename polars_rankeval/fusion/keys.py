@@ -169,7 +169,9 @@ def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame
         number, first = renumber[number], first[used]
     n_pairs = len(first)
     run = frame[SYS].to_numpy()
-    out: list[pl.Series] = [frame[Q].gather(first), frame[D].gather(first)]
+    # a column in one chunk first: a gather across many (a Polars plan's output has one a
+    # thread's morsel) costs several times the copy
+    out: list[pl.Series] = [frame[Q].rechunk().gather(first), frame[D].rechunk().gather(first)]
     picks: list[pl.Expr] = [pl.col(Q), pl.col(D)]
     mine = [np.flatnonzero(run == i) for i in range(n_runs)]
     for c in columns:
