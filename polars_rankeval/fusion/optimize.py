@@ -239,7 +239,7 @@ def optimize_fusion(
     if step is not None:
         settings["step"] = step
     configs = configurations(method, n_runs, settings)
-    frame = keyed(stacked.frame.collect(), stacked.systems, cols, validate=True)
+    frame = keyed(stacked.frame.collect().rechunk(), stacked.systems, cols, validate=True)
     if METHODS[method].needs == "scores" and spec.norm not in ("rank", "borda"):
         rows = frame.with_columns(score_expr(spec.norm, [G]))  # no ranks needed
     else:
@@ -261,21 +261,20 @@ def optimize_fusion(
     scores: list[float] = []
     metric_name = metric
     for chunk in _chunks(configs, rows.height):
-        frames = []
-        for i, config in chunk:
-            ctx = Context(
-                n_runs=n_runs,
-                weights=tuple(config.get("weights", [1.0 / n_runs] * n_runs)),
-                params=dict(METHODS[method].defaults) | params[i],
-            )
-            if wide is not None:
-                fused_score = weighted_expr(method, ctx.weights, n_runs).alias(F)
-                plan = wide.lazy().select(Q, D, QID, fused_score)
-            else:
+        if wide is not None:
+            frames = _weighted_frames(wide, method, chunk, n_runs, top)
+        else:
+            frames = []
+            for i, config in chunk:
+                ctx = Context(
+                    n_runs=n_runs,
+                    weights=tuple(config.get("weights", [1.0 / n_runs] * n_runs)),
+                    params=dict(METHODS[method].defaults) | params[i],
+                )
                 plan = METHODS[method].combine(fused_rows, ctx)
-            if top is not None:
-                plan = plan.filter(_within_top(top, QID if wide is not None else Q))
-            frames.append(plan.with_columns(pl.lit(i, pl.Int64).alias("__cfg")))
+                if top is not None:
+                    plan = plan.filter(_within_top(pl.col(F), top, Q))
+                frames.append(plan.with_columns(pl.lit(i, pl.Int64).alias("__cfg")))
         stacked_runs = pl.concat(frames).collect()
         result = evaluate(
             stacked_runs.select(
@@ -321,14 +320,35 @@ def top_depth(metric: str, conventions: str | None) -> int | None:
     return measure.cutoff
 
 
-def _within_top(k: int, query: str) -> pl.Expr:
-    """The rows whose fused score is at least the ``k``-th highest of their query, both
-    rounded to single precision: every row that can be among a query's top ``k``
+def _within_top(score: pl.Expr, k: int, query: str) -> pl.Expr:
+    """The rows whose fused ``score`` is at least the ``k``-th highest of their query,
+    both rounded to single precision: every row that can be among a query's top ``k``
     whatever the tie rule (equal scores ordered by doc id, scores compared as floats or
     as doubles), so a measure that reads only the top ``k`` scores the rows kept as it
     scores them all."""
-    kth = pl.col(F).top_k(k).min().over(query)
-    return pl.col(F).cast(pl.Float32) >= kth.cast(pl.Float32)
+    kth = score.top_k(k).min().over(query)
+    return score.cast(pl.Float32) >= kth.cast(pl.Float32)
+
+
+def _weighted_frames(wide: pl.DataFrame, method: str, chunk: Sequence[tuple[int, dict[str, Any]]],
+                     n_runs: int, top: int | None) -> list[pl.LazyFrame]:  # fmt: skip
+    """Each configuration of ``chunk`` (its weights) fused from the runs side by side
+    (``wide``): its scores, and its rows within the top ``top`` of their query, all
+    computed in one Polars pass (whose windows share the query groups)."""
+    fused = {i: weighted_expr(method, tuple(c["weights"]), n_runs) for i, c in chunk}
+    table = wide.lazy().with_columns(e.alias(f"__f{i}") for i, e in fused.items())
+    if top is not None:
+        table = table.with_columns(
+            _within_top(pl.col(f"__f{i}"), top, QID).alias(f"__in{i}") for i in fused
+        )
+    table = table.collect().lazy()
+    frames = []
+    for i in fused:
+        rows = table.filter(pl.col(f"__in{i}")) if top is not None else table
+        frames.append(
+            rows.select(Q, D, pl.col(f"__f{i}").alias(F), pl.lit(i, pl.Int64).alias("__cfg"))
+        )
+    return frames
 
 
 def _check_qrels(qrels: pl.DataFrame, metric: str, cols: Columns, relevance: str,
