@@ -296,6 +296,18 @@ def test_a_lazy_long_frame_is_read_when_collected(tmp_path):
         assert scanned.collect().sort("query", "doc").equals(eager.sort("query", "doc"))
 
 
+@pytest.mark.parametrize("norm", ["min-max", "min-max-inverted", "max"])
+def test_rankings_apart_normalise_as_rankings_together(norm):
+    """Rows of each ranking together are normalised in numpy, rows apart by a Polars
+    window: the same fused run, to the bit."""
+    runs = random_runs(13, n_runs=3)
+    shuffled = {k: f.sample(fraction=1.0, shuffle=True, seed=1) for k, f in runs.items()}
+    for method in ("wsum", "rrf", "mnz"):
+        together = pr.fuse(runs, method=method, norm=norm).sort("query", "doc")
+        apart = pr.fuse(shuffled, method=method, norm=norm).sort("query", "doc")
+        assert together.equals(apart), method
+
+
 def test_an_oversized_bucket_is_split_again(tmp_path):
     """Every row in one bucket over the budget: it is split again by another seed into
     buckets of its own, each fused alone, and together they give the eager run."""

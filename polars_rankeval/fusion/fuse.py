@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from polars_rankeval.fusion.normalize import (
     R,
     S,
     canonical_norm,
+    contiguous_scores,
     keep_top,
     normalize,
     score_expr,
@@ -261,8 +262,13 @@ def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
 def fuse_frame(frame: pl.DataFrame, spec: Spec, systems: Sequence[str], cols: Columns,
                validate: bool) -> pl.DataFrame:  # fmt: skip
     """:func:`fuse_plan` of a frame in memory, its rows checked first (the runs' rows in
-    one chunk: the reads and gathers by row that follow cost half as much)."""
-    return fuse_plan(keyed(frame.rechunk(), systems, cols, validate).lazy(), spec).collect()
+    one chunk: the reads and gathers by row that follow cost half as much), and
+    normalised first in numpy where :func:`contiguous_scores` can."""
+    rows = keyed(frame.rechunk(), systems, cols, validate)
+    if spec.depth is None and (normalised := contiguous_scores(rows, spec.norm)) is not None:
+        spec = replace(spec, norm=None)  # done: the scores are normalised
+        rows = normalised
+    return fuse_plan(rows.lazy(), spec).collect()
 
 
 def finish(fused: pl.DataFrame, spec: Spec, cols: Columns, name: str) -> pl.DataFrame:

@@ -170,6 +170,37 @@ def score_expr(norm: str | None, ranking: Sequence[str] = RANKING) -> pl.Expr:
     return s
 
 
+def contiguous_scores(frame: pl.DataFrame, norm: str | None) -> pl.DataFrame | None:
+    """``frame`` with :data:`S` normalised by ``"min-max"``, ``"min-max-inverted"`` or
+    ``"max"`` in numpy, when each ranking's rows (:data:`G`) lie together (each
+    ranking's minimum and maximum by ``reduceat``): the expressions of
+    :func:`score_expr`, to the bit, without a window's hash of the ranking ids. None for
+    another norm, or rankings whose rows are apart.
+
+    >>> rows = pl.DataFrame({G: [0, 0, 1], S: [1.0, 3.0, 5.0]})
+    >>> contiguous_scores(rows, "min-max")[S].to_list()
+    [0.0, 1.0, 0.0]
+    """
+    if norm not in ("min-max", "min-max-inverted", "max") or G not in frame.columns:
+        return None
+    if not frame.height:
+        return frame
+    ids = frame[G].to_numpy()
+    if (ids[1:] < ids[:-1]).any():  # the ids number the stretches in order when contiguous
+        return None
+    starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
+    if len(starts) != int(ids.max()) + 1:
+        return None
+    s = frame[S].to_numpy()
+    counts = np.diff(np.append(starts, len(s)))
+    hi = np.repeat(np.maximum.reduceat(s, starts), counts)
+    if norm == "max":
+        return frame.with_columns(pl.Series(S, s / np.maximum(hi, EPS)))
+    lo = np.repeat(np.minimum.reduceat(s, starts), counts)
+    top = s - lo if norm == "min-max" else hi - s
+    return frame.with_columns(pl.Series(S, top / np.maximum(hi - lo, EPS)))
+
+
 def expand(frame: pl.LazyFrame, n_runs: int) -> pl.LazyFrame:
     """Every (run, candidate) of every query: the ranked rows (with :data:`R`, :data:`N`)
     and, for each candidate a run did not retrieve, a row with a null score and rank,
