@@ -480,3 +480,20 @@ def test_trectools_reciprocal_rank_fusion():
         expected = {(r.query, r.docid): r.score for r in theirs.run_data.itertuples()}
         mine = ours(runs, None, "rrf", {"k": k}, depth=1000, max_docs=max_docs, doc_order="asc")
         assert_same(mine, expected)
+
+
+def test_pairs_sort_packed_and_lexsort_agree():
+    """The (pair, run, row) sort packs 64-bit integers when they fit, else lexsorts:
+    both give the same order, pair numbers and repeated (pair, run) rows."""
+    from polars_rankeval.fusion.keys import Pairs
+
+    rng = np.random.default_rng(3)
+    pair = rng.integers(0, 50, 400).astype(np.uint64)
+    run = rng.integers(0, 3, 400)
+    packed = Pairs.of(pair, run, 3)
+    wide = Pairs.of(pair | np.uint64(1 << 62), run, 3)  # 63 bits: too many to pack
+    assert packed.order.tolist() == wide.order.tolist()
+    assert packed.numbers().tolist() == wide.numbers().tolist()
+    assert packed.repeated.tolist() == wide.repeated.tolist() != []
+    expected = sorted(range(400), key=lambda i: (int(pair[i]), int(run[i]), i))
+    assert packed.order.tolist() == expected
