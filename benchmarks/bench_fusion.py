@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import resource
 import time
 from collections.abc import Callable
@@ -71,6 +72,15 @@ def measure(label: str, step: Callable[[], Any]) -> tuple[Any, float]:
     rss = f"{peak_rss_mb():.0f} MiB" + ("" if resettable else " (process peak so far)")
     print(f"  {label}: {elapsed:.2f} s; peak RSS {rss}", flush=True)
     return result, elapsed
+
+
+def load_average() -> str:
+    """The machine's load average (1, 5, 15 min): the benchmark shares its cores."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "load average unknown"
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} on {os.cpu_count()} cores"
 
 
 def make_runs(rows: int, seed: int = 0) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
@@ -196,12 +206,13 @@ def main() -> None:
     args = parser.parse_args()
     runs, qrels = make_runs(args.rows)
     sizes = f"{runs['bm25'].height:,} rows, {qrels.height:,} qrels rows"
-    print(f"2 runs of {sizes}; Polars {pl.__version__}")
+    print(f"2 runs of {sizes}; Polars {pl.__version__}; {load_average()}")
     warm_up()
     if args.part in ("fuse", "all"):
         bench_fuse(runs)
     if args.part in ("optimize", "all"):
         bench_optimize(runs, qrels)
+    print(f"at the end: {load_average()}")
 
 
 if __name__ == "__main__":

@@ -259,6 +259,90 @@ def test_lazy_bucketed_and_eager_give_the_same_run(tmp_path):
             assert other.sort("query", "doc").equals(eager.sort("query", "doc")), method
 
 
+def test_a_lazy_long_frame_is_read_when_collected(tmp_path):
+    """A lazy long frame stays lazy: no row is read by the call (the source below counts
+    its reads); its runs are learned from its rows when the result is collected, and the
+    options that depend on them are checked then."""
+    runs = random_runs(12, n_runs=3)
+    long = pl.concat([f.with_columns(pl.lit(k).alias("system")) for k, f in runs.items()])
+    reads = []
+
+    def source() -> pl.DataFrame:
+        reads.append(1)
+        return long
+
+    lazy = pl.defer(source, schema=long.schema)
+    out = pr.fuse(lazy, method="rrf", memory_limit="16KiB")
+    weighted = pr.fuse(lazy, method="wsum", weights=[0.2, 0.3, 0.5])
+    too_few = pr.fuse(lazy, method="wsum", weights=[0.5, 0.5])
+    assert isinstance(out, pl.LazyFrame) and isinstance(weighted, pl.LazyFrame)
+    assert out.collect_schema() == {
+        "query": pl.String, "doc": pl.String, "score": pl.Float64, "system": pl.String
+    }  # fmt: skip
+    assert reads == []
+    eager = pr.fuse(runs, method="rrf")
+    assert out.collect().sort("query", "doc").equals(eager.sort("query", "doc"))
+    assert reads
+    eager_w = pr.fuse(runs, method="wsum", weights=[0.2, 0.3, 0.5])
+    assert weighted.collect().sort("query", "doc").equals(eager_w.sort("query", "doc"))
+    with pytest.raises(ValueError, match="one value per run"):
+        too_few.collect()
+    with pytest.raises(ValueError, match="has no parameter 'kk'"):  # checked at the call
+        pr.fuse(lazy, method="rrf", params={"kk": 3})
+    path = tmp_path / "runs.parquet"  # a Parquet scan, bucketed or not
+    long.write_parquet(path)
+    for limit in (None, "16KiB"):
+        scanned = pr.fuse(pl.scan_parquet(path), method="rrf", memory_limit=limit)
+        assert scanned.collect().sort("query", "doc").equals(eager.sort("query", "doc"))
+
+
+@pytest.mark.parametrize("norm", ["min-max", "min-max-inverted", "max"])
+def test_rankings_apart_normalise_as_rankings_together(norm):
+    """Rows of each ranking together are normalised in numpy, rows apart by a Polars
+    window: the same fused run, to the bit."""
+    runs = random_runs(13, n_runs=3)
+    shuffled = {k: f.sample(fraction=1.0, shuffle=True, seed=1) for k, f in runs.items()}
+    for method in ("wsum", "rrf", "mnz"):
+        together = pr.fuse(runs, method=method, norm=norm).sort("query", "doc")
+        apart = pr.fuse(shuffled, method=method, norm=norm).sort("query", "doc")
+        assert together.equals(apart), method
+
+
+def test_an_oversized_bucket_is_split_again(tmp_path):
+    """Every row in one bucket over the budget: it is split again by another seed into
+    buckets of its own, each fused alone, and together they give the eager run."""
+    from functools import partial
+
+    from polars_rankeval.engine.buckets import Spill
+    from polars_rankeval.fusion.fuse import Columns, fuse_frame, fuse_spilled, prepare
+
+    runs = random_runs(11, n_runs=2, n_queries=40)
+    cols = Columns()
+    spec, stacked = prepare(
+        runs, cols, method="rrf", norm="min-max", weights=None, params=None,
+        depth=None, max_docs=None, doc_order="desc",
+    )  # fmt: skip
+    rows = stacked.frame.collect()
+    spill = Spill(tmp_path, "__q", 1, flush_bytes=1 << 20)  # one bucket holds every row
+    spill.add(rows)
+    spill.flush()
+    fuse_one = partial(fuse_frame, spec=spec, systems=stacked.systems, cols=cols, validate=True)
+    pieces = fuse_spilled(spill, fuse_one, budget=1024, folder=tmp_path, splits=1)
+    assert len(pieces) > 10  # the bucket of ~40 queries went into many smaller ones
+    queries = [set(p["__q"].to_list()) for p in pieces]
+    n_queries = rows["__q"].n_unique()
+    assert sum(len(q) for q in queries) == len(set().union(*queries)) == n_queries  # none split
+    eager = pr.fuse(runs, method="rrf", norm="min-max").sort("query", "doc")
+    both = pl.concat(pieces).sort("__q", "__d")
+    assert both["__d"].to_list() == eager["doc"].to_list()
+    assert both["__f"].to_list() == eager["score"].to_list()
+    # no split left: the bucket is fused whole, in one piece
+    spill = Spill(tmp_path, "__q", 1, flush_bytes=1 << 20)
+    spill.add(rows)
+    spill.flush()
+    assert len(fuse_spilled(spill, fuse_one, budget=1024, folder=tmp_path, splits=0)) == 1
+
+
 def test_result_is_evaluable_and_named():
     runs = random_runs(5)
     fused = pr.fuse(runs, method="wsum", name="hybrid")
@@ -396,3 +480,20 @@ def test_trectools_reciprocal_rank_fusion():
         expected = {(r.query, r.docid): r.score for r in theirs.run_data.itertuples()}
         mine = ours(runs, None, "rrf", {"k": k}, depth=1000, max_docs=max_docs, doc_order="asc")
         assert_same(mine, expected)
+
+
+def test_pairs_sort_packed_and_lexsort_agree():
+    """The (pair, run, row) sort packs 64-bit integers when they fit, else lexsorts:
+    both give the same order, pair numbers and repeated (pair, run) rows."""
+    from polars_rankeval.fusion.keys import Pairs
+
+    rng = np.random.default_rng(3)
+    pair = rng.integers(0, 50, 400).astype(np.uint64)
+    run = rng.integers(0, 3, 400)
+    packed = Pairs.of(pair, run, 3)
+    wide = Pairs.of(pair | np.uint64(1 << 62), run, 3)  # 63 bits: too many to pack
+    assert packed.order.tolist() == wide.order.tolist()
+    assert packed.numbers().tolist() == wide.numbers().tolist()
+    assert packed.repeated.tolist() == wide.repeated.tolist() != []
+    expected = sorted(range(400), key=lambda i: (int(pair[i]), int(run[i]), i))
+    assert packed.order.tolist() == expected

@@ -229,3 +229,32 @@ def test_refusals():
         pr.optimize_fusion(runs, qrels, method="rrf", grid={"max_gamma": 2})
     with pytest.raises(ValueError, match="missing column 'relevance'"):
         pr.optimize_fusion(runs, qrels.drop("relevance"), method="rrf")
+
+
+@pytest.mark.parametrize("metric", ["nDCG@3", "P@5", "RR@2", "AP@4", "recall@5", "map"])
+def test_top_k_cut_scores_as_the_whole_run_with_ties(metric):
+    """A measure at a cutoff k scores each configuration from the rows that reach the
+    query's k-th score (ties kept): equal to evaluating each whole fused run, here with
+    scores on a few integer values, so that many ties straddle the cutoff and the doc
+    ids order them."""
+    rng = random.Random(7)
+    runs = {}
+    for i in range(2):
+        rows = [
+            (f"q{q}", f"d{d:02d}", float(rng.randint(0, 3)))
+            for q in range(12)
+            for d in rng.sample(range(20), rng.randint(1, 15))
+        ]
+        runs[f"r{i}"] = pl.DataFrame(rows, schema=["query", "doc", "score"], orient="row")
+    qrels = pl.DataFrame(
+        [(f"q{q}", f"d{d:02d}", rng.choice([0, 1, 2])) for q in range(12) for d in range(0, 20, 3)],
+        schema=["query", "doc", "relevance"],
+        orient="row",
+    )
+    _, report = pr.optimize_fusion(runs, qrels, method="wsum", metric=metric, show_progress=False)
+    name = report.columns[-1]
+    assert report.height == 11
+    for weights, value in zip(report["weights"].to_list(), report[name].to_list(), strict=True):
+        fused = pr.fuse(runs, method="wsum", weights=weights)
+        alone = pr.evaluate(fused, qrels, metric, per_query=False)[name].item()
+        assert math.isclose(alone, value, rel_tol=1e-12, abs_tol=1e-15), (weights, alone, value)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +25,24 @@ from polars_rankeval.engine.buckets import (
     BATCH_ROWS,
     BUCKETS,
     PIECE_SHARE,
+    SPLITS,
     Spill,
     memory_bytes,
     nbytes,
 )
+from polars_rankeval.fusion.keys import Pairs, add_keys
 from polars_rankeval.fusion.methods import METHODS, Context, F, Method
 from polars_rankeval.fusion.normalize import (
+    RANKING,
     SYS,
     D,
     DocOrder,
+    G,
     Q,
     R,
     S,
     canonical_norm,
+    contiguous_scores,
     keep_top,
     normalize,
     score_expr,
@@ -48,8 +54,6 @@ from polars_rankeval.validation import (
     check_columns,
     check_int,
     check_score_dtype,
-    distinct,
-    key_hash,
 )
 
 Runs = Any
@@ -107,6 +111,11 @@ def stack_runs(runs: Runs, cols: Columns) -> Stacked:
             (f"run{i + 1}", as_frame(v, f"runs[{i}]", _cols3(cols))) for i, v in enumerate(runs)
         ]
         return _stack_pieces(pieces, cols)
+    return stack_long(long_frame(runs, cols), cols)
+
+
+def long_frame(runs: Runs, cols: Columns) -> pl.DataFrame | pl.LazyFrame:
+    """``runs``, one long frame with a system column, its schema checked."""
     frame = as_frame(runs, "runs", None)
     schema = frame.lazy().collect_schema()
     check_columns(
@@ -115,6 +124,17 @@ def stack_runs(runs: Runs, cols: Columns) -> Stacked:
         "runs",
     )
     check_score_dtype(schema, cols.score)
+    return frame
+
+
+def is_lazy_long(runs: Runs) -> bool:
+    """Whether ``runs`` is one lazy long frame (its runs known only from its rows)."""
+    return isinstance(runs, pl.LazyFrame)
+
+
+def stack_long(frame: pl.DataFrame | pl.LazyFrame, cols: Columns) -> Stacked:
+    """A long frame's runs (its system names read: one streaming pass over the column)."""
+    schema = frame.lazy().collect_schema()
     lazy = isinstance(frame, pl.LazyFrame)
     names_frame = frame.lazy().select(pl.col(cols.system).unique())
     names = names_frame.collect(engine="streaming").to_series()
@@ -182,7 +202,7 @@ def _stack_pieces(pieces: list[tuple[str, pl.DataFrame | pl.LazyFrame]], cols: C
 
 
 def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> None:
-    """Raise on a null id, a NaN or null score, or a document twice in one ranking."""
+    """Raise on a null id or a NaN or null score."""
     nulls = frame.select(pl.col(Q).null_count(), pl.col(D).null_count(), pl.col(S).null_count())
     for (keyword, name), count in zip(
         [("query", cols.query), ("doc", cols.doc), ("score", cols.score)], nulls.row(0), strict=True
@@ -194,26 +214,41 @@ def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> No
     if nan:
         msg = f"runs column {cols.score!r} has {nan} NaN score(s)."
         raise ValueError(msg)
-    if distinct(frame.select(key_hash([SYS, Q, D])).to_series()):
-        return
-    dup = frame.filter(pl.struct(SYS, Q, D).is_duplicated())
-    if dup.height:
-        row = dup.row(0, named=True)
+
+
+def check_pairs(frame: pl.DataFrame, pairs: Pairs, systems: Sequence[str]) -> None:
+    """Raise on a document twice in one ranking (``pairs``: the rows of ``frame``'s)."""
+    if len(pairs.repeated):
+        involved = np.union1d(pairs.repeated, pairs.repeated + 1)
+        row = frame.row(int(pairs.order[pairs.repeated].min()), named=True)
         msg = (
             f"run {systems[row[SYS]]!r} has document {row[D]!r} more than once for query "
-            f"{row[Q]!r} ({dup.height} duplicate rows): a run holds each (query, doc) once."
+            f"{row[Q]!r} ({len(involved)} duplicate rows): a run holds each (query, doc) once."
         )
         raise ValueError(msg)
+
+
+def keyed(frame: pl.DataFrame, systems: Sequence[str], cols: Columns, validate: bool
+          ) -> pl.DataFrame:  # fmt: skip
+    """``frame`` with its integer keys (:func:`~polars_rankeval.fusion.keys.add_keys`),
+    its rows checked (:func:`check_rows`, :func:`check_pairs`) with ``validate``."""
+    if validate:
+        check_rows(frame, systems, cols)
+    out, pairs = add_keys(frame, len(systems))
+    if validate:
+        check_pairs(frame, pairs, systems)
+    return out
 
 
 def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """The fused scores ``(Q, D, F)`` of the long table ``frame``, as a plan."""
     frame = keep_top(frame, spec.depth, spec.doc_order)
     method = METHODS[spec.method]
+    ranking = [G] if G in frame.collect_schema().names() else RANKING
     if method.needs == "scores" and spec.norm not in ("rank", "borda"):
-        rows = frame.with_columns(score_expr(spec.norm))
+        rows = frame.with_columns(score_expr(spec.norm, ranking))
     else:
-        rows = normalize(frame, spec.norm, spec.ctx.n_runs, spec.doc_order)
+        rows = normalize(frame, spec.norm, spec.ctx.n_runs, spec.doc_order, ranking)
     fused = method.combine(rows, spec.ctx)
     if spec.max_docs is not None:
         fused = (
@@ -226,10 +261,14 @@ def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
 
 def fuse_frame(frame: pl.DataFrame, spec: Spec, systems: Sequence[str], cols: Columns,
                validate: bool) -> pl.DataFrame:  # fmt: skip
-    """:func:`fuse_plan` of a frame in memory, its rows checked first."""
-    if validate:
-        check_rows(frame, systems, cols)
-    return fuse_plan(frame.lazy(), spec).collect()
+    """:func:`fuse_plan` of a frame in memory, its rows checked first (the runs' rows in
+    one chunk: the reads and gathers by row that follow cost half as much), and
+    normalised first in numpy where :func:`contiguous_scores` can."""
+    rows = keyed(frame.rechunk(), systems, cols, validate)
+    if spec.depth is None and (normalised := contiguous_scores(rows, spec.norm)) is not None:
+        spec = replace(spec, norm=None)  # done: the scores are normalised
+        rows = normalised
+    return fuse_plan(rows.lazy(), spec).collect()
 
 
 def finish(fused: pl.DataFrame, spec: Spec, cols: Columns, name: str) -> pl.DataFrame:
@@ -247,7 +286,8 @@ def fuse_bucketed(stacked: Stacked, spec: Spec, cols: Columns, limit: int | str 
                   validate: bool) -> pl.DataFrame:  # fmt: skip
     """Fuse a lazy long table in bounded memory: held whole when it fits an eighth of
     the limit, else spilled to disk by a hash of the query id and fused bucket by
-    bucket (a bucket holds every row of its queries)."""
+    bucket (a bucket holds every row of its queries; one over the budget is split
+    again: :func:`fuse_spilled`)."""
     budget = memory_bytes(limit) // PIECE_SHARE
     empty = pl.DataFrame(schema={Q: stacked.id_dtypes[0], D: stacked.id_dtypes[1], F: pl.Float64})
     held: list[pl.DataFrame] = []
@@ -273,12 +313,35 @@ def fuse_bucketed(stacked: Stacked, spec: Spec, cols: Columns, limit: int | str 
             )
             return fuse_frame(whole, spec, stacked.systems, cols, validate)
         spill.flush()
-        outs = [
-            fuse_frame(spill.read(b), spec, stacked.systems, cols, validate)
-            for b in range(BUCKETS)
-            if spill.has(b)
-        ]
+        fuse_one = partial(
+            fuse_frame, spec=spec, systems=stacked.systems, cols=cols, validate=validate
+        )
+        outs = fuse_spilled(spill, fuse_one, budget, Path(folder), SPLITS)
     return pl.concat(outs) if outs else empty
+
+
+def fuse_spilled(spill: Spill, fuse_one: Callable[[pl.DataFrame], pl.DataFrame], budget: int,
+                 folder: Path, splits: int) -> list[pl.DataFrame]:  # fmt: skip
+    """The fused rows of every bucket of ``spill``, one piece per bucket; a bucket over
+    ``budget`` bytes is split again by another hash seed into buckets of its own (at
+    most ``splits`` times: the rows of one query are never split), as ``evaluate``'s
+    buckets are (:mod:`polars_rankeval.engine.buckets`)."""
+    outs: list[pl.DataFrame] = []
+    for b in range(spill.n_buckets):
+        if not spill.has(b):
+            continue
+        if spill.size(b) > budget and splits > 0:
+            inner = Spill(
+                Path(tempfile.mkdtemp(dir=folder)), Q, BUCKETS,
+                flush_bytes=max(budget // 2, 1), seed=spill.seed + 1,
+            )  # fmt: skip
+            for part in spill.parts(b):
+                inner.add(part)
+            inner.flush()
+            outs += fuse_spilled(inner, fuse_one, budget, folder, splits - 1)
+        else:
+            outs.append(fuse_one(spill.read(b)))
+    return outs
 
 
 def fuse(
@@ -319,8 +382,9 @@ def fuse(
         the names), or a list of runs, or a ``{name: run}`` dict; each run a
         DataFrame, LazyFrame, pandas or Arrow frame, or a ``{query: {doc: score}}``
         dict. A query that some run lacks is fused from the runs that have it. A
-        lazy long frame's ``system`` column is read once, when ``fuse`` is called,
-        to learn the runs.
+        lazy long frame's runs are learned when the result is collected (a first
+        streaming pass over its ``system`` column), and the options that depend on
+        them (``weights``, per-run ``params``) are checked then.
     method
         ``"min"``, ``"max"``, ``"med"``, ``"sum"``, ``"anz"``, ``"mnz"``, ``"gmnz"``,
         ``"wsum"``, ``"wmnz"``, ``"mixed"``, ``"rrf"``, ``"isr"``, ``"log_isr"``,
@@ -355,7 +419,7 @@ def fuse(
     memory_limit
         LazyFrame runs: the memory the fusion may take (as ``evaluate``'s; default
         1 GiB). Runs larger than an eighth of it are spilled to disk by a hash of
-        the query id and fused bucket by bucket.
+        the query id and fused bucket by bucket (a bucket over that split again).
 
     Returns
     -------
@@ -386,29 +450,99 @@ def fuse(
     ``a`` is first in one run and second in the other: 1/61 + 1/62.
     """
     cols = Columns(query, doc, score, system)
-    spec, stacked = prepare(
-        runs, cols, method=method, norm=norm, weights=weights, params=params,
-        depth=depth, max_docs=max_docs, doc_order=doc_order,
-    )  # fmt: skip
     if not isinstance(name, str):
         msg = f"name must be a str. Got {name!r}."
         raise TypeError(msg)
+    options: dict[str, Any] = dict(
+        method=method, norm=norm, weights=weights, params=params, depth=depth,
+        max_docs=max_docs, doc_order=doc_order,
+    )  # fmt: skip
+    if is_lazy_long(runs):  # lazy in, lazy out: the runs are learned when collected
+        frame = long_frame(runs, cols)
+        check_options(**options)
+        memory_bytes(memory_limit)
+        schema = frame.collect_schema()
+
+        def fused_when_collected() -> pl.DataFrame:
+            stacked = stack_long(frame, cols)
+            spec = make_spec(stacked, **options)
+            return finish(fuse_bucketed(stacked, spec, cols, memory_limit, validate), spec,
+                          cols, name)  # fmt: skip
+
+        return pl.defer(fused_when_collected, schema=out_schema(schema, schema, cols))
+    spec, stacked = prepare(runs, cols, **options)
     if not stacked.lazy:
         fused = fuse_frame(stacked.frame.collect(), spec, stacked.systems, cols, validate)
         return finish(fused, spec, cols, name)
     memory_bytes(memory_limit)  # checked now, used when collected
-    out_schema: dict[str, pl.DataType] = {
-        cols.query: stacked.id_dtypes[0],
-        cols.doc: stacked.id_dtypes[1],
-        cols.score: pl.Float64(),
-        cols.system: pl.String(),
-    }
     return pl.defer(
         lambda: finish(
             fuse_bucketed(stacked, spec, cols, memory_limit, validate), spec, cols, name
         ),
-        schema=out_schema,
+        schema=out_schema(
+            {cols.query: stacked.id_dtypes[0]}, {cols.doc: stacked.id_dtypes[1]}, cols
+        ),
     )
+
+
+def out_schema(
+    query: Mapping[str, pl.DataType], doc: Mapping[str, pl.DataType], cols: Columns
+) -> dict[str, pl.DataType]:
+    """The fused run's schema: the ids' dtypes (read from ``query`` and ``doc``)."""
+    return {
+        cols.query: query[cols.query],
+        cols.doc: doc[cols.doc],
+        cols.score: pl.Float64(),
+        cols.system: pl.String(),
+    }
+
+
+def check_options(
+    *,
+    method: str,
+    norm: str | None,
+    weights: Sequence[float] | Mapping[str, float] | None,
+    params: Mapping[str, Any] | None,
+    depth: int | None,
+    max_docs: int | None,
+    doc_order: DocOrder,
+) -> str | None:
+    """The options that need no run checked (the method's parameter names too); the
+    canonical ``norm``."""
+    check_choice("method", method, METHODS)
+    canonical = canonical_norm(norm)
+    check_choice("doc_order", doc_order, DocOrder)
+    check_int("depth", depth, minimum=1, allow_none=True)
+    check_int("max_docs", max_docs, minimum=1, allow_none=True)
+    check_params(params, None, METHODS[method], method)
+    return canonical
+
+
+def make_spec(
+    stacked: Stacked,
+    *,
+    method: str,
+    norm: str | None,
+    weights: Sequence[float] | Mapping[str, float] | None,
+    params: Mapping[str, Any] | None,
+    depth: int | None,
+    max_docs: int | None,
+    doc_order: DocOrder,
+) -> Spec:
+    """The fusion of ``stacked``'s runs: the options that depend on the runs checked."""
+    if len(stacked.systems) < 2:
+        msg = (
+            f"fusion needs at least two runs. Got {len(stacked.systems)}: {list(stacked.systems)}."
+        )
+        raise ValueError(msg)
+    spec_method = METHODS[method]
+    ctx = Context(
+        n_runs=len(stacked.systems),
+        weights=check_weights(weights, params, stacked.systems, spec_method, method),
+        params=check_params(params, stacked.systems, spec_method, method),
+        doc_order=doc_order,
+    )
+    return Spec(method, canonical_norm(norm), ctx, depth, max_docs)
 
 
 def prepare(
@@ -424,25 +558,13 @@ def prepare(
     doc_order: DocOrder,
 ) -> tuple[Spec, Stacked]:
     """Every option checked and the runs stacked, before any row is read."""
-    check_choice("method", method, METHODS)
-    norm = canonical_norm(norm)
-    check_choice("doc_order", doc_order, DocOrder)
-    check_int("depth", depth, minimum=1, allow_none=True)
-    check_int("max_docs", max_docs, minimum=1, allow_none=True)
+    options: dict[str, Any] = dict(
+        method=method, norm=norm, weights=weights, params=params, depth=depth,
+        max_docs=max_docs, doc_order=doc_order,
+    )  # fmt: skip
+    check_options(**options)
     stacked = stack_runs(runs, cols)
-    if len(stacked.systems) < 2:
-        msg = (
-            f"fusion needs at least two runs. Got {len(stacked.systems)}: {list(stacked.systems)}."
-        )
-        raise ValueError(msg)
-    spec_method = METHODS[method]
-    ctx = Context(
-        n_runs=len(stacked.systems),
-        weights=check_weights(weights, params, stacked.systems, spec_method, method),
-        params=check_params(params, stacked.systems, spec_method, method),
-        doc_order=doc_order,
-    )
-    return Spec(method, norm, ctx, depth, max_docs), stacked
+    return make_spec(stacked, **options), stacked
 
 
 def check_weights(
@@ -490,9 +612,10 @@ def check_weights(
 
 
 def check_params(
-    params: Mapping[str, Any] | None, systems: Sequence[str], spec: Method, method: str
+    params: Mapping[str, Any] | None, systems: Sequence[str] | None, spec: Method, method: str
 ) -> dict[str, Any]:
-    """The method's parameters, defaults filled in; unknown or missing ones refused."""
+    """The method's parameters, defaults filled in; unknown or missing ones refused (the
+    per-run ones' lengths too, when the runs ``systems`` are known)."""
     given = {k: v for k, v in (params or {}).items() if k != "weights"}
     accepted = set(spec.defaults) | set(spec.required)
     unknown = sorted(set(given) - accepted)
@@ -507,7 +630,7 @@ def check_params(
         raise ValueError(msg)
     out = dict(spec.defaults) | given
     for key in ("probs", "log_odds", "map_scores"):
-        if key in out and len(out[key]) != len(systems):
+        if key in out and systems is not None and len(out[key]) != len(systems):
             msg = f"params[{key!r}] must hold one entry per run ({len(systems)}). "
             msg += f"Got {len(out[key])}."
             raise ValueError(msg)

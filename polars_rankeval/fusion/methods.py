@@ -1,6 +1,6 @@
 r"""The fusion methods: ranx's 25, each computed across the runs side by side.
 
-The runs' rows are joined on (query, document) (:func:`wide_runs`), and each method
+The runs' rows are put side by side by (query, document) (:func:`wide_runs`), and each method
 is an expression across the runs' columns, added in the runs' order as ranx adds
 (so the fused scores have the same bits however the rows came). Each method reads
 the normalised rows of :mod:`polars_rankeval.fusion.normalize` (one per run and
@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_rankeval.fusion.keys import spread
 from polars_rankeval.fusion.normalize import PRESENT, SYS, C, D, DocOrder, N, Q, R, S, expand
 
 F = "__f"
@@ -99,15 +100,9 @@ class Method:
 
 def wide_runs(frame: pl.LazyFrame, n_runs: int, columns: Sequence[str]) -> pl.LazyFrame:
     """One row per (query, doc), with ``columns`` of each run side by side (``name_i``,
-    null where run *i* did not retrieve the doc): the runs joined on (query, doc)."""
-    parts = [
-        frame.filter(pl.col(SYS) == i).select(Q, D, *(pl.col(c).alias(f"{c}_{i}") for c in columns))
-        for i in range(n_runs)
-    ]
-    wide = parts[0]
-    for part in parts[1:]:
-        wide = wide.join(part, on=[Q, D], how="full", coalesce=True, maintain_order="left")
-    return wide
+    null where run *i* did not retrieve the doc): each run's values scattered by the
+    rows' (query, doc) number (:func:`~polars_rankeval.fusion.keys.spread`)."""
+    return spread(frame.collect(), n_runs, list(columns)).lazy()
 
 
 def _fold_sum(values: Sequence[pl.Expr], missing: float = 0.0) -> pl.Expr:

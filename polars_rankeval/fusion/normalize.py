@@ -32,11 +32,13 @@ from typing import Literal, TypeAlias
 import numpy as np
 import polars as pl
 
-from polars_rankeval.options import Options
-from polars_rankeval.ranking import rank_rows
+from polars_rankeval.engine.rank import Groups, TieBreak, order_values, rank_order
 
 SYS, Q, D, S = "__sys", "__q", "__d", "__s"
 """Internal columns: run position (UInt32), query id, doc id, score (Float64)."""
+K, G = "__pair", "__ranking"
+"""Internal columns: a (query, doc) pair's code and a ranking's id
+(:mod:`~polars_rankeval.fusion.keys`)."""
 R, N, C, PRESENT = "__r", "__n", "__c", "__present"
 """Internal columns: rank 1..n, ranking length, the query's candidates, retrieved or added."""
 
@@ -81,7 +83,7 @@ def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.Lazy
     ``doc_order``) and :data:`N` (the ranking's length) to every row.
 
     Doc ids descending is trec_eval's order, and the engine's ranking
-    (:func:`polars_rankeval.ranking.rank_rows`: one sort of packed integers) gives it;
+    (:func:`engine_ranks`: one sort of packed integers) gives it;
     ascending is a sort.
 
     >>> lf = pl.LazyFrame({SYS: [0, 0, 0], Q: ["q"] * 3, D: ["a", "b", "c"],
@@ -89,18 +91,13 @@ def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.Lazy
     >>> with_ranks(lf, "desc").select(D, R, N).collect().rows()
     [('a', 3, 3), ('b', 2, 3), ('c', 1, 3)]
     """
-    keys = [SYS, Q] if SYS in frame.collect_schema().names() else [Q]
+    names = frame.collect_schema().names()
+    keys = [SYS, Q] if SYS in names else [Q]
     if doc_order == "desc":
+        if G in names:  # the rankings' ids, made once: cheaper to group than (SYS, Q)
+            keys = [G]
         rows = frame.collect()
-        options = Options(query=Q, doc=D, score=by, system=keys[0] if len(keys) == 2 else None)
-        by_rank, ranks = rank_rows(rows, options)
-        # ranks are listed ranking by ranking from 1: each ranking's length follows
-        starts = np.flatnonzero(ranks == 1)
-        lengths = np.diff(np.append(starts, len(ranks)))
-        rank = np.empty(len(ranks), np.int64)
-        length = np.empty(len(ranks), np.int64)
-        rank[by_rank] = ranks
-        length[by_rank] = np.repeat(lengths, lengths)
+        rank, length = engine_ranks(rows, keys, by)
         return rows.with_columns(pl.Series(R, rank), pl.Series(N, length)).lazy()
     ordered = frame.sort(
         [*(pl.col(k) for k in keys), pl.col(by), pl.col(D).cast(pl.String)],
@@ -113,7 +110,41 @@ def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.Lazy
     )
 
 
-def score_expr(norm: str | None) -> pl.Expr:
+def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's rank in its ranking (``keys``) by ``by`` descending, ties by doc id
+    descending compared as strings (trec_eval's order), and its ranking's length: the
+    engine's one sort of packed integers (:func:`~polars_rankeval.engine.rank.rank_order`).
+
+    >>> rows = pl.DataFrame({Q: ["q"] * 3, D: ["a", "b", "c"], S: [1.0, 2.0, 2.0]})
+    >>> [a.tolist() for a in engine_ranks(rows, [Q], S)]
+    [[3, 2, 1], [3, 3, 3]]
+    """
+    groups = Groups.of(rows, keys)
+    values = order_values(rows[by], by_rank=False, single_precision=False)
+    tie_break = TieBreak(values, descending=True, doc=rows[D])
+    order = rank_order(groups, values, tie_break, descending=True)
+    n, bits = rows.height, np.uint64(order.row_bits)
+    mask = np.uint64((1 << order.row_bits) - 1)
+    at_row = (order.packed & mask).astype(np.int64)  # the row at each sorted position
+    first = np.repeat(groups.starts.astype(np.int64), groups.counts)  # its ranking's start
+    rank = np.arange(1, n + 1, dtype=np.int64) - first
+    key = order.packed >> bits  # ranking and value, sorted: equal neighbours tie
+    equal = key[1:] == key[:-1]
+    if equal.any():  # the tied rows' places, by value then doc id (the engine's tie break)
+        tied = np.zeros(n, bool)
+        tied[1:] |= equal
+        tied[:-1] |= equal
+        pos = np.flatnonzero(tied)
+        lo = np.searchsorted(key, key[pos], "left")
+        hi = np.searchsorted(key, key[pos], "right")
+        places = tie_break.places(order.packed, mask, lo, hi, at_row[pos])
+        rank[pos] = lo - first[pos] + 1 + places
+    by_row = np.empty(n, np.int64)
+    by_row[at_row] = rank
+    return by_row, groups.counts[groups.ids].astype(np.int64)
+
+
+def score_expr(norm: str | None, ranking: Sequence[str] = RANKING) -> pl.Expr:
     """The normalised score of a row, by ranking (every norm but ``"rank"`` and
     ``"borda"``, which need ranks: :func:`normalize`).
 
@@ -122,7 +153,8 @@ def score_expr(norm: str | None) -> pl.Expr:
     [0.0, 1.0]
     """
     s = pl.col(S)
-    lo, hi = s.min().over(RANKING), s.max().over(RANKING)
+    ranking = list(ranking)
+    lo, hi = s.min().over(ranking), s.max().over(ranking)
     if norm == "min-max":
         return ((s - lo) / pl.max_horizontal(hi - lo, pl.lit(EPS))).alias(S)
     if norm == "min-max-inverted":
@@ -130,12 +162,43 @@ def score_expr(norm: str | None) -> pl.Expr:
     if norm == "max":
         return (s / pl.max_horizontal(hi, pl.lit(EPS))).alias(S)
     if norm == "sum":
-        denominator = s.sum().over(RANKING) - lo * pl.len().over(RANKING)
+        denominator = s.sum().over(ranking) - lo * pl.len().over(ranking)
         return ((s - lo) / pl.max_horizontal(denominator, pl.lit(EPS))).alias(S)
     if norm == "zmuv":
-        sd = s.std(ddof=0).over(RANKING)
-        return ((s - s.mean().over(RANKING)) / pl.max_horizontal(sd, pl.lit(EPS))).alias(S)
+        sd = s.std(ddof=0).over(ranking)
+        return ((s - s.mean().over(ranking)) / pl.max_horizontal(sd, pl.lit(EPS))).alias(S)
     return s
+
+
+def contiguous_scores(frame: pl.DataFrame, norm: str | None) -> pl.DataFrame | None:
+    """``frame`` with :data:`S` normalised by ``"min-max"``, ``"min-max-inverted"`` or
+    ``"max"`` in numpy, when each ranking's rows (:data:`G`) lie together (each
+    ranking's minimum and maximum by ``reduceat``): the expressions of
+    :func:`score_expr`, to the bit, without a window's hash of the ranking ids. None for
+    another norm, or rankings whose rows are apart.
+
+    >>> rows = pl.DataFrame({G: [0, 0, 1], S: [1.0, 3.0, 5.0]})
+    >>> contiguous_scores(rows, "min-max")[S].to_list()
+    [0.0, 1.0, 0.0]
+    """
+    if norm not in ("min-max", "min-max-inverted", "max") or G not in frame.columns:
+        return None
+    if not frame.height:
+        return frame
+    ids = frame[G].to_numpy()
+    if (ids[1:] < ids[:-1]).any():  # the ids number the stretches in order when contiguous
+        return None
+    starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
+    if len(starts) != int(ids.max()) + 1:
+        return None
+    s = frame[S].to_numpy()
+    counts = np.diff(np.append(starts, len(s)))
+    hi = np.repeat(np.maximum.reduceat(s, starts), counts)
+    if norm == "max":
+        return frame.with_columns(pl.Series(S, s / np.maximum(hi, EPS)))
+    lo = np.repeat(np.minimum.reduceat(s, starts), counts)
+    top = s - lo if norm == "min-max" else hi - s
+    return frame.with_columns(pl.Series(S, top / np.maximum(hi - lo, EPS)))
 
 
 def expand(frame: pl.LazyFrame, n_runs: int) -> pl.LazyFrame:
@@ -153,12 +216,13 @@ def expand(frame: pl.LazyFrame, n_runs: int) -> pl.LazyFrame:
     (1, 'a', None, 1, 2, False)
     (1, 'b', 1, 1, 2, True)
     """
-    candidates = frame.select(Q, D).unique(maintain_order=True)
+    pair = [K] if K in frame.collect_schema().names() else []
+    candidates = frame.select(Q, D, *pair).unique(maintain_order=True)
     counts = candidates.group_by(Q).agg(pl.len().cast(pl.Int64).alias(C))
     runs = pl.LazyFrame({SYS: pl.Series(range(n_runs), dtype=pl.UInt32)})
     lengths = frame.group_by(SYS, Q).agg(pl.len().cast(pl.Int64).alias(N))
     grid = candidates.join(runs, how="cross")
-    rows = frame.drop(N).with_columns(pl.lit(True).alias(PRESENT))
+    rows = frame.drop(N, *pair, G, strict=False).with_columns(pl.lit(True).alias(PRESENT))
     out = (
         grid.join(rows, on=[SYS, Q, D], how="left", maintain_order="left")
         .join(lengths, on=[SYS, Q], how="left", maintain_order="left")
@@ -168,7 +232,11 @@ def expand(frame: pl.LazyFrame, n_runs: int) -> pl.LazyFrame:
 
 
 def normalize(
-    frame: pl.LazyFrame, norm: str | None, n_runs: int, doc_order: DocOrder
+    frame: pl.LazyFrame,
+    norm: str | None,
+    n_runs: int,
+    doc_order: DocOrder,
+    ranking: Sequence[str] = RANKING,
 ) -> pl.LazyFrame:
     """Rows with :data:`S` replaced by its normalised value (Borda adds rows: see the
     module), ranked again by it (:data:`R`, :data:`N`).
@@ -188,10 +256,11 @@ def normalize(
             .then(1.0 - (pl.col(R) - 1) / pl.col(C))
             .otherwise(0.5 - (pl.col(N) - 1) / (2.0 * pl.col(C)))
         )
-        scored = full.select(SYS, Q, D, borda.alias(S))
+        scored = full.with_columns(borda.alias(S))
     else:
-        scored = frame.with_columns(score_expr(norm))
-    return with_ranks(scored.select(SYS, Q, D, S), doc_order)
+        scored = frame.with_columns(score_expr(norm, ranking))
+    kept = [c for c in (K, G) if c in scored.collect_schema().names()]
+    return with_ranks(scored.select(SYS, Q, D, *kept, S), doc_order)
 
 
 def keep_top(frame: pl.LazyFrame, depth: int | None, doc_order: DocOrder) -> pl.LazyFrame:

@@ -3,7 +3,10 @@ one pass of the engine.
 
 Every configuration of the grid is fused from the same normalised runs, the fused runs
 are stacked as the systems of one frame, and :func:`polars_rankeval.evaluate` scores
-them all at once (in a few pieces when the grid's fused rows are many). The grids and
+them all at once (in a few pieces when the grid's fused rows are many). For a measure
+that reads only each ranking's top ``k`` documents (``nDCG@10``, ``P@5``, ...), each
+configuration's rows are first cut to those whose score reaches the query's ``k``-th
+(ties kept), which the measure then scores as it scores the whole run. The grids and
 the choice of the best are ranx's (``ranx/fusion_optimization/*.py``): configurations
 in ranx's order, the best the last one whose score is at least every earlier best
 (``score >= best_score``).
@@ -19,10 +22,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_rankeval.engine.rank import ranking_ids
 from polars_rankeval.fusion import train
-from polars_rankeval.fusion.fuse import Columns, check_rows, prepare
+from polars_rankeval.fusion.fuse import Columns, keyed, prepare
 from polars_rankeval.fusion.methods import METHODS, Context, F, weighted_expr, wide_runs
-from polars_rankeval.fusion.normalize import D, Q, S, normalize, score_expr
+from polars_rankeval.fusion.normalize import D, G, Q, S, normalize, score_expr
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import check_columns
 
@@ -38,6 +42,8 @@ GRID_DEFAULTS: dict[str, dict[str, Any]] = {
 weighted methods search weights on ``{0, step, ..., 1}`` (step 0.1) summing to 1."""
 WEIGHTED = ("wsum", "wmnz", "mixed", "w_bordafuse", "w_condorcet")
 TRAINED_ONLY = ("bayesfuse", "mapfuse", "posfuse", "segfuse")
+QID = "__qid"
+"""Internal column: a query's integer id."""
 ROWS_PER_PASS = 8_000_000
 """Fused rows scored by one call of ``evaluate`` at most (configurations are scored in
 pieces of whole configurations past that)."""
@@ -156,7 +162,9 @@ def optimize_fusion(
     Parameters
     ----------
     runs
-        As :func:`~polars_rankeval.fuse` takes them (a LazyFrame is collected).
+        As :func:`~polars_rankeval.fuse` takes them. A LazyFrame is read into memory:
+        the runs are normalised once and reused for every configuration, and the
+        trained methods learn from every query at once (see the Fusion guide).
     qrels
         ``query, doc, relevance``.
     method, norm
@@ -231,47 +239,52 @@ def optimize_fusion(
     if step is not None:
         settings["step"] = step
     configs = configurations(method, n_runs, settings)
-    frame = stacked.frame.collect()
-    check_rows(frame, stacked.systems, cols)
+    frame = keyed(stacked.frame.collect().rechunk(), stacked.systems, cols, validate=True)
     if METHODS[method].needs == "scores" and spec.norm not in ("rank", "borda"):
-        rows = frame.with_columns(score_expr(spec.norm))  # no ranks needed
+        rows = frame.with_columns(score_expr(spec.norm, [G]))  # no ranks needed
     else:
-        rows = normalize(frame.lazy(), spec.norm, n_runs, "desc").collect()
+        rows = normalize(frame.lazy(), spec.norm, n_runs, "desc", [G]).collect()
     judged = qrels_frame.select(
         pl.col(query).alias(Q), pl.col(doc).alias(D), pl.col(relevance).alias("__rel")
     )
+    qrels_data = qrels_frame.collect()
+    checked = _check_qrels(qrels_data, metric, cols, relevance, conventions)
     params = _trained(method, rows, judged, n_runs, configs)
     fused_rows = rows.lazy()
     wide = None
     if method in ("wsum", "wmnz", "mixed"):  # one table of the runs' scores for every weighting
         wide = wide_runs(fused_rows, n_runs, [S]).collect()
+        query_ids, _ = ranking_ids(wide, [Q])  # the cut's groups: integers, not strings
+        wide = wide.with_columns(pl.Series(QID, query_ids))
+    top = top_depth(metric, conventions)
     bar = _Bar(len(configs), f"optimize_fusion {method}", show_progress)
     scores: list[float] = []
     metric_name = metric
     for chunk in _chunks(configs, rows.height):
-        frames = []
-        for i, config in chunk:
-            ctx = Context(
-                n_runs=n_runs,
-                weights=tuple(config.get("weights", [1.0 / n_runs] * n_runs)),
-                params=dict(METHODS[method].defaults) | params[i],
-            )
-            if wide is not None:
-                fused_score = weighted_expr(method, ctx.weights, n_runs).alias(F)
-                plan = wide.lazy().select(Q, D, fused_score)
-            else:
+        if wide is not None:
+            frames = _weighted_frames(wide, method, chunk, n_runs, top)
+        else:
+            frames = []
+            for i, config in chunk:
+                ctx = Context(
+                    n_runs=n_runs,
+                    weights=tuple(config.get("weights", [1.0 / n_runs] * n_runs)),
+                    params=dict(METHODS[method].defaults) | params[i],
+                )
                 plan = METHODS[method].combine(fused_rows, ctx)
-            frames.append(plan.with_columns(pl.lit(i, pl.Int64).alias("__cfg")))
+                if top is not None:
+                    plan = plan.filter(_within_top(pl.col(F), top, Q))
+                frames.append(plan.with_columns(pl.lit(i, pl.Int64).alias("__cfg")))
         stacked_runs = pl.concat(frames).collect()
         result = evaluate(
             stacked_runs.select(
                 pl.col(Q).alias(query), pl.col(D).alias(doc), pl.col(F).alias(score),
                 pl.col("__cfg").alias(system),
             ),
-            qrels,
+            qrels_data,
             metric,
             query=query, doc=doc, score=score, system=system, relevance=relevance,
-            conventions=conventions,
+            conventions=conventions, validate=not checked,
         )  # fmt: skip
         metric_name = result.columns[-1]
         scores += _means(result, system, query, metric_name, [i for i, _ in chunk])
@@ -282,6 +295,78 @@ def optimize_fusion(
     if method in WEIGHTED:
         chosen = {"weights": configs[best]["weights"]} if best is not None else {}
     return chosen, report
+
+
+TOP_ONLY = ("nDCG", "P", "R", "RR", "AP", "Success")
+"""Measure families whose value at a cutoff ``k`` (with no other parameter) reads only a
+ranking's top ``k`` documents and the qrels."""
+
+
+def top_depth(metric: str, conventions: str | None) -> int | None:
+    """The cutoff ``k`` of ``metric`` when its value reads only each ranking's top ``k``
+    documents (a :data:`TOP_ONLY` family at a cutoff), else None.
+
+    >>> top_depth("nDCG@10", None), top_depth("map", None)
+    (10, None)
+    """
+    from polars_rankeval.measures import parse_measures
+
+    parsed = parse_measures(metric, conventions=conventions)
+    if len(parsed) != 1:
+        return None
+    (measure,) = parsed
+    if measure.name not in TOP_ONLY or measure.params or not isinstance(measure.cutoff, int):
+        return None
+    return measure.cutoff
+
+
+def _within_top(score: pl.Expr, k: int, query: str) -> pl.Expr:
+    """The rows whose fused ``score`` is at least the ``k``-th highest of their query,
+    both rounded to single precision: every row that can be among a query's top ``k``
+    whatever the tie rule (equal scores ordered by doc id, scores compared as floats or
+    as doubles), so a measure that reads only the top ``k`` scores the rows kept as it
+    scores them all."""
+    kth = score.top_k(k).min().over(query)
+    return score.cast(pl.Float32) >= kth.cast(pl.Float32)
+
+
+def _weighted_frames(wide: pl.DataFrame, method: str, chunk: Sequence[tuple[int, dict[str, Any]]],
+                     n_runs: int, top: int | None) -> list[pl.LazyFrame]:  # fmt: skip
+    """Each configuration of ``chunk`` (its weights) fused from the runs side by side
+    (``wide``): its scores, and its rows within the top ``top`` of their query, all
+    computed in one Polars pass (whose windows share the query groups)."""
+    fused = {i: weighted_expr(method, tuple(c["weights"]), n_runs) for i, c in chunk}
+    table = wide.lazy().with_columns(e.alias(f"__f{i}") for i, e in fused.items())
+    if top is not None:
+        table = table.with_columns(
+            _within_top(pl.col(f"__f{i}"), top, QID).alias(f"__in{i}") for i in fused
+        )
+    table = table.collect().lazy()
+    frames = []
+    for i in fused:
+        rows = table.filter(pl.col(f"__in{i}")) if top is not None else table
+        frames.append(
+            rows.select(Q, D, pl.col(f"__f{i}").alias(F), pl.lit(i, pl.Int64).alias("__cfg"))
+        )
+    return frames
+
+
+def _check_qrels(qrels: pl.DataFrame, metric: str, cols: Columns, relevance: str,
+                 conventions: str | None) -> bool:  # fmt: skip
+    """Check the qrels rows (and the metric's name) once, by scoring a one-row run
+    against them with ``evaluate``'s checks; False when there is no row to make that
+    run of (then every ``evaluate`` call checks). The fused runs made from the checked
+    runs need no check."""
+    from polars_rankeval.evaluate import evaluate
+
+    if not qrels.height:
+        return False
+    probe = qrels.head(1).select(
+        pl.col(cols.query), pl.col(cols.doc), pl.lit(1.0).alias(cols.score)
+    )
+    evaluate(probe, qrels, metric, query=cols.query, doc=cols.doc, score=cols.score,
+             relevance=relevance, system=None, conventions=conventions)  # fmt: skip
+    return True
 
 
 def _means(result: pl.DataFrame, system: str, query: str, metric: str,

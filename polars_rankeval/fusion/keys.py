@@ -1,0 +1,195 @@
+r"""Integer keys of the fusion's long table: what puts the runs side by side fast.
+
+Two things are asked of the long table (:data:`~polars_rankeval.fusion.normalize.SYS`,
+``Q``, ``D``, ``S``) again and again: the rows of each ranking (a run's query), and
+the rows of each (query, doc) across the runs. Both are answered with integers made
+once, in memory:
+
+* :data:`G`, a ranking's id (the engine's :class:`~polars_rankeval.engine.rank.Groups`
+  of ``(SYS, Q)``, dense from 0), over which a ranking's statistics are taken;
+* :data:`K`, a (query, doc) pair's number, dense from 0: the pairs found by one sort of
+  64-bit integers packing the query's code (shared by the runs), the document's code,
+  the run and the row number (:class:`Pairs`; a stable ``lexsort`` when they need more
+  than 64 bits). The same sort finds a document twice in one ranking (two equal
+  (pair, run) neighbours).
+
+Putting the runs side by side (:func:`spread`) is then a scatter of each run's values
+into one array per run, indexed by :data:`K`: no join of string keys. The columns are
+made once and carried along by the normalisations and methods (a frame without them
+gets them when it is spread).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from polars_rankeval.engine.rank import Groups, ranking_ids
+from polars_rankeval.fusion.normalize import SYS, D, G, K, Q
+
+_ID_BITS = 32
+
+
+def codes(column: pl.Series) -> np.ndarray:
+    """Dense-enough codes (uint64, below 2^32) of ``column``'s values: equal values,
+    equal codes. Integers whose range fits 32 bits are their offset from the minimum;
+    other values are their categorical codes (of their string form).
+
+    >>> codes(pl.Series(["b", "a", "b"])).tolist() == [0, 1, 0]
+    True
+    >>> codes(pl.Series([7, 5, 7])).tolist()
+    [2, 0, 2]
+    """
+    if column.dtype.is_integer() and len(column):
+        low, high = column.min(), column.max()
+        assert isinstance(low, int) and isinstance(high, int)
+        if (high - low).bit_length() <= _ID_BITS:
+            return (column.to_numpy().astype(np.int64) - low).astype(np.uint64)
+    as_cat = column.cast(pl.String).cast(pl.Categorical(pl.Categories.random()))
+    return as_cat.to_physical().to_numpy().astype(np.uint64)
+
+
+def bits(values: np.ndarray) -> int:
+    """Bits that hold every value of non-negative ``values`` (at least 1).
+
+    >>> bits(np.array([0, 5], dtype=np.uint64))
+    3
+    """
+    return max(1, int(values.max()).bit_length()) if len(values) else 1
+
+
+def pair_code(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """A code (uint64) of every row's (query, doc) of ``frame`` (``Q, D`` in memory): the
+    query's code in the high bits, the document's in the low bits; and the query codes.
+    The query codes come from the engine's :func:`~polars_rankeval.engine.rank.ranking_ids`
+    of ``Q`` (stretch by stretch: a run's rows of one query are usually together).
+
+    >>> code = pair_code(pl.DataFrame({Q: ["q", "r", "q"], D: ["a", "a", "a"]}))[0].tolist()
+    >>> code[0] == code[2] != code[1]
+    True
+    """
+    query, _ = ranking_ids(frame, [Q])
+    doc = codes(frame[D])
+    return (query.astype(np.uint64) << np.uint64(bits(doc))) | doc, query
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The rows sorted by (pair, run, row): ``order``; where each pair starts in it."""
+
+    order: np.ndarray
+    """Row numbers, pair by pair, each pair's rows in the runs' order (int64)."""
+    starts: np.ndarray
+    """Position in ``order`` of each pair's first row."""
+    repeated: np.ndarray
+    """Positions ``i`` of ``order`` whose (pair, run) equals that at ``i + 1``."""
+
+    @classmethod
+    def of(cls, pair: np.ndarray, run: np.ndarray, n_runs: int) -> Pairs:
+        """Sort rows by (``pair``, ``run``, row number).
+
+        >>> p = Pairs.of(np.array([5, 3, 5], np.uint64), np.array([1, 0, 0]), 2)
+        >>> p.order.tolist(), p.starts.tolist(), p.repeated.tolist()
+        ([1, 2, 0], [0, 1], [])
+        """
+        n = len(pair)
+        run = run.astype(np.uint64)
+        run_bits, row_bits = bits(np.array([max(n_runs - 1, 0)])), bits(np.array([max(n - 1, 0)]))
+        if bits(pair) + run_bits + row_bits <= 64:
+            packed = (pair << np.uint64(run_bits)) | run
+            packed <<= np.uint64(row_bits)
+            packed |= np.arange(n, dtype=np.uint64)
+            packed.sort()
+            order = (packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)
+            high = packed >> np.uint64(row_bits)
+            sorted_pair = high >> np.uint64(run_bits)
+            same = high[1:] == high[:-1]
+        else:
+            order = np.lexsort((run, pair)).astype(np.int64)
+            sorted_pair, runs = pair[order], run[order]
+            same = (sorted_pair[1:] == sorted_pair[:-1]) & (runs[1:] == runs[:-1])
+        new = np.ones(n, bool)
+        new[1:] = sorted_pair[1:] != sorted_pair[:-1]
+        return cls(order, np.flatnonzero(new), np.flatnonzero(same))
+
+    def numbers(self) -> np.ndarray:
+        """Each row's pair number (0 .. pairs - 1, uint32), in row order.
+
+        >>> Pairs.of(np.array([5, 3, 5], np.uint64), np.array([1, 0, 0]), 2).numbers().tolist()
+        [1, 0, 1]
+        """
+        step = np.zeros(len(self.order), np.uint32)
+        step[self.starts[1:]] = 1
+        out = np.empty(len(self.order), np.uint32)
+        out[self.order] = np.cumsum(step, dtype=np.uint32)
+        return out
+
+
+def add_keys(frame: pl.DataFrame, n_runs: int) -> tuple[pl.DataFrame, Pairs]:
+    """``frame`` (``SYS, Q, D, ...`` in memory) with :data:`K` and :data:`G` (the
+    engine's :class:`~polars_rankeval.engine.rank.Groups` of ``(SYS, Q)``), and the
+    rows' :class:`Pairs` (whose ``repeated`` tells a document twice in a ranking).
+
+    >>> out, pairs = add_keys(
+    ...     pl.DataFrame({SYS: [0, 0, 1], Q: ["q", "r", "q"], D: ["a"] * 3}), 2)
+    >>> out[K].to_list(), out[G].to_list(), pairs.repeated.tolist()
+    ([0, 1, 0], [0, 1, 2], [])
+    """
+    pair, query = pair_code(frame)
+    run = frame[SYS].to_numpy()
+    pairs = Pairs.of(pair, run, n_runs)
+    groups = Groups.of(pl.DataFrame({SYS: run, Q: query}), [SYS, Q])  # integers: cheaper
+    keys = [pl.Series(K, pairs.numbers()), pl.Series(G, groups.ids, dtype=pl.UInt32)]
+    return frame.with_columns(keys), pairs
+
+
+def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame:
+    """One row per (query, doc) of ``frame``: ``Q, D`` and each of ``columns`` of each
+    run side by side, ``{name}_{i}``, null where run *i* has no row for the pair (or a
+    null value). The rows' :data:`K` is read, or made when ``frame`` lacks it.
+
+    >>> rows = pl.DataFrame({SYS: [0, 1, 1], Q: ["q"] * 3, D: ["a", "a", "b"],
+    ...                      "v": [1.0, 2.0, 3.0]})
+    >>> spread(rows, 2, ["v"]).sort(D).rows()
+    [('q', 'a', 1.0, 2.0), ('q', 'b', None, 3.0)]
+    """
+    if K in frame.columns:
+        number = frame[K].to_numpy()
+    else:
+        number = Pairs.of(pair_code(frame)[0], frame[SYS].to_numpy(), n_runs).numbers()
+    slots = int(number.max()) + 1 if len(number) else 0
+    first = np.full(slots, -1, np.int64)
+    first[number[::-1]] = np.arange(len(number) - 1, -1, -1)
+    used = np.flatnonzero(first >= 0)  # rows filtered out may leave a pair empty
+    if len(used) < slots:
+        renumber = np.zeros(slots, number.dtype)
+        renumber[used] = np.arange(len(used), dtype=number.dtype)
+        number, first = renumber[number], first[used]
+    n_pairs = len(first)
+    run = frame[SYS].to_numpy()
+    # a column in one chunk first: a gather across many (a Polars plan's output has one a
+    # thread's morsel) costs several times the copy
+    out: list[pl.Series] = [frame[Q].rechunk().gather(first), frame[D].rechunk().gather(first)]
+    picks: list[pl.Expr] = [pl.col(Q), pl.col(D)]
+    mine = [np.flatnonzero(run == i) for i in range(n_runs)]
+    for c in columns:
+        column = frame[c]
+        nulls = column.has_nulls()
+        valid = column.is_not_null().to_numpy() if nulls else None
+        data = (column.fill_null(strategy="zero") if nulls else column).to_numpy()
+        for i in range(n_runs):
+            at = number[mine[i]]
+            filled = np.zeros(n_pairs, dtype=data.dtype)
+            filled[at] = data[mine[i]]
+            present = np.zeros(n_pairs, bool)
+            present[at] = True if valid is None else valid[mine[i]]
+            name = f"{c}_{i}"
+            out.append(pl.Series(name, filled).cast(column.dtype))
+            if present.all():
+                picks.append(pl.col(name))
+                continue
+            out.append(pl.Series(f"__m_{name}", present))
+            picks.append(pl.when(pl.col(f"__m_{name}")).then(pl.col(name)).alias(name))
+    return pl.DataFrame(out).select(picks)
