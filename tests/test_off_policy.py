@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from scipy import stats
 
 import polars_rankeval as pr
 from polars_rankeval.off_policy import ESTIMATORS
@@ -184,7 +185,7 @@ ALL = tuple(ESTIMATORS)
 
 
 def test_every_estimator_equals_obp_with_its_interval(slates: dict[str, np.ndarray]) -> None:
-    got = pr.off_policy(pl.DataFrame(slates), ALL, alpha=0.1, n_bootstrap=300, seed=12)
+    got = pr.off_policy(pl.DataFrame(slates), ALL, alpha=0.1, n_bootstrap=300, seed=12, draws="obp")
     assert got["estimator"].to_list() == list(ALL)
     assert got["n_slates"].to_list() == [600] * 6
     for row in got.iter_rows(named=True):
@@ -204,7 +205,7 @@ def test_estimates_differ_between_estimators(slates: dict[str, np.ndarray]) -> N
 @pytest.mark.parametrize("seed", [0, 1, 2024])
 def test_interval_seed_semantics_and_default_n_bootstrap(seed: int) -> None:
     small = synthetic_slate_log(40, seed=seed)
-    got = pr.off_policy(pl.DataFrame(small), ["iips", "snrips"], seed=seed)  # 10000 resamples
+    got = pr.off_policy(pl.DataFrame(small), ["iips", "snrips"], seed=seed, draws="obp")  # 10000
     for row in got.iter_rows(named=True):
         _, (lower, upper) = obp(row["estimator"], small, 3, 0.05, 10_000, seed)
         assert (row["lower"], row["upper"]) == pytest.approx((lower, upper), abs=1e-12)
@@ -227,7 +228,9 @@ def test_lazy_parquet_and_pandas_inputs_agree(
 
 
 def test_segments_are_separate_obp_calls(slates: dict[str, np.ndarray]) -> None:
-    got = pr.off_policy(pl.DataFrame(slates), ALL, by="segment", n_bootstrap=100, seed=5)
+    got = pr.off_policy(
+        pl.DataFrame(slates), ALL, by="segment", n_bootstrap=100, seed=5, draws="obp"
+    )
     assert got.height == 3 * 6
     assert got["segment"].unique().sort().to_list() == [0, 1, 2]
     for row in got.iter_rows(named=True):
@@ -299,6 +302,7 @@ def test_an_estimator_refuses_a_log_without_its_columns(slates: dict[str, np.nda
         (None, {"estimators": ["sips", "sips"]}, "twice"),
         (None, {"alpha": 1.5}, "alpha must be"),
         (None, {"n_bootstrap": 0}, "n_bootstrap must be an int >= 1"),
+        (None, {"draws": "legacy"}, "draws must be 'fast' or 'obp'. Got 'legacy'"),
         (None, {"slate": "session"}, "missing column 'session'"),
         (None, {"by": "country"}, "missing column 'country'"),
     ],
@@ -347,7 +351,9 @@ def test_resamples_drawn_block_by_block_are_obps(
 
     module = importlib.import_module("polars_rankeval.off_policy")
     monkeypatch.setattr(module, "_CHUNK", 7 * 600)  # blocks of 7 resamples, the last of 2
-    got = pr.off_policy(pl.DataFrame(slates), ["sips", "sniips"], n_bootstrap=30, seed=11)
+    got = pr.off_policy(
+        pl.DataFrame(slates), ["sips", "sniips"], n_bootstrap=30, seed=11, draws="obp"
+    )
     for row in got.iter_rows(named=True):
         _, (lower, upper) = obp(row["estimator"], slates, 3, 0.05, 30, 11)
         assert (row["lower"], row["upper"]) == pytest.approx((lower, upper), abs=1e-12)
@@ -358,7 +364,12 @@ def test_a_given_random_state_gives_obps_sequence_across_segments(
 ) -> None:
     # one RandomState shared by the segments, in segment order, as successive OBP calls
     got = pr.off_policy(
-        pl.DataFrame(slates), ["iips"], by="segment", n_bootstrap=50, seed=np.random.RandomState(4)
+        pl.DataFrame(slates),
+        ["iips"],
+        by="segment",
+        n_bootstrap=50,
+        seed=np.random.RandomState(4),
+        draws="obp",
     )
     state = np.random.RandomState(4)
     for row in got.sort("segment").iter_rows(named=True):
@@ -384,3 +395,92 @@ def test_empty_logs_and_text_columns_are_refused(slates: dict[str, np.ndarray]) 
         pr.off_policy(log.head(0), ["sips"])
     with pytest.raises(TypeError, match="column 'reward' must hold numbers"):
         pr.off_policy(log.with_columns(pl.col("reward").cast(pl.String)), ["sips"])
+
+
+# --- draws="fast": numpy's default generator, within Monte-Carlo error of OBP ---------
+
+
+def per_slate_sums(name: str, log: dict[str, np.ndarray], len_list: int = 3) -> np.ndarray:
+    """OBP's estimated round rewards summed per slate (ascending slate id)."""
+    behaviour, evaluation, _ = ESTIMATORS[name]
+    args = (log["reward"], log["position"], log[behaviour], log[evaluation])
+    if name in ("sips", "iips", "rips"):
+        rewards = obp_round_rewards(*args)
+    elif name == "snsips":
+        rewards = obp_snsips_round_rewards(*args)
+    else:
+        rewards = obp_sn_round_rewards(*args, len_list)
+    return np.array([rewards[log["slate_id"] == s].sum() for s in np.unique(log["slate_id"])])
+
+
+@pytest.mark.parametrize("chunk", [None, 7 * 600])
+def test_fast_draws_are_the_default_generator_rows(
+    slates: dict[str, np.ndarray], chunk: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # resample b is row b of default_rng(seed).integers(0, n, (B, n), int32), whatever
+    # the block size (blocks of 7 resamples, the last of 2)
+    import importlib
+
+    if chunk is not None:
+        module = importlib.import_module("polars_rankeval.off_policy")
+        monkeypatch.setattr(module, "_CHUNK", chunk)
+    got = pr.off_policy(pl.DataFrame(slates), ["sips", "sniips"], n_bootstrap=30, seed=11)
+    rows = np.random.default_rng(11).integers(0, 600, size=(30, 600), dtype=np.int32)
+    for row in got.iter_rows(named=True):
+        means = per_slate_sums(row["estimator"], slates)[rows].mean(axis=1)
+        want = np.percentile(means, [2.5, 97.5])
+        assert (row["lower"], row["upper"]) == pytest.approx(tuple(want), abs=1e-12)
+
+
+def test_a_given_generator_goes_on_across_segments(slates: dict[str, np.ndarray]) -> None:
+    got = pr.off_policy(
+        pl.DataFrame(slates), ["iips"], by="segment", n_bootstrap=40, seed=np.random.default_rng(4)
+    )
+    generator = np.random.default_rng(4)
+    for row in got.sort("segment").iter_rows(named=True):
+        keep = slates["segment"] == row["segment"]
+        sums = per_slate_sums("iips", {k: v[keep] for k, v in slates.items()})
+        rows = generator.integers(0, len(sums), size=(40, len(sums)), dtype=np.int32)
+        want = np.percentile(sums[rows].mean(axis=1), [2.5, 97.5])
+        assert (row["lower"], row["upper"]) == pytest.approx(tuple(want), abs=1e-12)
+
+
+def test_fast_interval_is_obps_within_monte_carlo_error(slates: dict[str, np.ndarray]) -> None:
+    """Both bounds are percentiles of B resampled means, OBP's from its own draws and
+    ours from another generator. The resampled mean is close to normal with standard
+    deviation s / sqrt(n) (s: the standard deviation of the n per-slate sums), so a
+    percentile q of B draws has a Monte-Carlo standard error of
+    sqrt(q (1 - q) / B) / phi(z_q) * s / sqrt(n) (the asymptotic variance of a sample
+    quantile); two independent ones differ by sqrt(2) times that. The tolerance is 4.5
+    of those standard errors (a chance of about 7e-6 per bound to exceed it)."""
+    n_boot, alpha = 10_000, 0.05
+    got = pr.off_policy(pl.DataFrame(slates), ALL, alpha=alpha, n_bootstrap=n_boot, seed=1)
+    q = alpha / 2
+    z = stats.norm.ppf(1 - q)
+    quantile_se = np.sqrt(q * (1 - q) / n_boot) / stats.norm.pdf(z)
+    for row in got.iter_rows(named=True):
+        name = row["estimator"]
+        sums = per_slate_sums(name, slates)
+        # OBP's resampled means (estimate_confidence_interval_by_bootstrap, seed 12)
+        state = np.random.RandomState(12)
+        boot = [np.mean(state.choice(sums, size=sums.shape[0])) for _ in range(n_boot)]
+        lower, upper = np.percentile(boot, [100 * q, 100 * (1 - q)])
+        tolerance = 4.5 * np.sqrt(2) * quantile_se * sums.std(ddof=1) / np.sqrt(len(sums))
+        assert abs(row["lower"] - lower) < tolerance, name
+        assert abs(row["upper"] - upper) < tolerance, name
+        # the tolerance is tight: a fifth of the interval's width or less, and OBP's
+        # bounds at alpha = 0.1 lie outside it
+        assert tolerance < (upper - lower) / 5, name
+        lower_10, upper_10 = np.percentile(boot, [5, 95])
+        assert abs(row["lower"] - lower_10) > tolerance, name
+        assert abs(row["upper"] - upper_10) > tolerance, name
+
+
+def test_a_generator_of_the_other_kind_is_refused(slates: dict[str, np.ndarray]) -> None:
+    log = pl.DataFrame(slates)
+    with pytest.raises(TypeError, match=r"draws=.fast. draws with a numpy\.random\.Generator"):
+        pr.off_policy(log, ["sips"], seed=np.random.RandomState(0))
+    with pytest.raises(TypeError, match=r"draws=.obp. draws with a numpy\.random\.RandomState"):
+        pr.off_policy(log, ["sips"], seed=np.random.default_rng(0), draws="obp")
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        pr.off_policy(log, ["sips"], seed=-1)
