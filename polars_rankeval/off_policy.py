@@ -92,9 +92,9 @@ def off_policy(
     ``draws="obp"`` the resamples are the ones ``numpy.random.RandomState(seed)`` draws
     for OBP, so an int seed gives the interval OBP gives with ``random_state=seed``;
     with ``draws="fast"`` (the default) they come from ``numpy.random.default_rng(seed)``,
-    several times faster to draw: the same bootstrap, an interval within Monte-Carlo
-    error of OBP's. The self-normalisation is computed once on the whole log, as OBP
-    does.
+    which draws them two to five times faster than numpy's legacy generator: the same
+    bootstrap, an interval within Monte-Carlo error of OBP's. The self-normalisation is
+    computed once on the whole log, as OBP does.
 
     Parameters
     ----------
@@ -124,7 +124,7 @@ def off_policy(
         ``"fast"``: resample :math:`b` is row :math:`b` of
         ``default_rng(seed).integers(0, n, size=(n_bootstrap, n), dtype=np.int32)``.
         ``"obp"``: the rows ``RandomState(seed).choice(n, size=n)`` gives on its
-        :math:`b`-th call, as OBP draws them (about 3 to 5 times slower).
+        :math:`b`-th call, as OBP draws them (slower to draw).
 
     Returns
     -------
