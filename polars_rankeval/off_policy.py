@@ -20,17 +20,21 @@ rips       ``pscore_cascade``           ``evaluation_policy_pscore_cascade``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Literal, overload
 
 import numpy as np
 import polars as pl
+from scipy import sparse
 
 from polars_rankeval._typing import ArrowStreamExportable, FrameT, IntoFrame
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import check_columns, check_int
 
 Normalisation = Literal["none", "all", "position"]
+Draws = Literal["fast", "obp"]
+"""How the bootstrap draws its resamples: numpy's default generator, or as OBP does."""
+Seed = int | np.random.Generator | np.random.RandomState | None
 
 ESTIMATORS: Final[dict[str, tuple[str, str, Normalisation]]] = {
     "sips": ("pscore", "evaluation_policy_pscore", "none"),
@@ -43,7 +47,7 @@ ESTIMATORS: Final[dict[str, tuple[str, str, Normalisation]]] = {
 """Estimator name -> (behaviour propensity column, evaluation propensity column,
 self-normalisation: none, by the mean weight over all rows, or per position)."""
 
-_CHUNK: Final = 1 << 22  # bootstrap indices drawn at once (int64: 32 MiB)
+_CHUNK: Final = 1 << 22  # bootstrap draws at once (32 MiB of ones, <= 32 MiB of indices)
 
 
 def off_policy(
@@ -55,9 +59,10 @@ def off_policy(
     reward: str = "reward",
     alpha: float = 0.05,
     n_bootstrap: int = 10_000,
-    seed: int | np.random.RandomState | None = None,
+    seed: Seed = None,
     by: str | Sequence[str] | None = None,
     position_weights: Mapping[int, float] | str | None = None,
+    draws: Draws = "fast",
 ) -> pl.DataFrame:
     r"""Estimate the value of an evaluation policy from slates logged by a behaviour policy.
 
@@ -82,10 +87,14 @@ def off_policy(
 
     The interval is OBP's percentile bootstrap (``estimate_confidence_interval_by_bootstrap``
     in ``obp/utils.py``): the per-slate sums (slates in ascending id order) are resampled
-    with replacement ``n_bootstrap`` times with ``numpy.random.RandomState(seed)``, and
-    the :math:`\alpha/2` and :math:`1-\alpha/2` percentiles of the resampled means are
-    the bounds; an int seed gives the interval OBP gives with ``random_state=seed``.
-    The self-normalisation is computed once on the whole log, as OBP does.
+    with replacement ``n_bootstrap`` times, and the :math:`\alpha/2` and
+    :math:`1-\alpha/2` percentiles of the resampled means are the bounds. With
+    ``draws="obp"`` the resamples are the ones ``numpy.random.RandomState(seed)`` draws
+    for OBP, so an int seed gives the interval OBP gives with ``random_state=seed``;
+    with ``draws="fast"`` (the default) they come from ``numpy.random.default_rng(seed)``,
+    which draws them two to five times faster than numpy's legacy generator: the same
+    bootstrap, an interval within Monte-Carlo error of OBP's. The self-normalisation is
+    computed once on the whole log, as OBP does.
 
     Parameters
     ----------
@@ -102,13 +111,20 @@ def off_policy(
     n_bootstrap
         Bootstrap resamples (>= 1). The cost is ``n_bootstrap`` x the number of slates.
     seed
-        An int (OBP's ``random_state``), a ``numpy.random.RandomState``, or None (fresh
-        entropy). With an int, each segment starts from ``RandomState(seed)``.
+        An int, None (fresh entropy), or a generator to draw from: a
+        ``numpy.random.Generator`` with ``draws="fast"``, a ``numpy.random.RandomState``
+        with ``draws="obp"``. With an int, each segment starts from the same seed; a
+        generator goes on from segment to segment.
     by
         Segment column(s): one set of estimates per segment.
     position_weights
         A ``{position: weight}`` mapping or a column name: rewards are multiplied by it
         (positions missing from a mapping weigh 0). None: every reward weighs 1 (OBP).
+    draws
+        ``"fast"``: resample :math:`b` is row :math:`b` of
+        ``default_rng(seed).integers(0, n, size=(n_bootstrap, n), dtype=np.int32)``.
+        ``"obp"``: the rows ``RandomState(seed).choice(n, size=n)`` gives on its
+        :math:`b`-th call, as OBP draws them (slower to draw).
 
     Returns
     -------
@@ -156,7 +172,7 @@ def off_policy(
     schema = frame.collect_schema()
     keys = _segments(by)
     names = _check_estimators(estimators)
-    _check_arguments(alpha, n_bootstrap, seed)
+    _check_arguments(alpha, n_bootstrap, seed, draws)
     weight_column = position_weights if isinstance(position_weights, str) else None
     required = {"slate": slate, "position": position, "reward": reward}
     if weight_column is not None:
@@ -187,7 +203,7 @@ def off_policy(
     )
     norms = _normalisers(rows, names, keys, position, reward, pairs)
     per_slate = _per_slate_sums(rows, norms, names, keys, slate, position)
-    return _estimates(per_slate, names, keys, slate, alpha, n_bootstrap, seed)
+    return _estimates(per_slate, names, keys, slate, alpha, n_bootstrap, seed, draws)
 
 
 def _segments(by: str | Sequence[str] | None) -> list[str]:
@@ -211,14 +227,27 @@ def _check_estimators(estimators: Sequence[str]) -> list[str]:
     return names
 
 
-def _check_arguments(
-    alpha: float, n_bootstrap: int, seed: int | np.random.RandomState | None
-) -> None:
+def _check_arguments(alpha: float, n_bootstrap: int, seed: Seed, draws: Draws) -> None:
     if isinstance(alpha, bool) or not isinstance(alpha, float | int) or not 0 < alpha < 1:
         msg = f"alpha must be a number strictly between 0 and 1. Got {alpha!r}."
         raise ValueError(msg)
     check_int("n_bootstrap", n_bootstrap, minimum=1)
-    if seed is not None and not isinstance(seed, np.random.RandomState):
+    _check_draws(seed, draws)
+
+
+def _check_draws(seed: Seed, draws: Draws) -> None:
+    if draws not in ("fast", "obp"):
+        msg = f"draws must be 'fast' or 'obp'. Got {draws!r}."
+        raise ValueError(msg)
+    generator = np.random.Generator if draws == "fast" else np.random.RandomState
+    if isinstance(seed, np.random.Generator | np.random.RandomState):
+        if not isinstance(seed, generator):
+            msg = (
+                f"seed: draws={draws!r} draws with a numpy.random.{generator.__name__}. "
+                f"Got a {type(seed).__name__}."
+            )
+            raise TypeError(msg)
+    elif seed is not None:
         check_int("seed", seed, minimum=0)
 
 
@@ -357,7 +386,8 @@ def _estimates(
     slate: str,
     alpha: float,
     n_bootstrap: int,
-    seed: int | np.random.RandomState | None,
+    seed: Seed,
+    draws: Draws,
 ) -> pl.DataFrame:
     parts = (
         per_slate.partition_by(keys, maintain_order=True, as_dict=True) if keys else {(): per_slate}
@@ -367,7 +397,7 @@ def _estimates(
         values = part.select(names).to_numpy().astype(np.float64, copy=False)
         n = values.shape[0]
         estimate = values.sum(axis=0) / n
-        lower, upper = bootstrap_interval(values, alpha, n_bootstrap, seed)
+        lower, upper = bootstrap_interval(values, alpha, n_bootstrap, seed, draws)
         frame = pl.DataFrame(
             {
                 "estimator": names,
@@ -405,16 +435,20 @@ def bootstrap_interval(
     values: np.ndarray,
     alpha: float,
     n_bootstrap: int,
-    seed: int | np.random.RandomState | None,
+    seed: Seed,
+    draws: Draws = "obp",
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Percentile bootstrap interval of the mean of each column of ``values``, drawn as
-    Open Bandit Pipeline draws it.
+    r"""Percentile bootstrap interval of the mean of each column of ``values``, the
+    resamples drawn as Open Bandit Pipeline draws them or by numpy's default generator.
 
-    Resample :math:`b` takes the rows ``RandomState(seed).choice(n, size=n)`` would give
-    on its :math:`b`-th call (drawn a block of resamples at a time, which numpy's legacy
-    generator makes identical), the same rows for every column; its mean is computed
-    as the count of each row in the resample times the values, over :math:`n` (equal
-    to the mean of the drawn values up to rounding); the bounds are
+    Resample :math:`b` takes, for every column, the same rows: with ``draws="obp"``
+    those ``RandomState(seed).choice(n, size=n)`` gives on its :math:`b`-th call (drawn
+    a block of resamples at a time, which numpy's legacy generator makes identical);
+    with ``draws="fast"`` row :math:`b` of ``default_rng(seed).integers(0, n,
+    size=(n_bootstrap, n), dtype=np.int32)`` (drawn in blocks too, the same numbers:
+    the generator keeps its state between calls). Each resample's sums are one product
+    of a sparse matrix (resamples x rows, a 1 per draw) with ``values``, over :math:`n`
+    (equal to the mean of the drawn values up to rounding); the bounds are
     ``numpy.percentile`` (linear interpolation) at :math:`100\,\alpha/2` and
     :math:`100\,(1-\alpha/2)` of the resampled means.
 
@@ -425,8 +459,8 @@ def bootstrap_interval(
     ----------
     values
         ``(n, m)`` array: n samples of m statistics.
-    alpha, n_bootstrap, seed
-        As in :func:`off_policy`.
+    alpha, n_bootstrap, seed, draws
+        As in :func:`off_policy` (here ``draws`` defaults to ``"obp"``).
 
     Returns
     -------
@@ -442,21 +476,38 @@ def bootstrap_interval(
     >>> round(float(lo[0]), 6), round(float(hi[0]), 6)
     (0.333333, 3.0)
     """
+    _check_draws(seed, draws)
     n, m = values.shape
-    random = seed if isinstance(seed, np.random.RandomState) else np.random.RandomState(seed)
-    means = np.empty((m, n_bootstrap))
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    draw = _drawer(seed, draws)
+    means = np.empty((n_bootstrap, m))
     block = max(1, min(n_bootstrap, _CHUNK // max(n, 1)))
+    ones = np.ones(block * n)
     for start in range(0, n_bootstrap, block):
         size = min(block, n_bootstrap - start)
-        rows = random.randint(0, n, size=(size, n))
-        # each resample's mean as (times each sample is drawn) @ values / n: one
-        # matrix product for all columns instead of a gather per column
-        rows += np.arange(size)[:, None] * n
-        counts = np.bincount(rows.ravel(), minlength=size * n).reshape(size, n)
-        means[:, start : start + size] = (counts.astype(np.float64) @ values).T / n
-    lower = np.percentile(means, 100 * (alpha / 2), axis=1)
-    upper = np.percentile(means, 100 * (1.0 - alpha / 2), axis=1)
+        rows = draw(n, size * n)
+        # row b of the matrix holds a 1 per draw of resample b (repeats add up): its
+        # product with the values is each resample's sum, one pass over the draws
+        draw_matrix = sparse.csr_matrix(
+            (ones[: size * n], rows, np.arange(0, size * n + 1, n, dtype=rows.dtype)),
+            shape=(size, n),
+        )
+        means[start : start + size] = (draw_matrix @ values) / n
+    lower = np.percentile(means, 100 * (alpha / 2), axis=0)
+    upper = np.percentile(means, 100 * (1.0 - alpha / 2), axis=0)
     return lower, upper
+
+
+def _drawer(seed: Seed, draws: Draws) -> Callable[[int, int], np.ndarray]:
+    """``draw(n, size)``: ``size`` row numbers in ``[0, n)``, from the seed's generator
+    (``seed`` already checked against ``draws``)."""
+    if draws == "obp":
+        if not isinstance(seed, np.random.RandomState):
+            seed = np.random.RandomState(seed if isinstance(seed, int) else None)
+        legacy = seed
+        return lambda n, size: legacy.randint(0, n, size=size)
+    generator = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return lambda n, size: generator.integers(0, n, size=size, dtype=np.int32)
 
 
 @overload

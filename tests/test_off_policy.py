@@ -10,7 +10,10 @@ and ``obp/utils.py`` (``estimate_confidence_interval_by_bootstrap``), with only 
 class scaffolding removed. The log is built as OBP's ``SyntheticSlateBanditDataset``
 builds its own: Plackett-Luce behaviour and evaluation policies over a few actions, with
 the joint, item-position and cascade propensities computed exactly by enumerating the
-slates, and Bernoulli rewards per slot.
+slates, and Bernoulli rewards per slot. OBP's own generator (``obp/dataset/synthetic_slate.py``,
+``SyntheticSlateBanditDataset.sample_action_and_obtain_pscore`` and the reward sampling
+with its click models) is transcribed at the end: the test log's propensities equal
+OBP's on the slates OBP samples, and the estimators equal OBP's on OBP's own logs.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from scipy import stats
 
 import polars_rankeval as pr
 from polars_rankeval.off_policy import ESTIMATORS
@@ -184,7 +188,7 @@ ALL = tuple(ESTIMATORS)
 
 
 def test_every_estimator_equals_obp_with_its_interval(slates: dict[str, np.ndarray]) -> None:
-    got = pr.off_policy(pl.DataFrame(slates), ALL, alpha=0.1, n_bootstrap=300, seed=12)
+    got = pr.off_policy(pl.DataFrame(slates), ALL, alpha=0.1, n_bootstrap=300, seed=12, draws="obp")
     assert got["estimator"].to_list() == list(ALL)
     assert got["n_slates"].to_list() == [600] * 6
     for row in got.iter_rows(named=True):
@@ -204,7 +208,7 @@ def test_estimates_differ_between_estimators(slates: dict[str, np.ndarray]) -> N
 @pytest.mark.parametrize("seed", [0, 1, 2024])
 def test_interval_seed_semantics_and_default_n_bootstrap(seed: int) -> None:
     small = synthetic_slate_log(40, seed=seed)
-    got = pr.off_policy(pl.DataFrame(small), ["iips", "snrips"], seed=seed)  # 10000 resamples
+    got = pr.off_policy(pl.DataFrame(small), ["iips", "snrips"], seed=seed, draws="obp")  # 10000
     for row in got.iter_rows(named=True):
         _, (lower, upper) = obp(row["estimator"], small, 3, 0.05, 10_000, seed)
         assert (row["lower"], row["upper"]) == pytest.approx((lower, upper), abs=1e-12)
@@ -227,7 +231,9 @@ def test_lazy_parquet_and_pandas_inputs_agree(
 
 
 def test_segments_are_separate_obp_calls(slates: dict[str, np.ndarray]) -> None:
-    got = pr.off_policy(pl.DataFrame(slates), ALL, by="segment", n_bootstrap=100, seed=5)
+    got = pr.off_policy(
+        pl.DataFrame(slates), ALL, by="segment", n_bootstrap=100, seed=5, draws="obp"
+    )
     assert got.height == 3 * 6
     assert got["segment"].unique().sort().to_list() == [0, 1, 2]
     for row in got.iter_rows(named=True):
@@ -299,6 +305,7 @@ def test_an_estimator_refuses_a_log_without_its_columns(slates: dict[str, np.nda
         (None, {"estimators": ["sips", "sips"]}, "twice"),
         (None, {"alpha": 1.5}, "alpha must be"),
         (None, {"n_bootstrap": 0}, "n_bootstrap must be an int >= 1"),
+        (None, {"draws": "legacy"}, "draws must be 'fast' or 'obp'. Got 'legacy'"),
         (None, {"slate": "session"}, "missing column 'session'"),
         (None, {"by": "country"}, "missing column 'country'"),
     ],
@@ -347,7 +354,9 @@ def test_resamples_drawn_block_by_block_are_obps(
 
     module = importlib.import_module("polars_rankeval.off_policy")
     monkeypatch.setattr(module, "_CHUNK", 7 * 600)  # blocks of 7 resamples, the last of 2
-    got = pr.off_policy(pl.DataFrame(slates), ["sips", "sniips"], n_bootstrap=30, seed=11)
+    got = pr.off_policy(
+        pl.DataFrame(slates), ["sips", "sniips"], n_bootstrap=30, seed=11, draws="obp"
+    )
     for row in got.iter_rows(named=True):
         _, (lower, upper) = obp(row["estimator"], slates, 3, 0.05, 30, 11)
         assert (row["lower"], row["upper"]) == pytest.approx((lower, upper), abs=1e-12)
@@ -358,7 +367,12 @@ def test_a_given_random_state_gives_obps_sequence_across_segments(
 ) -> None:
     # one RandomState shared by the segments, in segment order, as successive OBP calls
     got = pr.off_policy(
-        pl.DataFrame(slates), ["iips"], by="segment", n_bootstrap=50, seed=np.random.RandomState(4)
+        pl.DataFrame(slates),
+        ["iips"],
+        by="segment",
+        n_bootstrap=50,
+        seed=np.random.RandomState(4),
+        draws="obp",
     )
     state = np.random.RandomState(4)
     for row in got.sort("segment").iter_rows(named=True):
@@ -384,3 +398,287 @@ def test_empty_logs_and_text_columns_are_refused(slates: dict[str, np.ndarray]) 
         pr.off_policy(log.head(0), ["sips"])
     with pytest.raises(TypeError, match="column 'reward' must hold numbers"):
         pr.off_policy(log.with_columns(pl.col("reward").cast(pl.String)), ["sips"])
+
+
+# --- draws="fast": numpy's default generator, within Monte-Carlo error of OBP ---------
+
+
+def per_slate_sums(name: str, log: dict[str, np.ndarray], len_list: int = 3) -> np.ndarray:
+    """OBP's estimated round rewards summed per slate (ascending slate id)."""
+    behaviour, evaluation, _ = ESTIMATORS[name]
+    args = (log["reward"], log["position"], log[behaviour], log[evaluation])
+    if name in ("sips", "iips", "rips"):
+        rewards = obp_round_rewards(*args)
+    elif name == "snsips":
+        rewards = obp_snsips_round_rewards(*args)
+    else:
+        rewards = obp_sn_round_rewards(*args, len_list)
+    return np.array([rewards[log["slate_id"] == s].sum() for s in np.unique(log["slate_id"])])
+
+
+@pytest.mark.parametrize("chunk", [None, 7 * 600])
+def test_fast_draws_are_the_default_generator_rows(
+    slates: dict[str, np.ndarray], chunk: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # resample b is row b of default_rng(seed).integers(0, n, (B, n), int32), whatever
+    # the block size (blocks of 7 resamples, the last of 2)
+    import importlib
+
+    if chunk is not None:
+        module = importlib.import_module("polars_rankeval.off_policy")
+        monkeypatch.setattr(module, "_CHUNK", chunk)
+    got = pr.off_policy(pl.DataFrame(slates), ["sips", "sniips"], n_bootstrap=30, seed=11)
+    rows = np.random.default_rng(11).integers(0, 600, size=(30, 600), dtype=np.int32)
+    for row in got.iter_rows(named=True):
+        means = per_slate_sums(row["estimator"], slates)[rows].mean(axis=1)
+        want = np.percentile(means, [2.5, 97.5])
+        assert (row["lower"], row["upper"]) == pytest.approx(tuple(want), abs=1e-12)
+
+
+def test_a_given_generator_goes_on_across_segments(slates: dict[str, np.ndarray]) -> None:
+    got = pr.off_policy(
+        pl.DataFrame(slates), ["iips"], by="segment", n_bootstrap=40, seed=np.random.default_rng(4)
+    )
+    generator = np.random.default_rng(4)
+    for row in got.sort("segment").iter_rows(named=True):
+        keep = slates["segment"] == row["segment"]
+        sums = per_slate_sums("iips", {k: v[keep] for k, v in slates.items()})
+        rows = generator.integers(0, len(sums), size=(40, len(sums)), dtype=np.int32)
+        want = np.percentile(sums[rows].mean(axis=1), [2.5, 97.5])
+        assert (row["lower"], row["upper"]) == pytest.approx(tuple(want), abs=1e-12)
+
+
+def test_fast_interval_is_obps_within_monte_carlo_error(slates: dict[str, np.ndarray]) -> None:
+    """Both bounds are percentiles of B resampled means, OBP's from its own draws and
+    ours from another generator. The resampled mean is close to normal with standard
+    deviation s / sqrt(n) (s: the standard deviation of the n per-slate sums), so a
+    percentile q of B draws has a Monte-Carlo standard error of
+    sqrt(q (1 - q) / B) / phi(z_q) * s / sqrt(n) (the asymptotic variance of a sample
+    quantile); two independent ones differ by sqrt(2) times that. The tolerance is 4.5
+    of those standard errors (a chance of about 7e-6 per bound to exceed it)."""
+    n_boot, alpha = 10_000, 0.05
+    got = pr.off_policy(pl.DataFrame(slates), ALL, alpha=alpha, n_bootstrap=n_boot, seed=1)
+    q = alpha / 2
+    z = stats.norm.ppf(1 - q)
+    quantile_se = np.sqrt(q * (1 - q) / n_boot) / stats.norm.pdf(z)
+    for row in got.iter_rows(named=True):
+        name = row["estimator"]
+        sums = per_slate_sums(name, slates)
+        # OBP's resampled means (estimate_confidence_interval_by_bootstrap, seed 12)
+        state = np.random.RandomState(12)
+        boot = [np.mean(state.choice(sums, size=sums.shape[0])) for _ in range(n_boot)]
+        lower, upper = np.percentile(boot, [100 * q, 100 * (1 - q)])
+        tolerance = 4.5 * np.sqrt(2) * quantile_se * sums.std(ddof=1) / np.sqrt(len(sums))
+        assert abs(row["lower"] - lower) < tolerance, name
+        assert abs(row["upper"] - upper) < tolerance, name
+        # the tolerance is tight: a fifth of the interval's width or less, and OBP's
+        # bounds at alpha = 0.1 lie outside it
+        assert tolerance < (upper - lower) / 5, name
+        lower_10, upper_10 = np.percentile(boot, [5, 95])
+        assert abs(row["lower"] - lower_10) > tolerance, name
+        assert abs(row["upper"] - upper_10) > tolerance, name
+
+
+def test_a_generator_of_the_other_kind_is_refused(slates: dict[str, np.ndarray]) -> None:
+    log = pl.DataFrame(slates)
+    with pytest.raises(TypeError, match=r"draws=.fast. draws with a numpy\.random\.Generator"):
+        pr.off_policy(log, ["sips"], seed=np.random.RandomState(0))
+    with pytest.raises(TypeError, match=r"draws=.obp. draws with a numpy\.random\.RandomState"):
+        pr.off_policy(log, ["sips"], seed=np.random.default_rng(0), draws="obp")
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        pr.off_policy(log, ["sips"], seed=-1)
+
+
+# --- OBP's SyntheticSlateBanditDataset, transcribed (obp/dataset/synthetic_slate.py) ---
+# The context-free case (``base_reward_function=None``) with the behaviour policy's logits
+# given per round: ``sample_action_and_obtain_pscore`` (sampling and the three
+# propensities), ``_calc_pscore_given_action_list``, ``sample_contextfree_expected_reward``
+# and ``sample_reward_given_expected_reward`` (binary rewards, click models None, "pbm"
+# and "cascade"), with ``obp/utils.py`` ``softmax``. Apache License 2.0, Copyright (c)
+# Yuta Saito, Yusuke Narita, and ZOZO Technologies, Inc.; only the class scaffolding and
+# the progress bar are removed.
+
+
+def obp_softmax(x: np.ndarray) -> np.ndarray:
+    b = np.max(x, axis=1)[:, np.newaxis]
+    numerator = np.exp(x - b)
+    denominator = np.sum(numerator, axis=1)[:, np.newaxis]
+    return numerator / denominator
+
+
+def obp_calc_pscore_given_action_list(action_list, policy_logit_i_, n_unique_action):
+    unique_action_set = np.arange(n_unique_action)
+    pscore_ = 1.0
+    for action in action_list:
+        score_ = obp_softmax(policy_logit_i_[:, unique_action_set])[0]
+        action_index = np.where(unique_action_set == action)[0][0]
+        pscore_ *= score_[action_index]
+        unique_action_set = np.delete(unique_action_set, unique_action_set == action)
+    return pscore_
+
+
+def obp_sample_action_and_obtain_pscore(
+    behavior_policy_logit_, n_rounds, n_unique_action, len_list, random_
+):
+    action = np.zeros(n_rounds * len_list, dtype=int)
+    pscore_cascade = np.zeros(n_rounds * len_list)
+    pscore = np.zeros(n_rounds * len_list)
+    pscore_item_position = np.zeros(n_rounds * len_list)
+    for i in np.arange(n_rounds):
+        unique_action_set = np.arange(n_unique_action)
+        pscore_i = 1.0
+        for position_ in np.arange(len_list):
+            score_ = obp_softmax(behavior_policy_logit_[i : i + 1, unique_action_set])[0]
+            sampled_action = random_.choice(unique_action_set, p=score_, replace=False)
+            action[i * len_list + position_] = sampled_action
+            sampled_action_index = np.where(unique_action_set == sampled_action)[0][0]
+            pscore_i *= score_[sampled_action_index]
+            pscore_cascade[i * len_list + position_] = pscore_i
+            unique_action_set = np.delete(unique_action_set, unique_action_set == sampled_action)
+            if position_ == 0:
+                pscore_item_position_i_l = pscore_i
+            else:
+                pscore_item_position_i_l = 0.0
+                for action_list in itertools.permutations(np.arange(n_unique_action), len_list):
+                    if sampled_action != action_list[position_]:
+                        continue
+                    pscore_item_position_i_l += obp_calc_pscore_given_action_list(
+                        action_list, behavior_policy_logit_[i : i + 1], n_unique_action
+                    )
+            pscore_item_position[i * len_list + position_] = pscore_item_position_i_l
+        start_idx = i * len_list
+        end_idx = start_idx + len_list
+        pscore[start_idx:end_idx] = pscore_i
+    return action, pscore_cascade, pscore, pscore_item_position
+
+
+def obp_sample_reward_given_expected_reward(
+    expected_reward_factual, len_list, exam_weight, attractiveness, random_
+):
+    expected_reward_factual *= exam_weight
+    sampled_reward_list = list()
+    discount_factors = np.ones(expected_reward_factual.shape[0])
+    sampled_rewards_at_position = np.zeros(expected_reward_factual.shape[0])
+    for position_ in np.arange(len_list):
+        discount_factors *= sampled_rewards_at_position * attractiveness[position_] + (
+            1 - sampled_rewards_at_position
+        )
+        expected_reward_factual_at_position = (
+            discount_factors * expected_reward_factual[:, position_]
+        )
+        sampled_rewards_at_position = random_.binomial(n=1, p=expected_reward_factual_at_position)
+        sampled_reward_list.append(sampled_rewards_at_position)
+    return np.array(sampled_reward_list).T
+
+
+def obp_synthetic_slate_feedback(
+    n_rounds: int,
+    behaviour_logit: np.ndarray,
+    evaluation_logit: np.ndarray,
+    len_list: int = 3,
+    click_model: str | None = None,
+    eta: float = 1.0,
+    random_state: int = 12345,
+) -> dict[str, np.ndarray]:
+    """``SyntheticSlateBanditDataset(n_unique_action, len_list, click_model, eta,
+    random_state).obtain_batch_bandit_feedback(n_rounds)`` with a behaviour policy
+    returning ``behaviour_logit`` for every context, and the evaluation policy's three
+    propensities of the logged slates from ``evaluation_logit``, computed as OBP computes
+    the behaviour policy's (``_calc_pscore_given_action_list`` summed over the slates)."""
+    n_unique_action = len(behaviour_logit)
+    random_ = np.random.RandomState(random_state)  # check_random_state(int)
+    if click_model == "pbm":
+        exam_weight = (1.0 / np.arange(1, len_list + 1)) ** eta
+        attractiveness = np.ones(len_list, dtype=float)
+    elif click_model == "cascade":
+        attractiveness = (1.0 / np.arange(1, len_list + 1)) ** eta
+        exam_weight = np.ones(len_list, dtype=float)
+    else:
+        attractiveness = np.ones(len_list, dtype=float)
+        exam_weight = np.ones(len_list, dtype=float)
+    random_.normal(size=(n_rounds, 1))  # the contexts (dim_context=1), unused here
+    behavior_policy_logit_ = np.tile(behaviour_logit, (n_rounds, 1))
+    action, pscore_cascade, pscore, pscore_item_position = obp_sample_action_and_obtain_pscore(
+        behavior_policy_logit_, n_rounds, n_unique_action, len_list, random_
+    )
+    # sample_contextfree_expected_reward(random_state=self.random_state)
+    expected_reward = np.random.RandomState(random_state).uniform(size=(n_unique_action, len_list))
+    expected_reward_tile = np.tile(expected_reward, (n_rounds, 1, 1))
+    action_2d = action.reshape((n_rounds, len_list))
+    expected_reward_factual = np.array(
+        [
+            expected_reward_tile[np.arange(n_rounds), action_2d[:, position_], position_]
+            for position_ in np.arange(len_list)
+        ]
+    ).T
+    expected_reward_factual = np.clip(expected_reward_factual, 0, None)
+    reward = obp_sample_reward_given_expected_reward(
+        expected_reward_factual, len_list, exam_weight, attractiveness, random_
+    )
+    evaluation: dict[str, list[float]] = {"joint": [], "item_position": [], "cascade": []}
+    logit = evaluation_logit[np.newaxis, :]
+    slates = {
+        s: obp_calc_pscore_given_action_list(s, logit, n_unique_action)
+        for s in itertools.permutations(range(n_unique_action), len_list)
+    }
+    for slate in map(tuple, action_2d.tolist()):
+        for k in range(len_list):
+            evaluation["joint"].append(slates[slate])
+            evaluation["cascade"].append(
+                sum(p for s, p in slates.items() if s[: k + 1] == slate[: k + 1])
+            )
+            evaluation["item_position"].append(
+                sum(p for s, p in slates.items() if s[k] == slate[k])
+            )
+    return {
+        "slate_id": np.repeat(np.arange(n_rounds), len_list),
+        "action": action,
+        "position": np.tile(np.arange(len_list), n_rounds),
+        "reward": reward.reshape(action.shape[0]).astype(float),
+        "pscore": pscore,
+        "pscore_item_position": pscore_item_position,
+        "pscore_cascade": pscore_cascade,
+        "evaluation_policy_pscore": np.array(evaluation["joint"]),
+        "evaluation_policy_pscore_item_position": np.array(evaluation["item_position"]),
+        "evaluation_policy_pscore_cascade": np.array(evaluation["cascade"]),
+    }
+
+
+@pytest.fixture(scope="module")
+def obp_logits() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    return rng.normal(size=5), rng.normal(size=5) * 2
+
+
+def test_the_test_generators_propensities_are_obps(
+    obp_logits: tuple[np.ndarray, np.ndarray],
+) -> None:
+    # synthetic_slate_log's propensities (plackett_luce + propensities) against OBP's
+    # sample_action_and_obtain_pscore on the slates OBP samples
+    behaviour, evaluation = obp_logits
+    log = obp_synthetic_slate_feedback(40, behaviour, evaluation)
+    mine_b, mine_e = plackett_luce(behaviour, 3), plackett_luce(evaluation, 3)
+    slates = log["action"].reshape(40, 3)
+    for name, theirs_b, theirs_e in (
+        ("joint", "pscore", "evaluation_policy_pscore"),
+        ("item_position", "pscore_item_position", "evaluation_policy_pscore_item_position"),
+        ("cascade", "pscore_cascade", "evaluation_policy_pscore_cascade"),
+    ):
+        ours_b = [p for s in slates for p in propensities(mine_b, tuple(s))[name]]
+        ours_e = [p for s in slates for p in propensities(mine_e, tuple(s))[name]]
+        assert np.asarray(ours_b) == pytest.approx(log[theirs_b], abs=1e-12, rel=0), name
+        assert np.asarray(ours_e) == pytest.approx(log[theirs_e], abs=1e-12, rel=0), name
+
+
+@pytest.mark.parametrize("click_model", [None, "pbm", "cascade"])
+def test_every_estimator_equals_obp_on_obps_synthetic_slates(
+    obp_logits: tuple[np.ndarray, np.ndarray], click_model: str | None
+) -> None:
+    behaviour, evaluation = obp_logits
+    log = obp_synthetic_slate_feedback(150, behaviour, evaluation, click_model=click_model)
+    assert 0 < log["reward"].mean() < 1
+    got = pr.off_policy(pl.DataFrame(log), ALL, n_bootstrap=200, seed=3, draws="obp")
+    for row in got.iter_rows(named=True):
+        value, (lower, upper) = obp(row["estimator"], log, 3, 0.05, 200, 3)
+        assert row["estimate"] == pytest.approx(value, abs=1e-9, rel=0), row["estimator"]
+        assert (row["lower"], row["upper"]) == pytest.approx((lower, upper), abs=1e-9, rel=0)
