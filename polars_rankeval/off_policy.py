@@ -25,7 +25,6 @@ from typing import Final, Literal, overload
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
 from polars_rankeval._typing import ArrowStreamExportable, FrameT, IntoFrame
 from polars_rankeval.inputs import as_frame
@@ -477,6 +476,8 @@ def bootstrap_interval(
     (0.333333, 3.0)
     """
     _check_draws(seed, draws)
+    from scipy import sparse  # imported when used: it takes a while to import
+
     n, m = values.shape
     values = np.ascontiguousarray(values, dtype=np.float64)
     draw = _drawer(seed, draws)
