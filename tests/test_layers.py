@@ -93,7 +93,10 @@ def test_every_module_imports_first_without_a_cycle():
 def test_importing_the_library_imports_no_scipy():
     """scipy takes about a second to import: the modules import it where they use it, so
     that the CLI and a first ``import polars_rankeval`` pay only for Polars."""
-    script = "import sys, polars_rankeval; print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    script = (
+        "import sys, polars_rankeval\n"
+        "print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
