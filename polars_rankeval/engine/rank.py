@@ -85,6 +85,84 @@ def ranking_ids(run: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, boo
 
 
 def _codes(run: pl.DataFrame, keys: Sequence[str]) -> np.ndarray:
+    """Dense ids (uint32) of the distinct ``keys`` values, in order of first appearance.
+
+    From a hash of each row's keys (:func:`dense_ids`), checked exactly: every row's
+    keys are compared with those of its id's first row, so two values whose hashes
+    collide are never merged (they are then coded by :func:`_categorical_codes`). At
+    2M rows of 2,000 shuffled queries, 40 ms against 100 ms for the categorical codes.
+
+    Examples
+    --------
+    >>> _codes(pl.DataFrame({"q": ["b", "a", "b", "c"]}), ["q"]).tolist()
+    [0, 1, 0, 2]
+    """
+    hashes = run.select(keys).hash_rows(seed=0).to_numpy()
+    found = dense_ids(hashes)
+    if found is not None:
+        ids, first = found
+        spread = pl.Series(first[ids])
+        if all(bool(run[k].eq_missing(run[k].gather(spread)).all()) for k in keys):
+            return ids
+    return _categorical_codes(run, keys)
+
+
+_MIX = [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93]
+"""Odd multipliers: each round of :func:`dense_ids` places the hashes by other bits."""
+_SAMPLE = 1 << 16
+
+
+def dense_ids(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Dense ids (uint32) of the distinct ``hashes`` in order of first appearance, and the
+    first row of each id; None if numpy did not keep the first of equal writes.
+
+    An open table in numpy: each round writes every pending row's number into the
+    slot its hash picks, the first row of a slot written last; a row whose slot holds
+    a row of the same hash takes that row as its group's first, the others wait for
+    the next round, placed by other bits of the hash in a table as large as they
+    are many. Each round settles every slot's group: no sort, a few passes over the
+    rows. The first table is sized by the distinct hashes of a sample of rows.
+
+    Examples
+    --------
+    >>> ids, first = dense_ids(np.array([7, 3, 7, 9, 3], dtype=np.uint64))
+    >>> ids.tolist(), first.tolist()
+    ([0, 1, 0, 2, 1], [0, 1, 3])
+    """
+    n = len(hashes)
+    rows = np.arange(n, dtype=np.int64)
+    step = max(1, n // _SAMPLE)
+    seen = len(np.unique(hashes[::step]))
+    many = n if seen * 2 > len(hashes[::step]) else seen  # most rows differ: as many ids
+    first_of = rows  # replaced in the first round
+    pending, pending_hashes = rows, hashes
+    round_ = 0
+    while len(pending):
+        spread = 8 if round_ == 0 and many < n else 2  # slots per distinct hash
+        bits = max(10, (spread * many).bit_length())
+        mix = np.uint64(_MIX[round_ % len(_MIX)] + 2 * (round_ // len(_MIX)))
+        slot = ((pending_hashes * mix) >> np.uint64(64 - bits)).astype(np.intp)
+        table = np.empty(1 << bits, np.int32 if n < 2**31 else np.int64)
+        table[slot[::-1]] = pending[::-1]  # the first row of a slot is written last
+        candidate = table[slot].astype(np.int64)
+        same = hashes[candidate] == pending_hashes
+        if round_ == 0:
+            first_of = candidate
+        else:
+            first_of[pending[same]] = candidate[same]
+        waiting = np.flatnonzero(~same)
+        pending, pending_hashes = pending[waiting], pending_hashes[waiting]
+        many = len(pending)
+        round_ += 1
+    if not bool(np.all(first_of <= rows)):  # a later row kept: not the first
+        return None
+    first = np.flatnonzero(first_of == rows)
+    dense = np.empty(n, np.uint32)
+    dense[first] = np.arange(len(first), dtype=np.uint32)
+    return dense[first_of], first
+
+
+def _categorical_codes(run: pl.DataFrame, keys: Sequence[str]) -> np.ndarray:
     """Dense ids (uint32) of the distinct ``keys`` values: categorical codes."""
     ids: np.ndarray | None = None
     for k in keys:
@@ -98,7 +176,7 @@ def _codes(run: pl.DataFrame, keys: Sequence[str]) -> np.ndarray:
     if len(keys) == 1:
         return ids.astype(np.uint32)
     combined = pl.DataFrame({"c": ids})
-    numbered = combined.unique().with_row_index("id")
+    numbered = combined.unique(maintain_order=True).with_row_index("id")
     joined = combined.join(numbered, on="c", how="left", maintain_order="left")
     return joined["id"].to_numpy()
 
@@ -216,6 +294,30 @@ def stable_order(ids: np.ndarray) -> np.ndarray:
     """
     positions = np.arange(len(ids), dtype=np.uint64)
     return sort_order((ids.astype(np.uint64) << np.uint64(32)) | positions)
+
+
+def placed_by_rank(ids: np.ndarray, ranks: np.ndarray, counts: np.ndarray) -> np.ndarray | None:
+    """The permutation that sorts rows by (id, rank) when the ranks of each id are exactly
+    1 to its number of rows (``counts``, by id): a row's place is its id's first place
+    plus its rank less one, found without a sort. None for any other ranks (a gap, a
+    rank held twice): they need a sort.
+
+    Examples
+    --------
+    >>> ids, ranks = np.array([1, 0, 1, 0, 0]), np.array([2, 3, 1, 1, 2])
+    >>> placed_by_rank(ids, ranks, np.bincount(ids)).tolist()
+    [3, 4, 1, 2, 0]
+    >>> placed_by_rank(ids, np.array([2, 3, 1, 1, 1]), np.bincount(ids)) is None
+    True
+    """
+    if not len(ids):
+        return np.zeros(0, np.int64)
+    if int(ranks.min()) < 1 or bool(np.any(ranks > counts[ids])):
+        return None
+    places = (np.cumsum(counts) - counts)[ids] + ranks.astype(np.int64) - 1
+    order = np.full(len(ids), -1, np.int64)
+    order[places] = np.arange(len(ids))
+    return None if bool(np.any(order < 0)) else order  # a place left empty: one taken twice
 
 
 def gather_sorted(column: pl.Series, rows: np.ndarray, *, few: int = _DIRECT_ROWS) -> pl.Series:

@@ -28,9 +28,9 @@ from polars_rankeval.engine.rank import (
     TieBreak,
     gather_rows,
     order_values,
+    placed_by_rank,
     rank_order,
     sort_order,
-    stable_order,
 )
 from polars_rankeval.engine.scope import Scope, scope
 from polars_rankeval.engine.shape import (
@@ -533,18 +533,19 @@ def judged_from_table(
     ranks = table[rank].cast(pl.Int64)
     grades = table[relevance].cast(pl.Int64)
     shown = np.flatnonzero(ranks.is_not_null().to_numpy())
-    key = (ids[shown].astype(np.uint64) << np.uint64(32)) | (
-        ranks.gather(shown).to_numpy().astype(np.uint64)
-    )
+    shown_ids, shown_ranks = ids[shown], ranks.gather(shown).to_numpy()
+    key = (shown_ids.astype(np.uint64) << np.uint64(32)) | shown_ranks.astype(np.uint64)
+    nret = np.bincount(shown_ids, minlength=groups.n)
     if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
-        order = sort_order(key)  # equal keys (two rows at one rank) are refused below
+        order = placed_by_rank(shown_ids, shown_ranks, nret)  # ranks 1..n: no sort
+        if order is None:  # equal keys (two rows at one rank) are refused below
+            order = sort_order(key)
         shown, key = shown[order], key[order]
     if check and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
         at = shown[np.flatnonzero(key[1:] == key[:-1])[0]]
         where = ", ".join(f"{k}={table[k][int(at)]!r}" for k in [*keys, rank])
         msg = f"judged has two rows at the same rank ({where}): each rank holds one document."
         raise ValueError(msg)
-    nret = np.bincount(ids[shown], minlength=groups.n)
     graded_any = grades.is_not_null()
     has_judgment = np.bincount(ids[graded_any.to_numpy()], minlength=groups.n) > 0
     read = graded_any & (grades >= reads.rows)
@@ -571,9 +572,7 @@ def judged_from_table(
     )
     if left is not None:
         rows = rows.hstack(left.above)
-    graded = np.flatnonzero(read.to_numpy())
-    if not groups.contiguous:
-        graded = graded[stable_order(ids[graded])]
+    graded = np.flatnonzero(read.to_numpy())  # the judgments: in any order
     judgments = pl.DataFrame(
         {FACT: pl.Series(ids[graded], dtype=pl.UInt32), GRADE: grades.gather(graded)},
         schema=JUDGMENT_SCHEMA,
