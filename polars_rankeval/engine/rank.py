@@ -47,8 +47,8 @@ def ranking_ids(run: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, boo
     keys in order, without hashing. Contiguity is checked on the first row of
     each stretch when there are few stretches (and when it fails, only those
     rows are coded: qrels in two blocks cost two rows a query), else by
-    counting the rankings through categorical codes, which then serve as the
-    ids if need be.
+    counting the rankings through hashed codes (:func:`hashed_codes`), which then
+    serve as the ids if need be.
 
     Examples
     --------
@@ -85,19 +85,33 @@ def ranking_ids(run: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, boo
 
 
 def _codes(run: pl.DataFrame, keys: Sequence[str]) -> np.ndarray:
-    """Dense ids (uint32) of the distinct ``keys`` values, in order of first appearance.
-
-    From a hash of each row's keys (:func:`dense_ids`), checked exactly: every row's
-    keys are compared with those of its id's first row, so two values whose hashes
-    collide are never merged (they are then coded by :func:`_categorical_codes`). At
-    2M rows of 2,000 shuffled queries, 40 ms against 100 ms for the categorical codes.
+    """Dense ids (uint32) of the distinct ``keys`` values, in order of first appearance:
+    :func:`hashed_codes` of a hash of each row's keys.
 
     Examples
     --------
     >>> _codes(pl.DataFrame({"q": ["b", "a", "b", "c"]}), ["q"]).tolist()
     [0, 1, 0, 2]
     """
-    hashes = run.select(keys).hash_rows(seed=0).to_numpy()
+    return hashed_codes(run, keys, run.select(keys).hash_rows(seed=0).to_numpy())
+
+
+def hashed_codes(run: pl.DataFrame, keys: Sequence[str], hashes: np.ndarray) -> np.ndarray:
+    """Dense ids (uint32) of the distinct ``keys`` values, in order of first appearance,
+    from ``hashes`` (uint64, one a row; :func:`dense_ids`), checked exactly.
+
+    Every row's keys are compared with those of its id's first row, so two values
+    whose hashes collide are never merged: they are then coded by categorical codes
+    (:func:`_categorical_codes`). At 2M rows of 2,000 shuffled queries, 55 ms against
+    100 ms for the categorical codes (1.5 s against 0.1 s for 1M distinct values).
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"q": ["b", "a", "b", "c"]})
+    >>> colliding = np.zeros(4, dtype=np.uint64)  # every row the same hash
+    >>> hashed_codes(run, ["q"], colliding).tolist()
+    [0, 1, 0, 2]
+    """
     found = dense_ids(hashes)
     if found is not None:
         ids, first = found

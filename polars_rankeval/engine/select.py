@@ -526,7 +526,9 @@ def judged_from_table(
     query is scored when it has a qrels row (:func:`~polars_rankeval.engine.scope.scope`
     decides, each ranking its own query). Rows already in rank order within
     contiguous rankings (the usual layout of logs) are taken as they are; others
-    are sorted. ``check`` refuses two rows at one rank.
+    are put in place by their rank when each ranking's ranks are 1 to its number of
+    shown rows (:func:`~polars_rankeval.engine.rank.placed_by_rank`), else sorted.
+    ``check`` refuses two rows at one rank.
     """
     groups = Groups.of(table, list(keys))
     ids = groups.ids.astype(np.int64)
@@ -536,12 +538,12 @@ def judged_from_table(
     shown_ids, shown_ranks = ids[shown], ranks.gather(shown).to_numpy()
     key = (shown_ids.astype(np.uint64) << np.uint64(32)) | shown_ranks.astype(np.uint64)
     nret = np.bincount(shown_ids, minlength=groups.n)
+    placed = None  # each ranking's ranks are 1 to its number of shown rows
     if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
-        order = placed_by_rank(shown_ids, shown_ranks, nret)  # ranks 1..n: no sort
-        if order is None:  # equal keys (two rows at one rank) are refused below
-            order = sort_order(key)
+        placed = placed_by_rank(shown_ids, shown_ranks, nret)  # no sort
+        order = sort_order(key) if placed is None else placed
         shown, key = shown[order], key[order]
-    if check and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
+    if check and placed is None and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
         at = shown[np.flatnonzero(key[1:] == key[:-1])[0]]
         where = ", ".join(f"{k}={table[k][int(at)]!r}" for k in [*keys, rank])
         msg = f"judged has two rows at the same rank ({where}): each rank holds one document."
