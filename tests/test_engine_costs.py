@@ -153,3 +153,89 @@ def test_a_shuffled_run_of_many_small_rankings_scores_as_the_ordered_one():
     assert_frame_equal(
         pr.evaluate(shuffled, qrels, MEASURES), pr.evaluate(run, qrels, MEASURES), rel_tol=1e-12
     )
+
+
+def reference_judge(
+    run: pl.DataFrame, qrels: pl.DataFrame, depth: int | None, missing: str
+) -> pl.DataFrame:
+    """Plain Polars: each (system, query) ranked by score then doc id descending (trec_eval),
+    cut at ``depth``, joined with the qrels; then its query's judgments not kept (rank
+    null); with ``missing="zero"``, every qrels query a system lacks, all unretrieved."""
+    ranked = run.sort(["system", "query", "score", "doc"], descending=[False, False, True, True])
+    ranked = ranked.with_columns(rank=pl.int_range(1, pl.len() + 1).over("system", "query"))
+    if depth is not None:
+        ranked = ranked.filter(pl.col("rank") <= depth)
+    retrieved = ranked.join(qrels, on=["query", "doc"], how="left").select(
+        "system", "query", "doc", pl.col("rank").cast(pl.UInt32), "relevance"
+    )
+    rankings = run.select("system", "query").unique()
+    if missing == "zero":
+        rankings = run.select("system").unique().join(qrels.select("query").unique(), how="cross")
+    unretrieved = (
+        rankings.join(qrels, on="query")
+        .join(retrieved, on=["system", "query", "doc"], how="anti")
+        .select("system", "query", "doc", pl.lit(None, pl.UInt32).alias("rank"), "relevance")
+    )
+    return pl.concat([retrieved, unretrieved])
+
+
+@pytest.mark.parametrize("depth", [None, 4])
+@pytest.mark.parametrize("missing", ["drop", "zero"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_judge_equals_a_plain_join_and_rank(depth, missing, seed):
+    """Ties (scores of 3 values), several systems, shuffled rows, judgments not retrieved,
+    queries on one side only: the same rows as the reference, each ranking's rows
+    together, by rank, its unretrieved judgments last."""
+    rng = np.random.default_rng(seed)
+    n = 1500
+    run = pl.DataFrame(
+        {
+            "system": rng.choice(["s1", "s2", "s3"], n),
+            "query": [f"q{i}" for i in rng.integers(0, 25, n)],
+            "doc": [f"d{i}" for i in rng.integers(0, 60, n)],
+            "score": rng.integers(0, 3, n).astype(float),
+        }
+    ).unique(["system", "query", "doc"])
+    qrels = pl.DataFrame(
+        {
+            "query": [f"q{i}" for i in rng.integers(3, 30, 400)],
+            "doc": [f"d{i}" for i in rng.integers(0, 60, 400)],
+            "relevance": rng.integers(0, 3, 400),
+        }
+    ).unique(["query", "doc"])
+    ours = pr.judge(run.sample(fraction=1.0, shuffle=True, seed=seed), qrels, depth=depth,
+                    missing=missing)  # fmt: skip
+    by = ["system", "query", "doc"]
+    assert_frame_equal(
+        ours.sort(by), reference_judge(run, qrels, depth, missing).sort(by), check_dtypes=False
+    )
+    ranking = ours.select(pl.concat_str("system", "query").rle_id()).to_series()
+    assert ranking.max() + 1 == ours.select("system", "query").n_unique()  # contiguous
+    in_order = ours.with_columns(r=pl.col("rank").fill_null(2**31)).select(
+        (pl.col("r").diff().over(ranking).fill_null(0) >= 0).all()
+    )
+    assert in_order.item()
+
+
+def test_all_ranks_equal_the_ranks_of_every_row():
+    """RankOrder.all_ranks (read in sorted order) against ranks of every row (random reads),
+    both tie breaks, contiguous rankings or not."""
+    from polars_rankeval.engine.rank import Groups, TieBreak, rank_order
+
+    rng = np.random.default_rng(7)
+    for trial in range(12):
+        n = int(rng.integers(1, 2000))
+        run = pl.DataFrame(
+            {
+                "query": rng.integers(0, 30, n),
+                "doc": [f"d{i}" for i in rng.permutation(n)],
+                "score": rng.integers(0, 5, n).astype(float),
+            }
+        )
+        if trial % 2:
+            run = run.sort("query")
+        groups, values = Groups.of(run, ["query"]), run["score"].to_numpy()
+        for descending in [True, False]:
+            tie = TieBreak(values, descending=descending, doc=run["doc"], by_doc=trial % 3 > 0)
+            order = rank_order(groups, values, tie, descending=descending)
+            assert order.all_ranks().tolist() == order.ranks(np.arange(n)).tolist()

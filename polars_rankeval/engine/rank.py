@@ -450,24 +450,47 @@ class TieBreak:
         members = (packed[positions] & mask).astype(np.int64)
         by_member = sort_order(members)  # distinct row numbers
         in_row_order = members[by_member]
-        tied = pl.DataFrame(
-            {
-                "group": np.repeat(np.arange(len(sizes)), sizes)[by_member],
-                "row": in_row_order,
-                "value": self.values[in_row_order],
-                "at": np.arange(len(members)),  # position in row order
-            }
-        )
-        if self.by_doc:  # one chunk: a sort of many chunks costs twice as much
-            doc = gather_sorted(self.doc, in_row_order).cast(pl.String).rechunk()
-            tied = tied.with_columns(doc=doc)
-        last = "doc" if self.by_doc else "row"
-        ordered = tied.sort(
-            ["group", "value", last], descending=[False, self.descending, self.by_doc]
-        )["at"].to_numpy()
+        group = np.repeat(np.arange(len(sizes)), sizes)[by_member]
+        ordered = self._ordered(group, in_row_order)
         place = np.empty(len(members), np.int64)  # place of each member, in row order
         place[ordered] = np.arange(len(ordered)) - np.repeat(offsets, sizes)
         return place[np.searchsorted(in_row_order, rows)]
+
+    def group_places(self, rows: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """Place (0 = first) of each of ``rows`` within its tie group, the rows listed
+        group after group (``sizes``): :meth:`places` of every member of known groups.
+
+        Examples
+        --------
+        >>> tie = TieBreak(np.array([1.0, 1.0, 2.0, 1.0]), descending=True,
+        ...                doc=pl.Series(["a", "b", "c", "d"]))
+        >>> tie.group_places(np.array([0, 1, 3, 2]), np.array([3, 1])).tolist()
+        [2, 1, 0, 0]
+        """
+        offsets = np.cumsum(sizes) - sizes
+        by_row = sort_order(rows)  # distinct row numbers
+        in_row_order = rows[by_row]
+        group = np.repeat(np.arange(len(sizes)), sizes)[by_row]
+        ordered = self._ordered(group, in_row_order)
+        place = np.empty(len(rows), np.int64)  # place of each row, in row order
+        place[ordered] = np.arange(len(ordered)) - np.repeat(offsets, sizes)
+        listed = np.empty(len(rows), np.int64)
+        listed[by_row] = place
+        return listed
+
+    def _ordered(self, group: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Indices of ``rows`` (increasing row numbers, each with its ``group``) in tie
+        group order, each group's rows by value, then doc id descending (or row)."""
+        tied = pl.DataFrame(
+            {"group": group, "row": rows, "value": self.values[rows], "at": np.arange(len(rows))}
+        )
+        if self.by_doc:  # one chunk: a sort of many chunks costs twice as much
+            doc = gather_sorted(self.doc, rows).cast(pl.String).rechunk()
+            tied = tied.with_columns(doc=doc)
+        last = "doc" if self.by_doc else "row"
+        return tied.sort(
+            ["group", "value", last], descending=[False, self.descending, self.by_doc]
+        )["at"].to_numpy()
 
 
 @dataclass(frozen=True)
@@ -512,6 +535,44 @@ class RankOrder:
         places = self.tie_break.places(packed, self._mask, lo, hi, rows[tied])
         ranks[tied] = lo - groups.starts[groups.ids[rows[tied]]] + 1 + places
         return ranks, (lo, hi)
+
+    def all_ranks(self) -> np.ndarray:
+        """:meth:`ranks` of every row (int64, in row order), read off the sorted keys in
+        their order: the tie groups are the stretches of equal packed keys, found by
+        comparing each key with the next, where :meth:`ranks` of given rows reads two
+        neighbours of each at random and searches for its group (at 2M rows, 25 ms
+        against 200 ms).
+
+        Examples
+        --------
+        >>> run = pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "d"],
+        ...                     "score": [1.0, 2.0, 1.0, 3.0]})
+        >>> order = rank_order(Groups.of(run, ["query"]), run["score"].to_numpy(),
+        ...     TieBreak(run["score"].to_numpy(), descending=True, doc=run["doc"]),
+        ...     descending=True)
+        >>> order.all_ranks().tolist()  # the tie of a and c: doc id descending
+        [4, 2, 3, 1]
+        """
+        groups, packed, n = self.groups, self.packed, len(self.packed)
+        rows = (packed & self._mask).astype(np.int64)  # the row at each sorted position
+        in_order = np.arange(1, n + 1, dtype=np.int64) - np.repeat(groups.starts, groups.counts)
+        if self.tie_break is not None and n > 1:
+            key = packed >> np.uint64(self.row_bits)
+            same = key[1:] == key[:-1]  # a position and the next tie
+            if bool(same.any()):
+                tied = np.zeros(n, bool)
+                tied[1:] |= same
+                tied[:-1] |= same
+                at = np.flatnonzero(tied)
+                opens = np.ones(len(at), bool)  # a tie group's first position
+                opens[1:] = ~same[at[1:] - 1]
+                lo_of_group = at[opens]
+                sizes = np.diff(np.append(np.flatnonzero(opens), len(at)))
+                places = self.tie_break.group_places(rows[at], sizes)
+                in_order[at] = in_order[np.repeat(lo_of_group, sizes)] + places
+        ranks = np.empty(n, np.int64)
+        ranks[rows] = in_order
+        return ranks
 
     def ranks_beside(self, rows: np.ndarray, spans: Spans, depth: int | None) -> np.ndarray:
         """Ranks of ``rows`` (int64) exact enough to compare them with the rows ranked by
