@@ -217,25 +217,39 @@ def test_judge_equals_a_plain_join_and_rank(depth, missing, seed):
     assert in_order.item()
 
 
-def test_all_ranks_equal_the_ranks_of_every_row():
-    """RankOrder.all_ranks (read in sorted order) against ranks of every row (random reads),
-    both tie breaks, contiguous rankings or not."""
+def test_all_ranks_equal_the_ranks_of_every_row_and_a_plain_sort():
+    """RankOrder.all_ranks (read in sorted order) against ranks of every row (random reads)
+    and a Polars sort: both tie breaks, contiguous rankings or not, true ties and values
+    closer than the bits the packed keys keep (ties that the values break)."""
     from polars_rankeval.engine.rank import Groups, TieBreak, rank_order
 
     rng = np.random.default_rng(7)
     for trial in range(12):
         n = int(rng.integers(1, 2000))
+        score = rng.integers(0, 5, n).astype(float)
+        if trial % 4 > 1:  # a few ulps apart: equal in the packed keys, not in value
+            score = 1.0 + score + rng.integers(0, 3, n) * 1e-15
         run = pl.DataFrame(
             {
                 "query": rng.integers(0, 30, n),
                 "doc": [f"d{i}" for i in rng.permutation(n)],
-                "score": rng.integers(0, 5, n).astype(float),
+                "score": score,
             }
-        )
+        ).with_row_index("row")
         if trial % 2:
             run = run.sort("query")
         groups, values = Groups.of(run, ["query"]), run["score"].to_numpy()
         for descending in [True, False]:
-            tie = TieBreak(values, descending=descending, doc=run["doc"], by_doc=trial % 3 > 0)
+            by_doc = trial % 3 > 0
+            tie = TieBreak(values, descending=descending, doc=run["doc"], by_doc=by_doc)
             order = rank_order(groups, values, tie, descending=descending)
-            assert order.all_ranks().tolist() == order.ranks(np.arange(n)).tolist()
+            ranks = order.all_ranks().tolist()
+            assert ranks == order.ranks(np.arange(n)).tolist()
+            last = "doc" if by_doc else "row"
+            expected = (
+                run.with_row_index("at")
+                .sort(["query", "score", last], descending=[False, descending, by_doc])
+                .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query"))
+                .sort("at")["rank"]
+            )
+            assert ranks == expected.to_list()

@@ -451,7 +451,7 @@ class TieBreak:
         by_member = sort_order(members)  # distinct row numbers
         in_row_order = members[by_member]
         group = np.repeat(np.arange(len(sizes)), sizes)[by_member]
-        ordered = self._ordered(group, in_row_order)
+        ordered = self._ordered(group, in_row_order, _uniform(self.values[members], sizes))
         place = np.empty(len(members), np.int64)  # place of each member, in row order
         place[ordered] = np.arange(len(ordered)) - np.repeat(offsets, sizes)
         return place[np.searchsorted(in_row_order, rows)]
@@ -471,16 +471,20 @@ class TieBreak:
         by_row = sort_order(rows)  # distinct row numbers
         in_row_order = rows[by_row]
         group = np.repeat(np.arange(len(sizes)), sizes)[by_row]
-        ordered = self._ordered(group, in_row_order)
+        ordered = self._ordered(group, in_row_order, _uniform(self.values[rows], sizes))
         place = np.empty(len(rows), np.int64)  # place of each row, in row order
         place[ordered] = np.arange(len(ordered)) - np.repeat(offsets, sizes)
         listed = np.empty(len(rows), np.int64)
         listed[by_row] = place
         return listed
 
-    def _ordered(self, group: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def _ordered(self, group: np.ndarray, rows: np.ndarray, uniform: bool) -> np.ndarray:
         """Indices of ``rows`` (increasing row numbers, each with its ``group``) in tie
-        group order, each group's rows by value, then doc id descending (or row)."""
+        group order, each group's rows by value, then doc id descending (or row).
+
+        ``uniform``: every group's rows have one value (true ties, the usual case), so
+        the sort skips the values (one key less to compare).
+        """
         tied = pl.DataFrame(
             {"group": group, "row": rows, "value": self.values[rows], "at": np.arange(len(rows))}
         )
@@ -488,9 +492,27 @@ class TieBreak:
             doc = gather_sorted(self.doc, rows).cast(pl.String).rechunk()
             tied = tied.with_columns(doc=doc)
         last = "doc" if self.by_doc else "row"
-        return tied.sort(
-            ["group", "value", last], descending=[False, self.descending, self.by_doc]
-        )["at"].to_numpy()
+        by, descending = ["group", last], [False, self.by_doc]
+        if not uniform:
+            by, descending = ["group", "value", last], [False, self.descending, self.by_doc]
+        return tied.sort(by, descending=descending)["at"].to_numpy()
+
+
+def _uniform(values: np.ndarray, sizes: np.ndarray) -> bool:
+    """Whether each group of ``values`` (listed group after group, ``sizes``) holds one value.
+
+    Examples
+    --------
+    >>> _uniform(np.array([1.0, 1.0, 2.0]), np.array([2, 1]))
+    True
+    >>> _uniform(np.array([1.0, 2.0]), np.array([2]))
+    False
+    """
+    if len(values) < 2:
+        return True
+    same = values[1:] == values[:-1]
+    same[(np.cumsum(sizes) - 1)[:-1]] = True  # a group's last value and the next group's first
+    return bool(same.all())
 
 
 @dataclass(frozen=True)
