@@ -28,9 +28,9 @@ from polars_rankeval.engine.rank import (
     TieBreak,
     gather_rows,
     order_values,
+    placed_by_rank,
     rank_order,
     sort_order,
-    stable_order,
 )
 from polars_rankeval.engine.scope import Scope, scope
 from polars_rankeval.engine.shape import (
@@ -526,25 +526,28 @@ def judged_from_table(
     query is scored when it has a qrels row (:func:`~polars_rankeval.engine.scope.scope`
     decides, each ranking its own query). Rows already in rank order within
     contiguous rankings (the usual layout of logs) are taken as they are; others
-    are sorted. ``check`` refuses two rows at one rank.
+    are put in place by their rank when each ranking's ranks are 1 to its number of
+    shown rows (:func:`~polars_rankeval.engine.rank.placed_by_rank`), else sorted.
+    ``check`` refuses two rows at one rank.
     """
     groups = Groups.of(table, list(keys))
     ids = groups.ids.astype(np.int64)
     ranks = table[rank].cast(pl.Int64)
     grades = table[relevance].cast(pl.Int64)
     shown = np.flatnonzero(ranks.is_not_null().to_numpy())
-    key = (ids[shown].astype(np.uint64) << np.uint64(32)) | (
-        ranks.gather(shown).to_numpy().astype(np.uint64)
-    )
+    shown_ids, shown_ranks = ids[shown], ranks.gather(shown).to_numpy()
+    key = (shown_ids.astype(np.uint64) << np.uint64(32)) | shown_ranks.astype(np.uint64)
+    nret = np.bincount(shown_ids, minlength=groups.n)
+    placed = None  # each ranking's ranks are 1 to its number of shown rows
     if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
-        order = sort_order(key)  # equal keys (two rows at one rank) are refused below
+        placed = placed_by_rank(shown_ids, shown_ranks, nret)  # no sort
+        order = sort_order(key) if placed is None else placed
         shown, key = shown[order], key[order]
-    if check and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
+    if check and placed is None and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
         at = shown[np.flatnonzero(key[1:] == key[:-1])[0]]
         where = ", ".join(f"{k}={table[k][int(at)]!r}" for k in [*keys, rank])
         msg = f"judged has two rows at the same rank ({where}): each rank holds one document."
         raise ValueError(msg)
-    nret = np.bincount(ids[shown], minlength=groups.n)
     graded_any = grades.is_not_null()
     has_judgment = np.bincount(ids[graded_any.to_numpy()], minlength=groups.n) > 0
     read = graded_any & (grades >= reads.rows)
@@ -571,9 +574,7 @@ def judged_from_table(
     )
     if left is not None:
         rows = rows.hstack(left.above)
-    graded = np.flatnonzero(read.to_numpy())
-    if not groups.contiguous:
-        graded = graded[stable_order(ids[graded])]
+    graded = np.flatnonzero(read.to_numpy())  # the judgments: in any order
     judgments = pl.DataFrame(
         {FACT: pl.Series(ids[graded], dtype=pl.UInt32), GRADE: grades.gather(graded)},
         schema=JUDGMENT_SCHEMA,

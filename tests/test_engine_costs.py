@@ -1,0 +1,255 @@
+"""The engine's shortcuts for the costs of issue 37, each against a plain reference.
+
+Ranking ids from hashes (:func:`~polars_rankeval.engine.rank.dense_ids`,
+:func:`~polars_rankeval.engine.rank.hashed_codes`), rows put in place by their rank
+(:func:`~polars_rankeval.engine.rank.placed_by_rank`), and the pre-judged tables and
+runs whose rows are shuffled across rankings, which take them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as pr
+from polars_rankeval.engine.rank import dense_ids, hashed_codes, placed_by_rank
+
+MEASURES = ["AP", "AP@10", "P@5", "R@10", "RR", "nDCG", "nDCG@10", "Rprec", "Bpref", "NumRel"]
+
+
+def first_appearance_codes(values: list) -> list[int]:
+    """Reference: each distinct value numbered in order of its first row."""
+    seen: dict = {}
+    return [seen.setdefault(v, len(seen)) for v in values]
+
+
+@pytest.mark.parametrize("distinct", [1, 3, 200, 5000, None])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dense_ids_number_distinct_hashes_in_order_of_first_appearance(distinct, seed):
+    rng = np.random.default_rng(seed)
+    n = 20_000
+    pool = rng.integers(0, 2**64, size=distinct or n, dtype=np.uint64)
+    hashes = pool[rng.integers(0, len(pool), n)] if distinct else pool
+    found = dense_ids(hashes)
+    assert found is not None
+    ids, first = found
+    expected = first_appearance_codes(hashes.tolist())
+    assert ids.tolist() == expected
+    assert ids.dtype == np.uint32
+    assert first.tolist() == [expected.index(i) for i in range(max(expected) + 1)]
+
+
+def test_dense_ids_of_hashes_that_share_their_high_bits():
+    """Hashes differing only in low bits: the rounds place them by other bits."""
+    hashes = np.array([5 << 40, (5 << 40) + 1, 5 << 40, (5 << 40) + 2, (5 << 40) + 1], np.uint64)
+    ids, first = dense_ids(np.tile(hashes, 300)) or (None, None)
+    assert ids is not None and first is not None
+    assert ids[:5].tolist() == [0, 1, 0, 2, 1]
+    assert first.tolist() == [0, 1, 3]
+
+
+@pytest.mark.parametrize("collide", ["all", "pairs", "none"])
+def test_hashed_codes_never_merge_colliding_keys(collide):
+    """Whatever the hashes, two different keys get two ids (checked, then recoded)."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    frame = pl.DataFrame(
+        {"system": rng.integers(0, 3, n), "query": [f"q{i}" for i in rng.integers(0, 40, n)]}
+    )
+    hashes = {
+        "all": np.zeros(n, np.uint64),  # every row the same hash
+        "pairs": (frame["system"].to_numpy() % 2).astype(np.uint64),  # systems 0 and 2 collide
+        "none": frame.hash_rows(seed=0).to_numpy(),
+    }[collide]
+    codes = hashed_codes(frame, ["system", "query"], hashes)
+    reference = first_appearance_codes(frame.rows())
+    assert len(set(codes.tolist())) == len(set(reference))
+    # one-to-one with the reference: the same partition of the rows
+    assert len(set(zip(codes.tolist(), reference, strict=True))) == len(set(reference))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_placed_by_rank_is_the_sort_by_id_then_rank(seed):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(0, 30, 50)
+    ids = np.repeat(np.arange(len(sizes)), sizes)
+    ranks = np.concatenate([rng.permutation(s) + 1 for s in sizes])
+    shuffle = rng.permutation(len(ids))
+    ids, ranks = ids[shuffle], ranks[shuffle]
+    order = placed_by_rank(ids, ranks, np.bincount(ids, minlength=len(sizes)))
+    assert order is not None
+    assert order.tolist() == np.lexsort((ranks, ids)).tolist()
+
+
+@pytest.mark.parametrize(
+    ("ranks", "why"),
+    [([1, 3, 2, 4], "a gap"), ([1, 2, 1, 1], "a rank held twice"), ([0, 1, 1, 2], "rank 0")],
+)
+def test_placed_by_rank_leaves_other_ranks_to_a_sort(ranks, why):
+    ids = np.array([0, 0, 1, 1])
+    assert placed_by_rank(ids, np.array(ranks), np.bincount(ids)) is None, why
+
+
+def judged_log(seed: int, *, gaps: bool) -> pl.DataFrame:
+    """A pre-judged log of 2 systems x 60 users, some relevant items not shown (null
+    rank), some shown items not judged (null grade), ranks 1..n or with gaps."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for system in ["a", "b"]:
+        for user in range(60):
+            shown = int(rng.integers(1, 25))
+            ranks = np.arange(1, shown + 1) * (rng.integers(1, 3) if gaps else 1)
+            hidden = int(rng.integers(0, 4))
+            grades = rng.integers(0, 4, shown + hidden).astype(float)
+            grades[1:][rng.random(shown + hidden - 1) < 0.1] = np.nan  # the first graded
+            parts.append(
+                pl.DataFrame(
+                    {
+                        "system": system,
+                        "query": f"u{user}",
+                        "rank": pl.Series([*ranks.tolist(), *[None] * hidden], dtype=pl.Int64),
+                        "relevance": pl.Series(grades).fill_nan(None).cast(pl.Int64),
+                    }
+                )
+            )
+    return pl.concat(parts)
+
+
+@pytest.mark.parametrize("gaps", [False, True])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_shuffled_judged_log_scores_as_the_ordered_one(gaps, seed):
+    log = judged_log(seed, gaps=gaps)
+    shuffled = log.sample(fraction=1.0, shuffle=True, seed=seed)
+    assert shuffled["query"].rle_id().max() > 200  # rankings not contiguous
+    ordered = pr.evaluate_judged(log, MEASURES)
+    assert_frame_equal(pr.evaluate_judged(shuffled, MEASURES), ordered, rel_tol=1e-12)
+
+
+def test_a_shuffled_judged_log_with_a_rank_held_twice_is_refused():
+    log = judged_log(4, gaps=False)
+    twice = pl.concat([log, log.filter(pl.col("rank") == 3).head(1)])
+    with pytest.raises(ValueError, match="two rows at the same rank"):
+        pr.evaluate_judged(twice.sample(fraction=1.0, shuffle=True, seed=0), MEASURES)
+
+
+def test_a_shuffled_run_of_many_small_rankings_scores_as_the_ordered_one():
+    """Past half as many rankings as rows the ids come from the hashes of every row."""
+    rng = np.random.default_rng(5)
+    users = 3000
+    sizes = rng.integers(1, 4, users)
+    run = pl.DataFrame(
+        {
+            "query": np.repeat([f"u{u}" for u in range(users)], sizes),
+            "doc": [f"d{i}" for i in rng.integers(0, 50, sizes.sum())],
+            "score": rng.integers(0, 3, sizes.sum()).astype(float),
+        }
+    ).unique(["query", "doc"], maintain_order=True)
+    qrels = pl.DataFrame(
+        {"query": [f"u{u}" for u in range(users)], "doc": [f"d{u % 50}" for u in range(users)]}
+    ).with_columns(relevance=pl.lit(1))
+    shuffled = run.sample(fraction=1.0, shuffle=True, seed=1)
+    assert_frame_equal(
+        pr.evaluate(shuffled, qrels, MEASURES), pr.evaluate(run, qrels, MEASURES), rel_tol=1e-12
+    )
+
+
+def reference_judge(
+    run: pl.DataFrame, qrels: pl.DataFrame, depth: int | None, missing: str
+) -> pl.DataFrame:
+    """Plain Polars: each (system, query) ranked by score then doc id descending (trec_eval),
+    cut at ``depth``, joined with the qrels; then its query's judgments not kept (rank
+    null); with ``missing="zero"``, every qrels query a system lacks, all unretrieved."""
+    ranked = run.sort(["system", "query", "score", "doc"], descending=[False, False, True, True])
+    ranked = ranked.with_columns(rank=pl.int_range(1, pl.len() + 1).over("system", "query"))
+    if depth is not None:
+        ranked = ranked.filter(pl.col("rank") <= depth)
+    retrieved = ranked.join(qrels, on=["query", "doc"], how="left").select(
+        "system", "query", "doc", pl.col("rank").cast(pl.UInt32), "relevance"
+    )
+    rankings = run.select("system", "query").unique()
+    if missing == "zero":
+        rankings = run.select("system").unique().join(qrels.select("query").unique(), how="cross")
+    unretrieved = (
+        rankings.join(qrels, on="query")
+        .join(retrieved, on=["system", "query", "doc"], how="anti")
+        .select("system", "query", "doc", pl.lit(None, pl.UInt32).alias("rank"), "relevance")
+    )
+    return pl.concat([retrieved, unretrieved])
+
+
+@pytest.mark.parametrize("depth", [None, 4])
+@pytest.mark.parametrize("missing", ["drop", "zero"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_judge_equals_a_plain_join_and_rank(depth, missing, seed):
+    """Ties (scores of 3 values), several systems, shuffled rows, judgments not retrieved,
+    queries on one side only: the same rows as the reference, each ranking's rows
+    together, by rank, its unretrieved judgments last."""
+    rng = np.random.default_rng(seed)
+    n = 1500
+    run = pl.DataFrame(
+        {
+            "system": rng.choice(["s1", "s2", "s3"], n),
+            "query": [f"q{i}" for i in rng.integers(0, 25, n)],
+            "doc": [f"d{i}" for i in rng.integers(0, 60, n)],
+            "score": rng.integers(0, 3, n).astype(float),
+        }
+    ).unique(["system", "query", "doc"])
+    qrels = pl.DataFrame(
+        {
+            "query": [f"q{i}" for i in rng.integers(3, 30, 400)],
+            "doc": [f"d{i}" for i in rng.integers(0, 60, 400)],
+            "relevance": rng.integers(0, 3, 400),
+        }
+    ).unique(["query", "doc"])
+    ours = pr.judge(run.sample(fraction=1.0, shuffle=True, seed=seed), qrels, depth=depth,
+                    missing=missing)  # fmt: skip
+    by = ["system", "query", "doc"]
+    assert_frame_equal(
+        ours.sort(by), reference_judge(run, qrels, depth, missing).sort(by), check_dtypes=False
+    )
+    ranking = ours.select(pl.concat_str("system", "query").rle_id()).to_series()
+    assert ranking.max() + 1 == ours.select("system", "query").n_unique()  # contiguous
+    in_order = ours.with_columns(r=pl.col("rank").fill_null(2**31)).select(
+        (pl.col("r").diff().over(ranking).fill_null(0) >= 0).all()
+    )
+    assert in_order.item()
+
+
+def test_all_ranks_equal_the_ranks_of_every_row_and_a_plain_sort():
+    """RankOrder.all_ranks (read in sorted order) against ranks of every row (random reads)
+    and a Polars sort: both tie breaks, contiguous rankings or not, true ties and values
+    closer than the bits the packed keys keep (ties that the values break)."""
+    from polars_rankeval.engine.rank import Groups, TieBreak, rank_order
+
+    rng = np.random.default_rng(7)
+    for trial in range(12):
+        n = int(rng.integers(1, 2000))
+        score = rng.integers(0, 5, n).astype(float)
+        if trial % 4 > 1:  # a few ulps apart: equal in the packed keys, not in value
+            score = 1.0 + score + rng.integers(0, 3, n) * 1e-15
+        run = pl.DataFrame(
+            {
+                "query": rng.integers(0, 30, n),
+                "doc": [f"d{i}" for i in rng.permutation(n)],
+                "score": score,
+            }
+        ).with_row_index("row")
+        if trial % 2:
+            run = run.sort("query")
+        groups, values = Groups.of(run, ["query"]), run["score"].to_numpy()
+        for descending in [True, False]:
+            by_doc = trial % 3 > 0
+            tie = TieBreak(values, descending=descending, doc=run["doc"], by_doc=by_doc)
+            order = rank_order(groups, values, tie, descending=descending)
+            ranks = order.all_ranks().tolist()
+            assert ranks == order.ranks(np.arange(n)).tolist()
+            last = "doc" if by_doc else "row"
+            expected = (
+                run.with_row_index("at")
+                .sort(["query", "score", last], descending=[False, descending, by_doc])
+                .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query"))
+                .sort("at")["rank"]
+            )
+            assert ranks == expected.to_list()
