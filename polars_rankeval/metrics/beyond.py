@@ -527,7 +527,6 @@ fewer: {'query': 'u2'}. Recommend more items, or pass insufficient_handling=excl
     raise ValueError(msg)
 
 
-
 # --------------------------------------------------------------------------- declarations
 
 
