@@ -79,6 +79,7 @@ from polars_rankeval.validation import (
     check_run_values,
     check_score_dtype,
     system_column,
+    where_named,
 )
 
 __all__ = [
@@ -303,24 +304,17 @@ def check_run(batch: pl.DataFrame, job: Job, offset: int = 0, where: str | None 
     """With ``validate``: null ids, NaN or null scores; raise naming the first bad row
     (``offset``: the batch's first row number in the whole run; ``where``: its file)."""
     if job.validate:
-        _named(where, check_run_values, batch, ids=[*job.keys, job.doc], score=job.score,
-               rank=None, offset=offset)  # fmt: skip
+        with where_named(where):
+            check_run_values(batch, ids=[*job.keys, job.doc], score=job.score, rank=None,
+                             offset=offset)  # fmt: skip
 
 
 def check_qrels(batch: pl.DataFrame, job: Job, offset: int = 0, where: str | None = None) -> None:
     """With ``validate``: null ids, grades that are not integers (as :func:`check_run`)."""
     if job.validate:
-        _named(where, check_qrels_values, batch, ids=[job.query, job.subtopic, job.doc],
-               relevance=job.relevance, offset=offset)  # fmt: skip
-
-
-def _named(where: str | None, check: Any, *args: Any, **kwargs: Any) -> None:
-    try:
-        check(*args, **kwargs)
-    except ValueError as err:
-        if where is None:
-            raise
-        raise ValueError(f"{err} (in {where})") from None
+        with where_named(where):
+            check_qrels_values(batch, ids=[job.query, job.subtopic, job.doc],
+                               relevance=job.relevance, offset=offset)  # fmt: skip
 
 
 @dataclass(frozen=True)

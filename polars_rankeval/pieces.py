@@ -45,7 +45,7 @@ from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, sc
 from polars_rankeval.engine.scope import absent_rankings
 from polars_rankeval.measures import Measure, aggregate_kind, parse
 from polars_rankeval.options import Options
-from polars_rankeval.validation import check_int
+from polars_rankeval.validation import check_int, where_named
 
 OPTIONS = EVALUATE_OPTIONS - {"memory_limit"}
 """Keyword options of :func:`polars_rankeval.evaluate` that the engines take (each
@@ -221,12 +221,8 @@ def check_rows(
     if not job.validate:
         return
     check = check_run_rows if table == "run" else check_qrels_rows
-    try:
+    with where_named(where):
         check(frame, job.options, offset)
-    except ValueError as err:
-        if where is None:
-            raise
-        raise ValueError(f"{err} (in {where})") from None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, get_args
 
 import polars as pl
@@ -408,3 +409,23 @@ def check_n_rel(
             msg = f"judged column {n_rel!r} " + text.format(where=where, **row)
             more = f" ({found.height} rankings so)" if found.height > 1 else ""
             raise ValueError(msg + more + ".")
+
+
+@contextmanager
+def where_named(where: str | None) -> Iterator[None]:
+    """Add ``where`` (a file, a piece) to the message of a ValueError raised inside.
+
+    Examples
+    --------
+    >>> with where_named("part-0.parquet"):
+    ...     raise ValueError("run has a null 'doc' at row 3.")
+    Traceback (most recent call last):
+    ...
+    ValueError: run has a null 'doc' at row 3. (in part-0.parquet)
+    """
+    try:
+        yield
+    except ValueError as err:
+        if where is None:
+            raise
+        raise ValueError(f"{err} (in {where})") from None
