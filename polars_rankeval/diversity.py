@@ -46,6 +46,7 @@ from polars_rankeval.subtopics import (
     PARAMS,
     DiversityMeasure,
     ideal_ideal,
+    ideal_values,
     listed,
     parse_diversity,
     score_rankings,
@@ -331,10 +332,20 @@ class Scored:
     """The queries of the piece's qrels, as strings."""
 
 
-def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
+def score(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    job: Job,
+    ideals: pl.DataFrame | None = None,
+    *,
+    qrels_checked: bool = False,
+) -> Scored:
     """Score one piece: every row of each of its rankings, and (at least) its queries'
     qrels rows. Values and dtypes are checked where rows come in (:func:`check_run`,
-    :func:`check_qrels`); duplicate rows raise here, with ``validate``.
+    :func:`check_qrels`); duplicate rows raise here, with ``validate``. ``ideals``: the
+    queries' normalisers (:func:`~polars_rankeval.subtopics.ideal_values` of
+    :func:`judgments`), when pieces share queries; else made from the piece's qrels.
+    ``qrels_checked``: the caller checked the qrels for duplicates once, for every piece.
 
     Examples
     --------
@@ -349,26 +360,34 @@ def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
     keys, query = job.keys, job.query
     if job.validate:
         check_duplicates(run.lazy(), [*keys, job.doc], "the run")
-        check_duplicates(qrels.lazy(), [query, job.subtopic, job.doc], "qrels")
+        if not qrels_checked:
+            check_duplicates(qrels.lazy(), [query, job.subtopic, job.doc], "qrels")
     if job.strings:
         run = run.with_columns(pl.col(query).cast(pl.String))
     ranked, rankings = _rankings(run, keys, job.doc, job.score, job.depth)
-    judgments = qrels.select(
-        pl.col(query).cast(pl.String) if job.strings else pl.col(query),
-        pl.col(job.subtopic).cast(pl.String).alias(_S),
-        pl.col(job.doc).cast(pl.String).alias(_D),
-        pl.col(job.relevance).cast(pl.Int64).alias(_G),
-    ).rename({query: _Q})
-    judged = judgments.get_column(_Q).unique()
+    graded = judgments(qrels, job)
+    judged = graded.get_column(_Q).unique()
     is_judged = pl.col(query).is_in(judged.implode())
     present = rankings.filter(is_judged).with_columns(pl.col(query).alias(_Q))
-    values = score_rankings(ranked, judgments, present.select(_K, _Q), job.measures)
+    values = score_rankings(ranked, graded, present.select(_K, _Q), job.measures, ideals)
     no_qrels = rankings.filter(~is_judged).select(keys)
     return Scored(
         present.select(keys).with_columns(values),
         no_qrels.with_columns(pl.col(query).cast(pl.String)),
         judged.cast(pl.String),
     )
+
+
+def judgments(qrels: pl.DataFrame, job: Job) -> pl.DataFrame:
+    """The qrels rows as :func:`~polars_rankeval.subtopics.score_rankings` reads them
+    (``QUERY, SUBTOPIC, DOC, GRADE``; ids as strings where they are compared so)."""
+    query = job.query
+    return qrels.select(
+        pl.col(query).cast(pl.String) if job.strings else pl.col(query),
+        pl.col(job.subtopic).cast(pl.String).alias(_S),
+        pl.col(job.doc).cast(pl.String).alias(_D),
+        pl.col(job.relevance).cast(pl.Int64).alias(_G),
+    ).rename({query: _Q})
 
 
 def combine(
@@ -436,12 +455,13 @@ def _score_lazy(run: pl.LazyFrame, qrels: pl.DataFrame, job: Job, limit: int) ->
     query = job.query
     qrels_ids = pl.col(query).cast(pl.String) if job.strings else pl.col(query)
     no_judged = pl.Series([], dtype=pl.String)
+    ideals = ideal_values(judgments(qrels, job), job.measures)  # once: pieces share queries
 
     def piece(rows: pl.DataFrame) -> Piece:
         queries = rows.get_column(query).unique()
         queries = queries.cast(pl.String) if job.strings else queries
         mine = qrels.filter(qrels_ids.is_in(queries.implode()))
-        done = score(rows, mine, job)
+        done = score(rows, mine, job, ideals, qrels_checked=True)
         return Piece(done.scores, done.no_qrels, rows.height, mine.height)
 
     def check(batch: pl.DataFrame, offset: int) -> None:

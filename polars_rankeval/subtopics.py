@@ -188,11 +188,14 @@ def score_rankings(
     judgments: pl.DataFrame,
     scored: pl.DataFrame,
     measures: Iterable[DiversityMeasure],
+    ideals: pl.DataFrame | None = None,
 ) -> list[pl.Series]:
     """Each measure's value for each ranking of ``scored`` (``RANKING, QUERY``), in its
     order, from the ranked rows of those rankings (``RANKING, QUERY, DOC, RANK``, 1-based
     ranks) and their queries' judgments (``QUERY, SUBTOPIC, DOC, GRADE``); a ranking
-    without a row, or whose query has no relevant document, scores 0.
+    without a row, or whose query has no relevant document, scores 0. ``ideals``: the
+    normalisers of the queries (:func:`ideal_values`), when made once for several pieces
+    of one run; else made here from ``judgments``.
 
     Examples
     --------
@@ -206,12 +209,42 @@ def score_rankings(
     [0.0, 0.5]
     """
     listed = list(measures)
-    shared = _Shared(ranked, judgments, listed)
+    shared = _Shared(ranked, judgments, listed if ideals is None else [])
     columns: dict[str, pl.Series] = {}
     for (rel, alpha), group in _by_settings(listed).items():
-        values = _group_values(group, shared, scored, rel, alpha)
+        values = _group_values(group, shared, scored, rel, alpha, ideals)
         columns |= {c: values.get_column(c) for c in values.columns}
     return [columns[str(m)].alias(str(m)) for m in listed]
+
+
+def ideal_values(judgments: pl.DataFrame, measures: Iterable[DiversityMeasure]) -> pl.DataFrame:
+    """The normalisers of the queries of ``judgments`` (``QUERY, SUBTOPIC, DOC, GRADE``):
+    ``QUERY`` and, per normalised measure m (``alpha_nDCG``, ``nERR_IA``, ``nNRBP``), the
+    value of the measure it normalises for ndeval's ideal ranking (column
+    ``__ideal {m}``; null where the query has no relevant document at the measure's
+    ``rel``).
+
+    A query's ideal depends on its judgments alone: a run cut into pieces that share
+    queries (a lazy run read system by system) makes it once for them all.
+
+    Examples
+    --------
+    >>> judgments = pl.DataFrame({QUERY: ["q", "q"], SUBTOPIC: ["1", "2"], DOC: ["a", "b"],
+    ...                           GRADE: [1, 1]})
+    >>> ideal_values(judgments, [parse_diversity("alpha_nDCG@1")]).rows()
+    [('q', 1.0)]
+    """
+    listed = list(measures)
+    shared = _Shared(None, judgments, listed)
+    frames = [
+        _ideal_group(group, shared, rel, alpha)
+        for (rel, alpha), group in _by_settings(listed).items()
+        if any(m.name in NORMALISED for m in group)
+    ]
+    out = pl.DataFrame({QUERY: judgments.get_column(QUERY).unique().sort()})
+    for frame in frames:
+        out = out.join(frame, on=QUERY, how="left")
+    return out
 
 
 def _by_settings(
@@ -225,25 +258,46 @@ def _by_settings(
     return groups
 
 
+def _facts(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Per (query, subtopic) number: its query, its relevant documents ``R_s`` and its
+    query's subtopics ``S``."""
+    facts = pairs.group_by(_SC).agg(pl.col(_Q).first(), pl.len().cast(pl.Float64).alias("R_s"))
+    return facts.with_columns(pl.len().over(_Q).cast(pl.Float64).alias("S"))
+
+
+def _ideal_group(
+    measures: list[DiversityMeasure], shared: _Shared, rel: int, alpha: float
+) -> pl.DataFrame:
+    """``QUERY`` and ``__ideal {m}`` for the normalised ``measures`` of one ``rel`` and α:
+    one aggregation over the ideal ranking's relevant pairs."""
+    normalised = [m for m in measures if m.name in NORMALISED]
+    facts = _facts(shared.pairs(rel))
+    ideal = shared.ideal(rel, alpha).join(facts.select(_Q, "S").unique(_Q), on=_Q)
+    raw = {str(m): _raw(NORMALISED[m.name], m, alpha) for m in normalised}
+    return ideal.group_by(_Q).agg(raw[str(m)].alias(f"__ideal {m}") for m in normalised)
+
+
 def _group_values(
-    measures: list[DiversityMeasure], shared: _Shared, scored: pl.DataFrame, rel: int, alpha: float
+    measures: list[DiversityMeasure],
+    shared: _Shared,
+    scored: pl.DataFrame,
+    rel: int,
+    alpha: float,
+    ideals: pl.DataFrame | None,
 ) -> pl.DataFrame:
     """The values of ``measures`` (all of one ``rel`` and α) for the rankings of ``scored``,
-    in its order: one aggregation over the rankings' relevant pairs, and one over the
-    ideal ranking's for the normalised measures."""
-    pairs = shared.pairs(rel)
-    # per (query, subtopic) number: its relevant documents R_s and its query's subtopics S
-    facts = pairs.group_by(_SC).agg(pl.col(_Q).first(), pl.len().cast(pl.Float64).alias("R_s"))
-    facts = facts.with_columns(pl.len().over(_Q).cast(pl.Float64).alias("S"))
+    in its order: one aggregation over the rankings' relevant pairs, divided for the
+    normalised measures by the ideal's (``ideals``, else :func:`_ideal_group`)."""
+    facts = _facts(shared.pairs(rel))
     raw = {str(m): _raw(NORMALISED.get(m.name, m.name), m, alpha) for m in measures}
     hits = shared.hits(rel, alpha).join(facts.select(_SC, "R_s", "S"), on=_SC)
     values = hits.group_by(_K).agg(e.alias(n) for n, e in raw.items())
     out = scored.join(values, on=_K, how="left", maintain_order="left")
     normalised = [m for m in measures if m.name in NORMALISED]
     if normalised:
-        ideal = shared.ideal(rel, alpha).join(facts.select(_Q, "S").unique(_Q), on=_Q)
-        ideals = ideal.group_by(_Q).agg(raw[str(m)].alias(f"__ideal {m}") for m in normalised)
-        out = out.join(ideals, on=_Q, how="left", maintain_order="left")
+        made = _ideal_group(measures, shared, rel, alpha) if ideals is None else ideals
+        columns = [f"__ideal {m}" for m in normalised]
+        out = out.join(made.select(_Q, *columns), on=_Q, how="left", maintain_order="left")
     final = []
     for m in measures:
         value = pl.col(str(m)).fill_null(0.0)
@@ -310,7 +364,10 @@ class _Shared:
     ranks do not depend on how deep it goes)."""
 
     def __init__(
-        self, ranked: pl.DataFrame, judgments: pl.DataFrame, measures: Iterable[DiversityMeasure]
+        self,
+        ranked: pl.DataFrame | None,
+        judgments: pl.DataFrame,
+        measures: Iterable[DiversityMeasure],
     ) -> None:
         self.ranked, self.judgments = ranked, judgments
         self._pairs: dict[int, pl.DataFrame] = {}
@@ -336,6 +393,7 @@ class _Shared:
 
     def hits(self, rel: int, alpha: float) -> pl.DataFrame:
         if (rel, alpha) not in self._hits:
+            assert self.ranked is not None, "made for the ideal ranking only"
             self._hits[rel, alpha] = _run_pairs(self.ranked, self.pairs(rel), alpha)
         return self._hits[rel, alpha]
 
