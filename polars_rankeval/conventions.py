@@ -365,6 +365,9 @@ _TOOLS: dict[str, dict[str, Any]] = {
                 "map_at_k@": "AP(norm=min)",
                 "catalog_coverage": "CatalogCoverage(normalize=true)",
                 "distributional_coverage": "Entropy",
+                "novelty": "ChoiceNovelty",
+                "diversity": "CoocDiversity",
+                "serendipity": "CoocSerendipity",
             }
         ),
         refused_names=MappingProxyType(
@@ -372,17 +375,6 @@ _TOOLS: dict[str, dict[str, Any]] = {
                 "r_precision_at_k": "Microsoft Recommenders' r_precision_at_k counts the hits "
                 "in the top min(k, |R|) and divides by |R|, which no measure here "
                 "reproduces; ask for Rprec (trec_eval's R-precision).",
-                "novelty": "Microsoft Recommenders' novelty is a mean over all recommended "
-                "rows of -log2 of each item's share of the training rows (0 for an item "
-                "absent from them), which conventions='recommenders' does not reproduce; "
-                "Novelty is Castells' per-list mean over distinct training users (RecTools).",
-                "serendipity": "Microsoft Recommenders' serendipity weighs each item by 1 - "
-                "its mean co-occurrence cosine to the user's training items, which "
-                "conventions='recommenders' does not reproduce; Serendipity is RecTools'.",
-                "diversity": "Microsoft Recommenders' diversity is 1 - the mean co-occurrence "
-                "cosine of a list's pairs, which conventions='recommenders' does not "
-                "reproduce; ILD reads item features (hamming, cosine, jaccard) or a table "
-                "of pairwise distances (ILD(distance=table)).",
             }
         ),
         notes=(
@@ -394,9 +386,14 @@ _TOOLS: dict[str, dict[str, Any]] = {
             "nDCG(gain=binary); score_type='raw' is nDCG and 'exp' nDCG(gain=exp).",
             "map_at_k divides by min(|R|, k) (AP(norm=min)); map divides by |R| (AP@k).",
             "The names without a cutoff take Recommenders' DEFAULT_K = 10. "
-            "catalog_coverage and distributional_coverage come from pr.evaluate_catalog, "
-            "with train's distinct items as the catalogue; diversity and serendipity "
-            "(item co-occurrence cosine) are not reproduced.",
+            "catalog_coverage, distributional_coverage and novelty (ChoiceNovelty) come "
+            "from pr.evaluate_catalog, with train's distinct items as the catalogue.",
+            "diversity and serendipity are the means over the users of user_diversity "
+            "(CoocDiversity) and user_serendipity (CoocSerendipity) with the default "
+            "item co-occurrence similarity, scored from train=; serendipity without "
+            "col_relevance counts every recommended item as relevant, "
+            "CoocSerendipity(relevant=qrels) as with col_relevance the test interactions. "
+            "Recommenders' item_feature_vector similarity is not reproduced.",
         ),
     ),
 }

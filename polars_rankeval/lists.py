@@ -81,6 +81,13 @@ class Lists:
             raise ValueError(msg)
         return self.side.items.lazy()
 
+    def train_counts(self) -> pl.LazyFrame:
+        """``query, doc, ROWS``: the training rows per (user, item), lazily."""
+        if self.side.user_items is None:
+            msg = "The measure reads the training interactions: pass train=."
+            raise ValueError(msg)
+        return self.side.user_items
+
 
 def positions(
     run: pl.LazyFrame, *, keys: Sequence[str], doc: str, order: str, score: str, rank: str

@@ -43,6 +43,8 @@ ITEM_USERS = "__rk_item_users"
 """Per item: the distinct users who interacted with it in the training interactions."""
 POP_RANK = "__rk_pop_rank"
 """Per item: the dense rank of its interaction count, descending (1: the most popular)."""
+ROWS = "__rk_rows"
+"""Per (user, item) of the training interactions: its rows."""
 FEATURE = "__rk_feature"
 """The feature name of a long feature row."""
 VALUE = "__rk_value"
@@ -65,6 +67,9 @@ class Side:
     """Rows of ``train``."""
     users: pl.DataFrame | None = None
     """The distinct users of ``train`` (one column, the run's ``query``)."""
+    user_items: pl.LazyFrame | None = None
+    """``query, doc, ROWS``: the rows of ``train`` per (user, item), lazily (the measures of
+    item co-occurrence read them)."""
     n_catalog: int | None = None
     """Distinct items of the catalogue."""
     features: pl.LazyFrame | None = None
@@ -192,6 +197,7 @@ def reduce_side(given: dict[str, pl.DataFrame | pl.LazyFrame], *, query: str, do
         out |= {
             "items": items,
             "users": users_df,
+            "user_items": train.group_by(query, doc).agg(pl.len().cast(pl.Int64).alias(ROWS)),
             "n_users": users_df.height,
             "n_interactions": int(n.item()),
         }

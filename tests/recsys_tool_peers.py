@@ -16,7 +16,11 @@ numpy copy of the function it names, checked against the tool itself in such a v
   sort by user ascending and prediction descending that keeps equal predictions in
   input order), ``precision_at_k``, ``recall_at_k``, ``ndcg_at_k`` (``score_type=
   "binary"``, ``discfun_type="loge"``), ``map_at_k`` and ``map``, called on one user's
-  rows (the mean over one user is the user's value).
+  rows (the mean over one user is the user's value); and its measures of item
+  co-occurrence: ``_get_pairwise_items``, ``_get_cooccurrence_similarity``,
+  ``user_diversity``, ``user_serendipity`` (via ``user_item_serendipity``) and
+  ``novelty`` (via ``historical_item_novelty``), with the default
+  ``item_sim_measure="item_cooccurrence_count"``.
 """
 
 from __future__ import annotations
@@ -139,3 +143,76 @@ def recommenders(pred: pd.DataFrame, test: pd.DataFrame, name: str, k: int) -> p
         if len(mine):
             out[user] = recommenders_value(name, mine, rows.reset_index(drop=True), k)
     return pd.Series(out, dtype=float)
+
+
+def _pairwise_items(df: pd.DataFrame) -> pd.DataFrame:
+    """_get_pairwise_items: every pair of a user's rows with i1 <= i2."""
+    left = df[["user_id", "item_id"]].rename(columns={"item_id": "i1"})
+    right = df[["user_id", "item_id"]].rename(columns={"item_id": "i2"})
+    both = pd.merge(left, right, how="inner", on=["user_id"])
+    return both[both["i1"] <= both["i2"]][["user_id", "i1", "i2"]].reset_index(drop=True)
+
+
+def _cooccurrence_similarity(train: pd.DataFrame) -> pd.DataFrame:
+    """_get_cooccurrence_similarity: count of (i1, i2) pairs / sqrt of the items' rows."""
+    pairs = _pairwise_items(train)
+    pairs_count = pd.DataFrame({"count": pairs.groupby(["i1", "i2"]).size()}).reset_index()
+    item_count = pd.DataFrame({"count": train.groupby(["item_id"]).size()}).reset_index()
+    item_count["sqrt"] = item_count["count"] ** 0.5
+    sqrt = item_count[["item_id", "sqrt"]]
+    co = pairs_count.merge(sqrt.rename(columns={"item_id": "i1", "sqrt": "s1"}), on="i1")
+    co = co.merge(sqrt.rename(columns={"item_id": "i2", "sqrt": "s2"}), on="i2")
+    co["sim"] = co["count"] / (co["s1"] * co["s2"])
+    return co[["i1", "i2", "sim"]]
+
+
+def recommenders_diversity(train: pd.DataFrame, reco: pd.DataFrame) -> pd.Series:
+    """``user_diversity(train, reco)`` per user: 1 - the mean similarity of the pairs of
+    two different items of the user's rows (a pair never held together: 0)."""
+    if ms_eval is not None:
+        got = ms_eval.user_diversity(train, reco[["user_id", "item_id"]],
+                                     col_user="user_id", col_item="item_id")  # fmt: skip
+        return got.set_index("user_id")["user_diversity"].astype(float)
+    pairs = _pairwise_items(reco).merge(_cooccurrence_similarity(train), on=["i1", "i2"],
+                                        how="left")  # fmt: skip
+    pairs["sim"] = pairs["sim"].fillna(0)
+    pairs = pairs.loc[pairs["i1"] != pairs["i2"]]
+    return (1 - pairs.groupby("user_id")["sim"].mean()).astype(float)
+
+
+def recommenders_serendipity(
+    train: pd.DataFrame, reco: pd.DataFrame, relevance: str | None = None
+) -> pd.Series:
+    """``user_serendipity(train, reco, col_relevance=relevance)`` per user: the mean over
+    the user's rows of (1 - the mean similarity to the user's training rows) x the
+    row's relevance (1 without ``relevance``); users without training rows left out."""
+    if ms_eval is not None:
+        columns = ["user_id", "item_id", *([relevance] if relevance else [])]
+        got = ms_eval.user_serendipity(train, reco[columns], col_user="user_id",
+                                       col_item="item_id", col_relevance=relevance)  # fmt: skip
+        return got.set_index("user_id")["user_serendipity"].astype(float)
+    rel = reco[relevance].astype(np.float16) if relevance else pd.Series(1.0, index=reco.index)
+    reco = reco[["user_id", "item_id"]].assign(rel=rel.to_numpy())
+    both = reco.merge(train[["user_id", "item_id"]].rename(columns={"item_id": "j"}),
+                      on="user_id")  # fmt: skip
+    both["i1"] = both[["item_id", "j"]].min(axis=1)
+    both["i2"] = both[["item_id", "j"]].max(axis=1)
+    both = both.merge(_cooccurrence_similarity(train), on=["i1", "i2"], how="left")
+    both["sim"] = both["sim"].fillna(0)
+    mean = both.groupby(["user_id", "item_id"])["sim"].mean().rename("avg").reset_index()
+    rows = mean.merge(reco, on=["user_id", "item_id"])
+    rows["value"] = (1 - rows["avg"]) * rows["rel"]
+    return rows.groupby("user_id")["value"].mean().astype(float)
+
+
+def recommenders_novelty(train: pd.DataFrame, reco: pd.DataFrame) -> float:
+    """``novelty(train, reco)``: the mean over the recommended rows of -log2 of the item's
+    share of the training rows (an item absent from them adds 0)."""
+    if ms_eval is not None:
+        return float(ms_eval.novelty(train, reco[["user_id", "item_id"]],
+                                     col_user="user_id", col_item="item_id"))  # fmt: skip
+    counts = train.groupby("item_id").size()
+    info = -np.log2(counts / len(train))
+    shown = reco.groupby("item_id").size()
+    common = shown.index.intersection(info.index)
+    return float((shown[common] * info[common]).sum() / len(reco))

@@ -148,9 +148,8 @@ def test_tool_names_are_read_and_refused_by_preset() -> None:
     assert [str(m) for m in parsed] == ["P@10", "AP(norm=min)@10", "nDCG(gain=binary)@5"]
     with pytest.raises(ValueError, match=r"r_precision_at_k.*min\(k, \|R\|\)"):
         parse_measures(["r_precision_at_k@5"], conventions="recommenders")
-    for name in ("novelty", "serendipity", "diversity"):
-        with pytest.raises(ValueError, match=f"'{name}' under conventions='recommenders'"):
-            parse_measures([name], conventions="recommenders")
+    parsed = parse_measures(["novelty", "diversity", "serendipity"], conventions="recommenders")
+    assert [str(m) for m in parsed] == ["ChoiceNovelty", "CoocDiversity", "CoocSerendipity"]
     parsed = parse_measures(["AveragePrecision", "Precision", "NDCG"], conventions="lenskit")
     assert [str(m) for m in parsed] == [
         "AP(norm=retrieved)", "SetP", "nDCG(discount=clipped,gain=binary)"]  # fmt: skip
@@ -167,3 +166,70 @@ def test_clipped_discount_with_averaged_ties() -> None:
                                    "nDCG(discount=clipped)@3"])  # fmt: skip
     averaged = (1 / math.log2(2) + 1 / math.log2(3)) / 2
     assert got.row(0)[1:] == pytest.approx((averaged, 1 / math.log2(3)), abs=1e-12)
+
+
+def _unseen(log: dict) -> tuple[pl.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The recommendations that are not training pairs (Recommenders refuses those), as
+    Polars, and as pandas with the test interactions as a 0/1 ``relevance``; the
+    training log as pandas."""
+    recs = log["recs"].join(log["train"].unique(), on=[USER, ITEM], how="anti")
+    flagged = recs.join(log["test"].unique().with_columns(relevance=pl.lit(1.0)),
+                        on=[USER, ITEM], how="left")  # fmt: skip
+    reco = pandas(flagged.with_columns(pl.col("relevance").fill_null(0.0)))
+    return recs, reco, pandas(log["train"])
+
+
+@pytest.mark.parametrize("repeats", [False, True])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_recommenders_cooccurrence_measures_per_user(seed: int, repeats: bool) -> None:
+    """diversity and serendipity (with and without col_relevance) per user: users with one
+    item or one item repeated, items absent from train (a user without training rows:
+    test_cooccurrence_known_values)."""
+    log = random_log(seed, repeats=repeats)
+    recs, reco, train = _unseen(log)
+    names = ["diversity", "serendipity", "CoocSerendipity(relevant=qrels)"]
+    got = _evaluate(recs.drop("__order", strict=False), log["test"], names,
+                    conventions="recommenders", train=log["train"])  # fmt: skip
+    same(tool.recommenders_diversity(train, reco), got["CoocDiversity"])
+    same(tool.recommenders_serendipity(train, reco), got["CoocSerendipity"])
+    same(tool.recommenders_serendipity(train, reco, "relevance"),
+         got["CoocSerendipity(relevant=qrels)"])  # fmt: skip
+    assert got["CoocDiversity"].isna().any()  # a list without two different items
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_recommenders_novelty_per_system(seed: int) -> None:
+    log = random_log(seed)
+    recs, reco, train = _unseen(log)
+    two = pl.concat([recs.with_columns(system=pl.lit("a")),
+                     recs.head(recs.height // 2).with_columns(system=pl.lit("b"))])  # fmt: skip
+    got = pr.evaluate_catalog(two, ["novelty"], query=USER, doc=ITEM, train=log["train"],
+                              conventions="recommenders").sort("system")  # fmt: skip
+    half = reco.head(recs.height // 2)
+    expected = [tool.recommenders_novelty(train, reco), tool.recommenders_novelty(train, half)]
+    np.testing.assert_allclose(got["ChoiceNovelty"].to_list(), expected, rtol=0, atol=1e-12)
+
+
+def test_cooccurrence_known_values() -> None:
+    """Training rows: users 5 {10, 11}, 6 {10, 11, 12}, 1 {13}, 2 {12}: N = 2, 2, 2, 1 of
+    7 rows; sim(10, 11) = 2 / sqrt(2 * 2), sim(10, 12) = sim(11, 12) = 1 / 2, 13 alone."""
+    recs = pl.DataFrame({USER: [1, 1, 1, 2, 2, 3, 3], ITEM: [10, 11, 12, 10, 13, 10, 10],
+                         "score": [3.0, 2.0, 1.0, 2.0, 1.0, 1.0, 1.0]})  # fmt: skip
+    train = pl.DataFrame({USER: [5, 5, 6, 6, 6, 1, 2], ITEM: [10, 11, 10, 11, 12, 13, 12]})
+    test = pl.DataFrame({USER: [1, 2], ITEM: [11, 13]})
+    names = ["CoocDiversity", "CoocSerendipity", "CoocSerendipity(relevant=qrels)",
+             "CoocDiversity@2"]  # fmt: skip
+    got = _evaluate(recs, test, names, train=train)
+    np.testing.assert_allclose(
+        got.loc[1].tolist(), [1 - (1 + 0.5 + 0.5) / 3, 1.0, 1 / 3, 1 - 1.0], atol=1e-12
+    )
+    np.testing.assert_allclose(
+        got.loc[2].tolist(), [1 - 0.0, (0.5 + 1.0) / 2, (0 + 1.0) / 2, 1.0], atol=1e-12
+    )
+    assert got.loc[3].isna().all()  # one item twice, and no training row
+    novelty = pr.evaluate_catalog(recs, ["ChoiceNovelty"], query=USER, doc=ITEM, train=train)
+    expected = (6 * -math.log2(2 / 7) + -math.log2(1 / 7)) / 7
+    assert novelty.item() == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(ValueError, match="train"):
+        pr.evaluate(recs, test.with_columns(relevance=pl.lit(1)), ["CoocDiversity"],
+                    query=USER, doc=ITEM)  # fmt: skip

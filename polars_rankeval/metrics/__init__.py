@@ -7,7 +7,11 @@ row-level columns and per-ranking sums (:mod:`polars_rankeval.engine`). The test
 the two to the same values.
 """
 
-from polars_rankeval.metrics import beyond, exposure  # noqa: F401  (declare their measures)
+from polars_rankeval.metrics import (  # noqa: F401  (declare their measures)
+    beyond,
+    cooccurrence,
+    exposure,
+)
 from polars_rankeval.metrics.ap import average_precision
 from polars_rankeval.metrics.bpref import bpref, inferred_ap, num_nonrel_judged_ret
 from polars_rankeval.metrics.classification import auroc, fall_out
