@@ -309,8 +309,8 @@ _TOOLS: dict[str, dict[str, Any]] = {
         ),
     ),
     "recbole": dict(
-        version="1.2.0",
-        tool="RecBole 1.2: recbole/evaluator/metrics.py",
+        version="1.2.1",
+        tool="RecBole 1.2.1: recbole/evaluator/metrics.py",
         ties="input",
         absent_queries="zero",
         measure_params=_params(AP={"norm": "min"}, nDCG={"gain": "binary"}),

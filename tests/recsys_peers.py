@@ -6,13 +6,17 @@ environment. When ``rectools`` is importable (a venv of its own: ``pip install
 rectools==0.19.0 polars scipy pytest``) the tests compare with it; otherwise with the
 transcriptions below, each a line-by-line pandas copy of the RecTools 0.19 function
 it names (``rectools/metrics/<file>.py``), checked against RecTools itself in such a
-venv. RecBole, LensKit and Microsoft Recommenders pull large dependencies; their
-definitions are transcribed from the file and function cited.
+venv. RecBole 1.2.1 (``recbole/evaluator/metrics.py``) is called where it is importable
+(a venv of its own: ``pip install torch recbole polars scipy pytest``; it reads numpy's
+``np.float``, an alias of the builtin ``float`` that numpy 1.24 removed, so the alias is
+put back for it), else transcribed line by line. LensKit and Microsoft Recommenders:
+tests/recsys_tool_peers.py.
 """
 
 from __future__ import annotations
 
 from itertools import combinations
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -22,7 +26,15 @@ try:  # the real peer, where it installs
 except ImportError:  # pragma: no cover - depends on the environment
     rectools_metrics = None
 
+try:  # RecBole, where it installs
+    if not hasattr(np, "float"):
+        np.float = float  # type: ignore[attr-defined]  # the alias numpy < 1.24 had
+    from recbole.evaluator import metrics as recbole_metrics
+except ImportError:  # pragma: no cover - depends on the environment
+    recbole_metrics = None
+
 PEER = "rectools" if rectools_metrics is not None else "transcribed"
+RECBOLE = "recbole" if recbole_metrics is not None else "transcribed"
 USER, ITEM, R = "user_id", "item_id", "rank"
 
 
@@ -170,8 +182,59 @@ def item_matrix(reco: pd.DataFrame, k: int) -> np.ndarray:
     return np.array([list(g) for _, g in top.groupby(USER)[ITEM]])
 
 
+def recbole_topk(name: str, pos_index: np.ndarray, pos_len: np.ndarray) -> np.ndarray:
+    """recbole/evaluator/metrics.py: ``<name>.metric_info`` (Hit, MRR, MAP, Recall, NDCG,
+    Precision): per user (row) and cutoff (column k - 1), from ``pos_index`` (whether the
+    item at each position is a test item) and ``pos_len`` (the user's test items)."""
+    if recbole_metrics is not None:  # metric_info reads nothing of its instance
+        metric = getattr(recbole_metrics, name)
+        args = (pos_index, pos_len) if name in ("MAP", "Recall", "NDCG") else (pos_index,)
+        return np.asarray(metric.metric_info(None, *args), dtype=float)
+    positions = np.arange(1, pos_index.shape[1] + 1)
+    if name == "Hit":
+        return (np.cumsum(pos_index, axis=1) > 0).astype(float)
+    if name == "MRR":
+        result = np.zeros_like(pos_index, dtype=float)
+        for row, idx in enumerate(pos_index.argmax(axis=1)):
+            result[row, idx:] = 1 / (idx + 1) if pos_index[row, idx] > 0 else 0
+        return result
+    if name == "MAP":
+        pre = pos_index.cumsum(axis=1) / positions
+        sum_pre = np.cumsum(pre * pos_index.astype(float), axis=1)
+        actual = np.minimum(pos_len, pos_index.shape[1])
+        result = np.zeros_like(pos_index, dtype=float)
+        for row, lens in enumerate(actual):
+            ranges = positions.copy()
+            ranges[lens:] = ranges[lens - 1]
+            result[row] = sum_pre[row] / ranges
+        return result
+    if name == "Recall":
+        return np.cumsum(pos_index, axis=1) / pos_len.reshape(-1, 1)
+    if name == "NDCG":
+        idcg = np.tile(np.cumsum(1.0 / np.log2(positions + 1.0)), (len(pos_len), 1))
+        for row, idx in enumerate(np.minimum(pos_len, pos_index.shape[1])):
+            idcg[row, idx:] = idcg[row, idx - 1]
+        dcg = np.cumsum(np.where(pos_index, 1.0 / np.log2(positions + 1.0), 0), axis=1)
+        return dcg / idcg
+    if name == "Precision":
+        return pos_index.cumsum(axis=1) / positions
+    raise ValueError(name)
+
+
+def recbole_popularity(matrix: np.ndarray, count_items: dict) -> np.ndarray:
+    """recbole/evaluator/metrics.py: AveragePopularity.get_pop then metric_info: per user,
+    the mean training count of the items down to each position (0 for an unseen item)."""
+    if recbole_metrics is not None:
+        metric = recbole_metrics.AveragePopularity
+        return np.asarray(metric.metric_info(None, metric.get_pop(None, matrix, count_items)))
+    value = np.vectorize(lambda item: count_items.get(item, 0))(matrix).astype(matrix.dtype)
+    return value.cumsum(axis=1) / np.arange(1, value.shape[1] + 1)
+
+
 def recbole_gini(matrix: np.ndarray, num_items: int) -> float:
     """recbole/evaluator/metrics.py: GiniIndex.get_gini."""
+    if recbole_metrics is not None:
+        return float(recbole_metrics.GiniIndex.get_gini(None, matrix, num_items))
     from collections import Counter
 
     count = dict(Counter(matrix.flatten()))
@@ -184,6 +247,8 @@ def recbole_gini(matrix: np.ndarray, num_items: int) -> float:
 
 def recbole_entropy(matrix: np.ndarray) -> float:
     """recbole/evaluator/metrics.py: ShannonEntropy.get_entropy."""
+    if recbole_metrics is not None:
+        return float(recbole_metrics.ShannonEntropy.get_entropy(None, matrix))
     from collections import Counter
 
     count = dict(Counter(matrix.flatten()))
@@ -198,6 +263,10 @@ def recbole_entropy(matrix: np.ndarray) -> float:
 def recbole_tail(matrix: np.ndarray, count_items: dict, tail: float) -> np.ndarray:
     """recbole/evaluator/metrics.py: TailPercentage.get_tail then metric_info: per user,
     the share of tail items down to each position."""
+    if recbole_metrics is not None:
+        metric = recbole_metrics.TailPercentage
+        values = metric.get_tail(SimpleNamespace(tail=tail), matrix, count_items)
+        return np.asarray(metric.metric_info(None, values), dtype=float)
     if tail > 1:
         tail_items = [item for item, cnt in count_items.items() if cnt <= tail]
     else:
@@ -210,6 +279,8 @@ def recbole_tail(matrix: np.ndarray, count_items: dict, tail: float) -> np.ndarr
 
 def recbole_item_coverage(matrix: np.ndarray, num_items: int) -> float:
     """recbole/evaluator/metrics.py: ItemCoverage.get_coverage."""
+    if recbole_metrics is not None:
+        return float(recbole_metrics.ItemCoverage.get_coverage(None, matrix, num_items))
     return len(np.unique(matrix)) / num_items
 
 

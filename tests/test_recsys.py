@@ -437,6 +437,48 @@ def test_rectools_preset_equals_rectools_accuracy(seed: int) -> None:
     assert [str(m) for m in parsed] == ["AP(norm=min)@10", "Success@10", "nDCG(gain=binary)@10"]
 
 
+RECBOLE_NAMES = ("MAP", "NDCG", "Hit", "MRR", "Recall", "Precision")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_recbole_preset_equals_recbole_per_user(seed: int) -> None:
+    """conventions="recbole" per user against RecBole's metric_info (and AveragePopularity)
+    on its full top-k matrices: the users with at least k recommendations and a test
+    interaction, test items never recommended, items absent from the training log."""
+    log = random_log(seed)
+    reco = ranked(log["recs"])
+    test = pandas(log["test"])
+    truth = test.groupby(USER)[ITEM].apply(set)
+    counts = log["train"].group_by(ITEM).len()
+    count_items = dict(zip(counts[ITEM].to_list(), counts["len"].to_list(), strict=True))
+    names = [f"{n}@{k}" for k in CUTOFFS for n in [*RECBOLE_NAMES, "AveragePopularity"]]
+    recs = pl.DataFrame({c: reco[c].to_numpy() for c in reco})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        qrels = log["test"].with_columns(relevance=pl.lit(1))
+        got = pr.evaluate(recs, qrels, names, query=USER, doc=ITEM, order="rank",
+                          conventions="recbole", train=log["train"])  # fmt: skip
+    got = pandas(got).set_index(USER)
+    columns = dict(zip(names, got.columns, strict=True))
+    compared = 0
+    for k in CUTOFFS:
+        full = reco[reco.groupby(USER)[R].transform("max") >= k]
+        judged = full[full[USER].isin(truth.index)]
+        users = sorted(judged[USER].unique())
+        matrix = peer.item_matrix(judged, k)
+        pos_index = np.array([[item in truth[u] for item in row] for u, row in
+                              zip(users, matrix, strict=True)])  # fmt: skip
+        pos_len = np.array([len(truth[u]) for u in users])
+        for name in RECBOLE_NAMES:
+            theirs = peer.recbole_topk(name, pos_index, pos_len)[:, k - 1]
+            same(pd.Series(theirs, index=users), got.loc[users, columns[f"{name}@{k}"]])
+            compared += len(users)
+        pop = peer.recbole_popularity(matrix, count_items)[:, k - 1]
+        same(pd.Series(pop, index=users), got.loc[users, columns[f"AveragePopularity@{k}"]])
+    assert compared > 100
+    assert columns["MAP@3"] == "AP(norm=min)@3" and columns["Hit@3"] == "Success@3"
+
+
 @pytest.mark.dask
 def test_dask_scores_the_auc_measures_and_refuses_the_lists() -> None:
     """On Dask (its local scheduler), PAP and PartialAUC are engine measures: the same
