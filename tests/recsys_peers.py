@@ -15,6 +15,7 @@ tests/recsys_tool_peers.py.
 
 from __future__ import annotations
 
+import importlib.util
 from itertools import combinations
 from types import SimpleNamespace
 
@@ -26,12 +27,11 @@ try:  # the real peer, where it installs
 except ImportError:  # pragma: no cover - depends on the environment
     rectools_metrics = None
 
-try:  # RecBole, where it installs
+recbole_metrics = None
+if importlib.util.find_spec("recbole") is not None:  # RecBole, where it installs
     if not hasattr(np, "float"):
         np.float = float  # type: ignore[attr-defined]  # the alias numpy < 1.24 had
     from recbole.evaluator import metrics as recbole_metrics
-except ImportError:  # pragma: no cover - depends on the environment
-    recbole_metrics = None
 
 PEER = "rectools" if rectools_metrics is not None else "transcribed"
 RECBOLE = "recbole" if recbole_metrics is not None else "transcribed"
