@@ -441,6 +441,31 @@ def required_k(measure: Measure) -> int:
     return k
 
 
+def over_lists_only(name: str) -> Callable[[Measure, Context], pl.Expr]:
+    """The ``build`` of a measure of each recommendation list (``over_lists``): it has no
+    expression over the judged table, and asking for one says where it is scored."""
+    return _scored_elsewhere(
+        f"{name} is a measure of each recommendation list: it has no expression over the "
+        f"judged table; pr.evaluate scores it (with its side inputs)."
+    )
+
+
+def over_catalog_only(name: str) -> Callable[[Measure, Context], pl.Expr]:
+    """The ``build`` of a measure of a system's recommendations as a whole
+    (``over_catalog``): it has no expression over the judged table."""
+    return _scored_elsewhere(
+        f"{name} is a measure of a system's recommendations as a whole: "
+        f"pr.evaluate_catalog scores it, one value per system and segment."
+    )
+
+
+def _scored_elsewhere(msg: str) -> Callable[[Measure, Context], pl.Expr]:
+    def refuse(measure: Measure, ctx: Context) -> pl.Expr:
+        raise ValueError(msg)
+
+    return refuse
+
+
 def reads_relevant(measure: Measure, ctx: Context) -> float:
     """``reads`` of a measure of relevant documents: its relevance level."""
     return measure.rel_level(ctx)

@@ -15,7 +15,6 @@ accuracy measures do, through the engine's features.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,6 +26,7 @@ from polars_rankeval.catalogue import (
     Param,
     SideInput,
     declare,
+    over_lists_only,
     reads_relevant,
     required_k,
     with_n_rel,
@@ -534,17 +534,9 @@ def _needs(*inputs: SideInput) -> tuple[SideInput, ...]:
     return inputs
 
 
-def _unsupported(name: str) -> pl.Expr:
-    msg = (
-        f"{name} is a measure of each recommendation list: it has no expression over the "
-        f"judged table; pr.evaluate scores it (with its side inputs)."
-    )
-    raise ValueError(msg)
-
-
 declare(
     "Novelty",
-    lambda x, c: _unsupported("Novelty"),
+    over_lists_only("Novelty"),
     "optional",
     summary="mean self-information -log2(|U_i|/|U|) of the recommended items (needs train)",
     over_lists=novelty,
@@ -555,7 +547,7 @@ declare(
 )
 declare(
     "ARP",
-    lambda x, c: _unsupported("ARP"),
+    over_lists_only("ARP"),
     "optional",
     Param("normalize", bool, False),
     summary="average popularity (training interactions) of the recommended items",
@@ -568,7 +560,7 @@ declare(
 )
 declare(
     "TailShare",
-    lambda x, c: _unsupported("TailShare"),
+    over_lists_only("TailShare"),
     "optional",
     Param("tail_ratio", float, TAIL_RATIO),
     summary="share of long-tail items (RecBole TailPercentage) in the list",
@@ -580,17 +572,13 @@ declare(
 )
 
 
-def _no_expression(name: str) -> Callable[[Measure, Context], pl.Expr]:
-    return lambda x, c: _unsupported(name)
-
-
 for _name, _what, _bounds in (
     ("APLT", "share of distinct long-tail items (Elliot APLT)", UNIT),
     ("ACLT", "count of distinct long-tail items (Elliot ACLT)", (0.0, float("inf"))),
 ):
     declare(
         _name,
-        _no_expression(_name),
+        over_lists_only(_name),
         "optional",
         Param("pop_ratio", float, HEAD_RATIO),
         summary=f"{_what} in the list; the short head takes pop_ratio of train's pairs",
@@ -602,7 +590,7 @@ for _name, _what, _bounds in (
     )
 declare(
     "ILD",
-    lambda x, c: _unsupported("ILD"),
+    over_lists_only("ILD"),
     "optional",
     Param("distance", str, "hamming", DISTANCES),
     summary=(
@@ -617,7 +605,7 @@ declare(
 )
 declare(
     "Serendipity",
-    lambda x, c: _unsupported("Serendipity"),
+    over_lists_only("Serendipity"),
     "optional",
     REL_PARAM := Param("rel", int),
     summary="relevant and unexpected: max(p(i) - p_u(i), 0) over relevant items (RecTools)",
@@ -629,7 +617,7 @@ declare(
 )
 declare(
     "SufficientReco",
-    lambda x, c: _unsupported("SufficientReco"),
+    over_lists_only("SufficientReco"),
     "required",
     Param("deep", bool, False),
     summary="1 if the list has k items (deep: the share of k it has)",
@@ -641,7 +629,7 @@ declare(
 )
 declare(
     "UnrepeatedReco",
-    lambda x, c: _unsupported("UnrepeatedReco"),
+    over_lists_only("UnrepeatedReco"),
     "optional",
     Param("deep", bool, False),
     summary="1 if no item repeats in the list (deep: the share of first occurrences)",

@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from polars_rankeval.catalogue import UNIT, Measure, Param, SideInput, declare
+from polars_rankeval.catalogue import (
+    UNIT,
+    Measure,
+    Param,
+    SideInput,
+    declare,
+    over_catalog_only,
+    over_lists_only,
+)
 from polars_rankeval.lists import POS, RELEVANT
 from polars_rankeval.side import INTERACTIONS, ROWS
 
@@ -146,25 +154,9 @@ def _serendipity_needs(measure: Measure) -> tuple[SideInput, ...]:
     return ("train", "qrels") if measure.setting("relevant") == "qrels" else ("train",)
 
 
-def _over_lists_only(name: str) -> pl.Expr:
-    msg = (
-        f"{name} is a measure of each recommendation list: it has no expression over the "
-        f"judged table; pr.evaluate scores it (with train=)."
-    )
-    raise ValueError(msg)
-
-
-def _over_catalog_only(name: str) -> pl.Expr:
-    msg = (
-        f"{name} is a measure of a system's recommendations as a whole: "
-        f"pr.evaluate_catalog scores it (with train=), one value per system and segment."
-    )
-    raise ValueError(msg)
-
-
 declare(
     "CoocDiversity",
-    lambda x, c: _over_lists_only("CoocDiversity"),
+    over_lists_only("CoocDiversity"),
     "optional",
     summary="1 - mean co-occurrence cosine of the list's pairs (Microsoft Recommenders)",
     over_lists=cooc_diversity,
@@ -175,7 +167,7 @@ declare(
 )
 declare(
     "CoocSerendipity",
-    lambda x, c: _over_lists_only("CoocSerendipity"),
+    over_lists_only("CoocSerendipity"),
     "optional",
     Param("relevant", str, "all", RELEVANCE),
     summary="mean of 1 - co-occurrence cosine to the user's history (Microsoft Recommenders)",
@@ -187,7 +179,7 @@ declare(
 )
 declare(
     "ChoiceNovelty",
-    lambda x, c: _over_catalog_only("ChoiceNovelty"),
+    over_catalog_only("ChoiceNovelty"),
     "optional",
     summary="mean -log2(N_i/N) of the recommended rows (Microsoft Recommenders novelty)",
     over_catalog=choice_novelty,

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from polars_rankeval.catalogue import UNIT, Measure, Param, SideInput, declare
+from polars_rankeval.catalogue import (
+    UNIT,
+    Measure,
+    Param,
+    SideInput,
+    declare,
+    over_catalog_only,
+)
 from polars_rankeval.lists import POS
 
 if TYPE_CHECKING:
@@ -129,17 +136,9 @@ def _coverage_needs(measure: Measure) -> tuple[SideInput, ...]:
     return ("catalog",) if measure.setting("normalize") else ()
 
 
-def _catalogue_only(name: str) -> pl.Expr:
-    msg = (
-        f"{name} is a measure of a system's recommendations as a whole: "
-        f"pr.evaluate_catalog scores it, one value per system and segment."
-    )
-    raise ValueError(msg)
-
-
 declare(
     "CatalogCoverage",
-    lambda x, c: _catalogue_only("CatalogCoverage"),
+    over_catalog_only("CatalogCoverage"),
     "optional",
     Param("normalize", bool, False),
     summary="distinct items recommended (normalize: share of the catalogue)",
@@ -152,7 +151,7 @@ declare(
 )
 declare(
     "Entropy",
-    lambda x, c: _catalogue_only("Entropy"),
+    over_catalog_only("Entropy"),
     "optional",
     Param("log", str, "2", LOG_BASES),
     Param("per_item", bool, False),
@@ -165,7 +164,7 @@ declare(
 )
 declare(
     "Gini",
-    lambda x, c: _catalogue_only("Gini"),
+    over_catalog_only("Gini"),
     "optional",
     summary="Gini index of the items' exposure over the catalogue (RecBole GiniIndex)",
     over_catalog=gini,
@@ -177,7 +176,7 @@ declare(
 )
 declare(
     "Personalization",
-    lambda x, c: _catalogue_only("Personalization"),
+    over_catalog_only("Personalization"),
     "optional",
     summary="1 - mean cosine similarity of two users' lists",
     over_catalog=personalization,
@@ -187,7 +186,7 @@ declare(
 )
 declare(
     "UserCoverage",
-    lambda x, c: _catalogue_only("UserCoverage"),
+    over_catalog_only("UserCoverage"),
     "optional",
     Param("normalize", bool, True),
     summary="share of the training users who get a recommendation",
