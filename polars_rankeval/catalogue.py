@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import polars as pl
 
-from polars_rankeval._typing import Aggregate, Norm
+from polars_rankeval._typing import Aggregate, Norm, Ties
 from polars_rankeval.engine.plan import Context
 
 if TYPE_CHECKING:
@@ -200,6 +200,13 @@ class Measure:
         """Whether it reads tie groups (``ties=average`` averages over them, ``ties=doc_asc``
         reverses them): the rank stage then gives each row its tie group."""
         return self.get("ties") in ("average", "doc_asc")
+
+    @property
+    def tie_order(self) -> Ties | None:
+        """``ties=input`` (cwl_eval's measures under ``conventions="ir_measures"``): equal
+        scores in the run's row order whatever the conventions' rule, scored in a pass of
+        their own (:func:`~polars_rankeval.engine.plan.by_tie_order`); None otherwise."""
+        return "input" if self.get("ties") == "input" else None
 
     def check_values(self, scored: pl.DataFrame) -> None:
         """Raise for per-ranking values the measure refuses (its family's ``refuse``)."""
@@ -439,6 +446,12 @@ def required_k(measure: Measure) -> int:
         msg = f"Measure {measure.name} needs a cutoff, e.g. {measure.name}@10."
         raise ValueError(msg)
     return k
+
+
+INPUT_TIES = Param("ties", str, "ranked", ("ranked", "input"))
+"""``ties=input``: the measure reads equal scores in the run's row order, whatever the
+conventions' rule (a stable sort of the input, as cwl_eval ranks); ``ranked``: as the
+conventions rank them (:attr:`Measure.tie_order`)."""
 
 
 def over_lists_only(name: str) -> Callable[[Measure, Context], pl.Expr]:

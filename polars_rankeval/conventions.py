@@ -196,6 +196,10 @@ _TREC_9 = Conventions(
     complete_prints_absent=False,
     tool="trec_eval 9.x, pytrec_eval",
 )
+CWL_EVAL_FAMILIES = ("SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "BPM", "INSQ", "INST")
+"""The families ir_measures' default pipeline takes from cwl_eval, which ranks equal
+scores in the run's row order."""
+
 _TOOLS: dict[str, dict[str, Any]] = {
     "ranx": dict(
         version="0.3.21",
@@ -229,6 +233,8 @@ _TOOLS: dict[str, dict[str, Any]] = {
             ERR={"max_grade": 4},
             Judged={"ties": "doc_asc", "negative": "judged"},
             **{"RR@": {"ties": "doc_asc"}},
+            # cwl_eval keeps equal scores in the run's row order
+            **{name: {"ties": "input"} for name in CWL_EVAL_FAMILIES},
         ),
         notes=(
             "ir_measures gives a qrels query the run lacks each measure's DEFAULT (0), "
@@ -238,9 +244,12 @@ _TOOLS: dict[str, dict[str, Any]] = {
             "4: ERR(max_grade=4)), Judged@k from its judged provider and RR@k from msmarco "
             "(equal scores by doc id ascending: ties=doc_asc; Judged counts a negative "
             "grade as judged: negative=judged). Those providers compare scores as doubles "
-            "where the preset orders them as pytrec_eval's floats. cwl_eval's measures and "
-            "Compat keep equal scores in input order, which the preset does not reproduce: "
-            "it orders them by pytrec_eval's rule.",
+            "where the preset orders them as pytrec_eval's floats. cwl_eval's measures "
+            "(SDCG, NERR8-11, BPM, INSQ, INST) keep equal scores in the run's row order "
+            "(ties=input: scored in a ranking pass of their own). Compat is not reproduced "
+            "on equal scores: its provider orders them by doc id ascending, and the "
+            "documents of one grade in its ideal ranking by the run's score, then in the "
+            "qrels' row order.",
         ),
     ),
     "sklearn": dict(
@@ -453,6 +462,7 @@ ROW_LABELS: Mapping[str, str] = MappingProxyType(
         "Judged.ties": "Judged@k over equal scores",
         "Judged.negative": "Judged@k: a negative grade is",
         "RR@.ties": "RR@k over equal scores",
+        "C/W/L.ties": "C/W/L measures (SDCG, NERR8-11, BPM, INSQ, INST) over equal scores",
         "nDCG.ideal": "nDCG ideal",
         "nDCG.discount": "nDCG discount at rank i",
         "P.adaptive_k": "P@k denominator",
@@ -484,6 +494,7 @@ VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
         "Judged.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
         "Judged.negative": {"unjudged": "unjudged", "judged": "judged"},
         "RR@.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
+        "C/W/L.ties": {"ranked": "as ranked", "input": "input order"},
         "nDCG.ideal": {"qrels": "the qrels, sorted by gain", "k": "k documents of gain 1"},
         "nDCG.discount": {"plus_one": "log2(i + 1)", "clipped": "log2(max(i, 2))"},
         "P.adaptive_k": {False: "k", True: "min(k, retrieved)"},
@@ -496,6 +507,7 @@ def _cell(conventions: Conventions, row: str) -> str:
     """The text of one cell of :func:`conventions_table`."""
     if "." in row:
         family, param = row.split(".", 1)
+        family = CWL_EVAL_FAMILIES[0] if family == "C/W/L" else family  # one row for all
         if row == "nDCG.ties":
             value: Any = "average" if conventions.ties == "average" else "ordered"
         else:
@@ -517,6 +529,7 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "Judged.ties": "ranked",
         "Judged.negative": "unjudged",
         "RR@.ties": "ranked",
+        "C/W/L.ties": "ranked",
     }
 )
 """The measures' own values of the parameters a preset may set (trec_eval's)."""
@@ -535,8 +548,8 @@ def conventions_table(names: Sequence[str] | None = None) -> str:
     | equal scores | doc id descending (as strings) | input order |
     """
     chosen = [get_conventions(n) for n in (names or CONVENTIONS)]
-    params = [f"{f}.{p}" for c in CONVENTIONS.values() for f, ps in c.measure_params.items()
-              for p in ps]  # fmt: skip
+    params = [f"{'C/W/L' if f in CWL_EVAL_FAMILIES else f}.{p}" for c in CONVENTIONS.values()
+              for f, ps in c.measure_params.items() for p in ps]  # fmt: skip
     rows = ["tool", *(c for c in CHOICES if c != "measure_params")]
     rows += [*dict.fromkeys([*params, "nDCG.ties"])]
     header = ["choice", *(f"`{c.name}`" for c in chosen)]

@@ -200,8 +200,8 @@ PRESET = {
     "SDCG(max_rel=3)@10": "cwl_eval", "NERR8(max_rel=3)@10": "cwl_eval",
 }  # fmt: skip
 UNREPRODUCED = {
-    "cwl_eval": "cwl_eval keeps the input order of equal scores",
-    "compat": "the compat provider keeps the input order of equal scores",
+    "compat": "the compat provider orders equal scores by doc id ascending, and the "
+    "documents of one grade in its ideal by the run's score, then in the qrels' row order",
 }
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
 import polars as pl
 
-from polars_rankeval._typing import Empty
+from polars_rankeval._typing import Empty, Ties
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.features import Features, QueryFacts
 from polars_rankeval.engine.join import QrelsKeys, qrels_keys
@@ -24,6 +24,7 @@ from polars_rankeval.engine.plan import (
     Context,
     Options,
     Scored,
+    by_tie_order,
     check_fractional_grades,
     lowest_grade,
     reads_ties,
@@ -315,6 +316,47 @@ def score_piece(
     concurrent: bool = True,
 ) -> Piece:
     """Score one piece (see the module docstring): values and the unscored rankings.
+
+    Measures that read equal scores in an order of their own (:attr:`Scored.tie_order`:
+    cwl_eval's under ``conventions="ir_measures"``) are scored in a pass of their own
+    over the same piece, ranked with that order (:func:`score_in_order`); the values of
+    the passes are put side by side on the ranking keys, in the order of ``measures``.
+    """
+    groups = by_tie_order(measures)
+    scoring = partial(score_in_order, run, qrels, check_duplicates=check_duplicates,
+                      systems=systems, concurrent=concurrent)  # fmt: skip
+    if list(groups) == [None]:
+        return scoring(measures, options)
+    pieces = [scoring(group, _with_ties(options, order)) for order, group in groups.items()]
+    names = {str(m) for m in measures}
+    keys = [c for c in pieces[0].scores.columns if c not in names]
+    scores = pieces[0].scores
+    for piece in pieces[1:]:
+        scores = scores.join(piece.scores, on=keys, how="left", nulls_equal=True,
+                             maintain_order="left")  # fmt: skip
+    columns = [*keys, *(str(m) for m in measures)]
+    return Piece(scores.select(columns), pieces[0].no_qrels, run.height, qrels.height)
+
+
+def _with_ties(options: Options, order: Ties | None) -> Options:
+    """``options`` whose conventions order equal scores by ``order`` (None: as they do)."""
+    if order is None:
+        return options
+    return replace(options, conventions=replace(options.conventions, ties=order))
+
+
+def score_in_order(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    measures: Sequence[Scored],
+    options: Options,
+    *,
+    check_duplicates: bool = True,
+    systems: pl.Series | None = None,
+    concurrent: bool = True,
+) -> Piece:
+    """Score one piece with one order of equal scores, the conventions' (see
+    :func:`score_piece`).
 
     Only the judged rows the measures read are selected (:func:`measure_reads`);
     grades with a fraction are read by the measures that take them, from grade 0 up

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import polars as pl
 
-from polars_rankeval._typing import Duplicates, Missing, Order, Rounding
+from polars_rankeval._typing import Duplicates, Missing, Order, Rounding, Ties
 from polars_rankeval.conventions import Conventions, get_conventions
 
 if TYPE_CHECKING:
@@ -122,6 +122,13 @@ class Scored(Protocol):
         ...
 
     @property
+    def tie_order(self) -> Ties | None:
+        """The order of equal scores in the rankings it reads when it is not the
+        conventions' (``"input"``: the run's row order), else None: the engine scores
+        the measures of each such order in a pass of their own over the piece."""
+        ...
+
+    @property
     def takes_fractional_grades(self) -> bool:
         """Whether it reads grades with a fraction (0.5, 2.7)."""
         ...
@@ -196,6 +203,16 @@ def check_fractional_grades(
         )
         raise ValueError(msg)
     return True
+
+
+def by_tie_order(measures: Sequence[Scored]) -> dict[Ties | None, list[Scored]]:
+    """The measures grouped by the order of equal scores they read
+    (:attr:`Scored.tie_order`; None: the conventions'), the groups in the order they
+    first come."""
+    groups: dict[Ties | None, list[Scored]] = {}
+    for m in measures:
+        groups.setdefault(m.tie_order, []).append(m)
+    return groups
 
 
 def reads_ties(measures: Sequence[Scored]) -> bool:

@@ -37,6 +37,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
+    INPUT_TIES,
     Context,
     CutoffRule,
     Measure,
@@ -537,7 +538,7 @@ def inst_formula(f: Features, T: float, min_rel: int, max_rel: int) -> pl.Expr: 
 
 # The C/W/L measures ir_measures gets from cwl_eval (metrics/cwl.py): gains are the
 # grades scaled from [min_rel, max_rel] to [0, 1]; max_rel has no default, as there.
-CWL_RANGE = (Param("min_rel", int, CWL_MIN_REL), Param("max_rel", int))
+CWL_PARAMS = (Param("min_rel", int, CWL_MIN_REL), Param("max_rel", int), INPUT_TIES)
 GOAL = Param("T", float, CWL_GOAL)
 
 
@@ -555,7 +556,7 @@ declare(
     "SDCG",
     lambda x, c: sdcg(required_k(x), **_cwl(x), rank=c.rank, relevance=c.relevance),
     "required",
-    *CWL_RANGE,
+    *CWL_PARAMS,
     summary="scaled DCG: DCG over that of k documents of full gain (cwl_eval, C/W/L)",
     reads=_cwl_reads,
     formula=lambda x, f: sdcg_formula(f, required_k(x), **_cwl(x)),
@@ -566,7 +567,7 @@ declare(
     lambda x, c: insq(x.setting("T"), **_cwl(x), rank=c.rank, relevance=c.relevance),
     "none",
     GOAL,
-    *CWL_RANGE,
+    *CWL_PARAMS,
     summary="INSQ: C/W/L measure of a user who wants gain T (Moffat et al. 2012; cwl_eval)",
     reads=_cwl_reads,
     formula=lambda x, f: insq_formula(f, x.setting("T"), **_cwl(x)),
@@ -577,7 +578,7 @@ declare(
     lambda x, c: inst(x.setting("T"), **_cwl(x), rank=c.rank, relevance=c.relevance),
     "none",
     GOAL,
-    *CWL_RANGE,
+    *CWL_PARAMS,
     summary="INST: INSQ adapting to the gain found so far (Moffat et al. 2015; cwl_eval)",
     reads=_cwl_reads,
     formula=lambda x, f: inst_formula(f, x.setting("T"), **_cwl(x)),
@@ -588,7 +589,7 @@ declare(
     lambda x, c: bpm(required_k(x), x.setting("T"), **_cwl(x), rank=c.rank, relevance=c.relevance),
     "required",
     GOAL,
-    *CWL_RANGE,
+    *CWL_PARAMS,
     summary="static Bejeweled Player Model: read until k documents or gain T (cwl_eval)",
     reads=_cwl_reads,
     formula=lambda x, f: bpm_formula(f, required_k(x), x.setting("T"), **_cwl(x)),
@@ -610,7 +611,7 @@ def _declare_nerr(equation: int, cutoff: CutoffRule, extra: tuple[Param, ...], w
         return nerr_formula(f, equation, optional_k(x), p, t, **_cwl(x))
 
     summary = f"not (but nearly) ERR, equation {equation}: {what} (cwl_eval)"
-    declare(f"NERR{equation}", build, cutoff, *extra, *CWL_RANGE, summary=summary,
+    declare(f"NERR{equation}", build, cutoff, *extra, *CWL_PARAMS, summary=summary,
             reads=_cwl_reads, formula=formula, order=36 + equation)  # fmt: skip
 
 
