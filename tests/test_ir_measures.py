@@ -304,3 +304,33 @@ def test_tie_order_doc_asc_by_hand() -> None:
     assert got["Judged(negative=judged)@4"] == 3 / 4
     lazy = pr.evaluate(run.lazy(), qrels, names, memory_limit=1_000).collect()
     assert lazy.row(0, named=True) == got
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_measure_of_input_ties_is_scored_in_a_pass_of_its_own(lazy: bool) -> None:
+    """A measure with ties=input beside measures of the conventions' order: each column
+    equals the call that ranks every measure its way (the conventions' ties set to input
+    for the one, trec_eval's for the others), on a run with many ties, eager and lazy in
+    several pieces."""
+    from dataclasses import replace
+
+    from polars_rankeval.conventions import get_conventions
+
+    run, qrels = random_corpus(5, n_queries=40, tie_levels=2)
+    names = ["AP", "SDCG(max_rel=3,ties=input)@10", "nDCG@10", "INST(max_rel=3,ties=input)"]
+    frame = run.lazy() if lazy else run
+    kw = {"memory_limit": "64KiB"} if lazy else {}
+    got = pr.evaluate(frame, qrels, names, **kw)
+    got = got.collect() if isinstance(got, pl.LazyFrame) else got
+    input_order = replace(get_conventions(), ties="input")
+    alone = pr.evaluate(run, qrels, ["SDCG(max_rel=3)@10", "INST(max_rel=3)"],
+                        conventions=input_order)  # fmt: skip
+    usual = pr.evaluate(run, qrels, ["AP", "nDCG@10"])
+    assert got.columns == ["query", *names]
+    assert got["query"].to_list() == usual["query"].to_list() == alone["query"].to_list()
+    for ours, theirs in [("AP", usual["AP"]), ("nDCG@10", usual["nDCG@10"]),
+                         (names[1], alone["SDCG(max_rel=3)@10"]),
+                         (names[3], alone["INST(max_rel=3)"])]:  # fmt: skip
+        np.testing.assert_allclose(got[ours].to_numpy(), theirs.to_numpy(), rtol=0, atol=1e-12)
+    ranked = pr.evaluate(run, qrels, ["SDCG(max_rel=3)@10"])  # trec_eval's order of ties
+    assert not np.allclose(got[names[1]].to_numpy(), ranked[:, 1].to_numpy())
