@@ -38,13 +38,16 @@ from polars_rankeval.call import prepare as prepare_call
 from polars_rankeval.declare import resolved
 from polars_rankeval.engine.buckets import query_bucket, split_by_bucket
 from polars_rankeval.engine.outcome import (
+    lists_score_every_query,
     raise_absent_queries,
     warn_unscored_queries,
 )
 from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.engine.scope import absent_rankings
-from polars_rankeval.measures import Measure, aggregate_kind, parse
+from polars_rankeval.measures import Measure, aggregate_kind, parse, parse_measures
 from polars_rankeval.options import Options
+from polars_rankeval.recsys import list_values, with_accuracy
+from polars_rankeval.side import Side
 from polars_rankeval.validation import check_int, where_named
 
 OPTIONS = EVALUATE_OPTIONS - {"memory_limit"}
@@ -110,11 +113,16 @@ def prepare(
     qrels_schema: pl.Schema,
     measures: str | Measure | Iterable[str | Measure],
     options: Mapping[str, Any],
+    *,
+    given: frozenset[str] | None = None,
 ) -> Job:
     """Check measures, options, columns and dtypes on the schemas: the job to run.
 
     ``options`` are the keyword options of :func:`polars_rankeval.evaluate`
-    (:data:`OPTIONS`); anything else is refused, naming what is accepted.
+    (:data:`OPTIONS`); anything else is refused, naming what is accepted. ``given``:
+    the side inputs the engine was given (``train``, ``catalog``, ``item_features``),
+    for an engine that scores the measures of lists (Dask); None refuses them
+    (Spark), by name.
 
     Examples
     --------
@@ -128,7 +136,9 @@ def prepare(
     ...
     TypeError: Unknown option(s) 'rel_levle'. Options are those of polars_rankeval.evaluate: ...
     """
-    call = prepare_call(run_schema, qrels_schema, measures, options, accepts=OPTIONS)
+    if given is None:
+        refuse_lists(parse_measures(measures, conventions=options.get("conventions")))
+    call = prepare_call(run_schema, qrels_schema, measures, options, accepts=OPTIONS, given=given)
     if call.options.query_parts or call.options.doc_parts:
         msg = (
             "Compound ids (query=[...] or doc=[...]) are not supported on Dask or Spark yet: "
@@ -142,6 +152,27 @@ def prepare(
         per_query=call.per_query,
         validate=call.validate,
     )
+
+
+def refuse_lists(measures: Iterable[Measure]) -> None:
+    """Refuse, by name, the measures of lists on an engine that does not score them.
+
+    Examples
+    --------
+    >>> from polars_rankeval.measures import parse
+    >>> refuse_lists([parse("AP"), parse("Novelty@10")])
+    Traceback (most recent call last):
+    ...
+    ValueError: Novelty@10 is a measure of each recommendation list with its side inputs ...
+    """
+    for m in measures:
+        if m.of_lists:
+            msg = (
+                f"{m} is a measure of each recommendation list with its side inputs "
+                "(train=, catalog=, item_features=), which Spark does not score: use "
+                "pr.evaluate (a DataFrame or a LazyFrame) or polars_rankeval.dask.evaluate."
+            )
+            raise ValueError(msg)
 
 
 def columns(job: Job, table: Table) -> list[str]:
@@ -242,14 +273,20 @@ class Scored:
     holds all rows of its queries, so they are absent from the whole run."""
     run_rows: int
     qrels_rows: int
+    lists: pl.DataFrame | None = None
+    """The values of the measures of lists for every list of the piece's run (keys and
+    one column per measure), when the job has such measures."""
 
 
-def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
+def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job, side: Side | None = None) -> Scored:
     """Score one piece; it must hold, for each of its queries, all of that query's rows.
 
-    Duplicate rows raise here (unless ``validate=False``), with the message of
+    Duplicate rows raise here (unless ``validate=False``, and only when the engine scores
+    a measure: a list may repeat an item), with the message of
     :func:`polars_rankeval.evaluate`; values are checked where rows come in
-    (:func:`check_rows`).
+    (:func:`check_rows`). The measures of lists read ``side``, the side inputs reduced
+    once on the driver (:func:`~polars_rankeval.side.reduce_side`), and score every
+    list of the piece (:func:`~polars_rankeval.recsys.list_values`).
 
     Examples
     --------
@@ -262,19 +299,26 @@ def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
     ([{'query': 'a', 'RR': 0.5}], ['b'], 3)
     """
     o = job.options
+    call = job.call(per_query=True)
+    values = None
+    if call.list_measures:
+        assert side is not None
+        values = list_values(run, qrels, call, side)
+    none = _string_keys(run.select(o.keys).clear(), o.query)
     absent = pl.DataFrame(schema={o.query: pl.String})
+    if not call.engine_measures:
+        return Scored(None, none, absent, run.height, qrels.height, values)
     if o.missing == "error":
         absent = absent_rankings(run.select(o.keys), qrels[o.query], query=o.query,
                                  system=o.system, by=o.by, systems=job.systems)  # fmt: skip
         if absent.height:
-            none = _string_keys(run.select(o.keys).clear(), o.query)
             return Scored(None, none, absent, run.height, qrels.height)
     piece = score_piece(  # one step after the other: the engine runs a task per core
-        run, qrels, job.parsed, o, check_duplicates=job.validate, systems=job.systems,
-        concurrent=False,
+        run, qrels, list(call.engine_measures), o, check_duplicates=job.validate,
+        systems=job.systems, concurrent=False,
     )  # fmt: skip
     no_qrels = _string_keys(piece.no_qrels, o.query)
-    return Scored(piece.scores, no_qrels, absent, piece.run_rows, piece.qrels_rows)
+    return Scored(piece.scores, no_qrels, absent, piece.run_rows, piece.qrels_rows, values)
 
 
 def _string_keys(keys: pl.DataFrame, query: str) -> pl.DataFrame:
@@ -313,19 +357,37 @@ def combine(pieces: Sequence[Scored], job: Job, *, run_rows: int, qrels_rows: in
     absent = [p.absent for p in pieces if p.absent.height]
     if absent:
         raise_absent_queries(pl.concat(absent).sort(absent[0].columns))
-    scores = pl.concat([p.scores for p in pieces if p.scores is not None], how="vertical_relaxed")
-    no_qrels = pl.concat([p.no_qrels for p in pieces], how="vertical_relaxed").sort(o.keys)
-    seen = pl.concat(
-        [_string_keys(scores.select(o.keys), o.query), no_qrels], how="vertical_relaxed"
-    )
-    if seen.is_duplicated().any():
+    call = job.call()
+    judged = replace(call, measures=call.engine_measures, per_query=True)
+    names = [str(m) for m in call.list_measures], judged.names
+    accuracy = None
+    if judged.measures:
+        scores = pl.concat([p.scores for p in pieces if p.scores is not None],
+                           how="vertical_relaxed")  # fmt: skip
+        no_qrels = pl.concat([p.no_qrels for p in pieces], how="vertical_relaxed").sort(o.keys)
+        seen = [_string_keys(scores.select(o.keys), o.query), no_qrels]
+        _check_once(pl.concat(seen, how="vertical_relaxed"))
+        with lists_score_every_query(*names):
+            warn_unscored_queries(no_qrels[o.query])
+        accuracy = judged.finish(scores)
+    if not call.list_measures:
+        assert accuracy is not None
+        return call.finish(accuracy)
+    values = pl.concat([p.lists for p in pieces if p.lists is not None], how="vertical_relaxed")
+    _check_once(values.select(o.keys))
+    if accuracy is not None:
+        values = with_accuracy(values, accuracy, o.output_keys)
+    return call.finish(values)
+
+
+def _check_once(keys: pl.DataFrame) -> None:
+    """Every ranking in one piece."""
+    if keys.is_duplicated().any():
         msg = (
             "A ranking is in two pieces: its rows were not all cut into the same bucket "
             "(do all workers run the same Polars version as the client?)."
         )
         raise RuntimeError(msg)
-    warn_unscored_queries(no_qrels[o.query])
-    return job.call().finish(scores)
 
 
 def check_counts(pieces: Sequence[Scored], run_rows: int, qrels_rows: int) -> None:
