@@ -50,7 +50,7 @@ from polars_rankeval.engine import buckets
 from polars_rankeval.evaluate import options_query
 from polars_rankeval.measures import Measure
 from polars_rankeval.recsys import catalog_piece, catalog_values, prepare_catalog, splittable
-from polars_rankeval.side import Side, check_side, collected, reduce_side
+from polars_rankeval.side import check_side
 from polars_rankeval.validation import check_int
 
 if TYPE_CHECKING:
@@ -470,17 +470,6 @@ def _paths_or(source: Any, *, ids: bool = False) -> Any:
     return pl.scan_parquet(files)
 
 
-def _side(
-    measures: Sequence[Measure], given: dict[str, pl.DataFrame | pl.LazyFrame], query: str, doc: str
-) -> Side:
-    """The side inputs the measures read, reduced once on the driver and computed
-    (:func:`~polars_rankeval.side.collected`): the per-item table, the numbers, the
-    features; the tasks receive this, never the inputs."""
-    needs = {need for m in measures for need in m.needs}
-    reduced = reduce_side({k: v for k, v in given.items() if k in needs}, query=query, doc=doc)
-    return collected(reduced)
-
-
 def evaluate(
     run: Source,
     qrels: Source,
@@ -573,7 +562,9 @@ def evaluate(
     job = pieces.prepare(run_in.schema, qrels_in.schema, measures, evaluate_options,
                          given=frozenset(given))  # fmt: skip
     lists = [m for m in job.parsed if m.of_lists]
-    side = _side(lists, given, job.options.query, job.options.doc) if lists else None
+    side = None
+    if lists:
+        side = pieces.reduce_side_inputs(lists, given, query=job.options.query, doc=job.options.doc)
     readings = {t: _reading(job, t) for t in ("run", "qrels")}
 
     def shared(mapped: dict[str, list[Mapped]]) -> tuple[Any, ...]:
@@ -719,7 +710,7 @@ def evaluate_catalog(
                        item_features=_paths_or(item_features), query=query, doc=doc)  # fmt: skip
     check_needs(parsed, frozenset(given))
     splittable(parsed)
-    side = _side(parsed, given, query, doc)
+    side = pieces.reduce_side_inputs(parsed, given, query=query, doc=doc)
     readings = {"run": Reading(query, job.columns, _unchecked)}
     scored, rows = _score_buckets(tables, readings, n, client=client, spill_dir=spill_dir,
                                   name="catalog", score=catalog_piece,

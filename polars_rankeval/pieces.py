@@ -44,10 +44,10 @@ from polars_rankeval.engine.outcome import (
 )
 from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.engine.scope import absent_rankings
-from polars_rankeval.measures import Measure, aggregate_kind, parse, parse_measures
+from polars_rankeval.measures import Measure, aggregate_kind, parse
 from polars_rankeval.options import Options
 from polars_rankeval.recsys import list_values, with_accuracy
-from polars_rankeval.side import Side
+from polars_rankeval.side import Side, collected, reduce_side
 from polars_rankeval.validation import check_int, where_named
 
 OPTIONS = EVALUATE_OPTIONS - {"memory_limit"}
@@ -120,9 +120,8 @@ def prepare(
 
     ``options`` are the keyword options of :func:`polars_rankeval.evaluate`
     (:data:`OPTIONS`); anything else is refused, naming what is accepted. ``given``:
-    the side inputs the engine was given (``train``, ``catalog``, ``item_features``),
-    for an engine that scores the measures of lists (Dask); None refuses them
-    (Spark), by name.
+    the side inputs given (``train``, ``catalog``, ``item_features``): a measure of
+    lists that needs one that is not is refused by name (None: no measure of lists).
 
     Examples
     --------
@@ -136,8 +135,6 @@ def prepare(
     ...
     TypeError: Unknown option(s) 'rel_levle'. Options are those of polars_rankeval.evaluate: ...
     """
-    if given is None:
-        refuse_lists(parse_measures(measures, conventions=options.get("conventions")))
     call = prepare_call(run_schema, qrels_schema, measures, options, accepts=OPTIONS, given=given)
     if call.options.query_parts or call.options.doc_parts:
         msg = (
@@ -154,25 +151,30 @@ def prepare(
     )
 
 
-def refuse_lists(measures: Iterable[Measure]) -> None:
-    """Refuse, by name, the measures of lists on an engine that does not score them.
+def reduce_side_inputs(
+    measures: Iterable[Measure],
+    given: Mapping[str, pl.DataFrame | pl.LazyFrame],
+    *,
+    query: str,
+    doc: str,
+) -> Side:
+    """The side inputs the ``measures`` read, reduced once on the driver and computed
+    (:func:`~polars_rankeval.side.reduce_side`, :func:`~polars_rankeval.side.collected`):
+    the per-item table, the numbers, the features. The tasks receive this, never the
+    inputs themselves (an input no measure reads is not read at all).
 
     Examples
     --------
     >>> from polars_rankeval.measures import parse
-    >>> refuse_lists([parse("AP"), parse("Novelty@10")])
-    Traceback (most recent call last):
-    ...
-    ValueError: Novelty@10 is a measure of each recommendation list with its side inputs ...
+    >>> train = pl.DataFrame({"user": [1, 2], "item": ["a", "a"]})
+    >>> side = reduce_side_inputs([parse("Novelty@5")], {"train": train, "catalog": train},
+    ...                           query="user", doc="item")
+    >>> side.n_users, side.n_catalog
+    (2, None)
     """
-    for m in measures:
-        if m.of_lists:
-            msg = (
-                f"{m} is a measure of each recommendation list with its side inputs "
-                "(train=, catalog=, item_features=), which Spark does not score: use "
-                "pr.evaluate (a DataFrame or a LazyFrame) or polars_rankeval.dask.evaluate."
-            )
-            raise ValueError(msg)
+    needs: set[str] = {need for m in measures for need in m.needs}
+    chosen = {k: v for k, v in given.items() if k in needs}
+    return collected(reduce_side(chosen, query=query, doc=doc))
 
 
 def columns(job: Job, table: Table) -> list[str]:
@@ -319,6 +321,38 @@ def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job, side: Side | None = 
     )  # fmt: skip
     no_qrels = _string_keys(piece.no_qrels, o.query)
     return Scored(piece.scores, no_qrels, absent, piece.run_rows, piece.qrels_rows, values)
+
+
+def values(piece: Scored, job: Job) -> pl.DataFrame:
+    """One piece's per-ranking values, as :func:`polars_rankeval.evaluate` gives those
+    rankings (``per_query=True``): the engine's scores, beside the values of the
+    measures of lists (every list of the piece), joined on the ranking keys. For an
+    engine that does not gather the pieces (Spark); the piece must be scored (no
+    absent query under ``missing="error"``).
+
+    Examples
+    --------
+    >>> from polars_rankeval.side import reduce_side
+    >>> run = pl.DataFrame({"query": ["a", "a", "b"], "doc": ["x", "y", "x"],
+    ...                     "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["a"], "doc": ["y"], "relevance": [1]})
+    >>> train = pl.DataFrame({"query": ["a", "c"], "doc": ["x", "x"]})
+    >>> job = prepare(run.schema, qrels.schema, ["RR", "ARP@2"], {}, given=frozenset({"train"}))
+    >>> side = reduce_side({"train": train}, query="query", doc="doc")
+    >>> values(score(run, qrels, job, side), job).rows()
+    [('a', 0.5, 1.0), ('b', None, 2.0)]
+    """
+    call = job.call(per_query=True)
+    if not call.list_measures:
+        assert piece.scores is not None
+        return piece.scores
+    assert piece.lists is not None
+    lists = piece.lists
+    if call.engine_measures:
+        assert piece.scores is not None
+        judged = replace(call, measures=call.engine_measures)
+        lists = with_accuracy(lists, judged.finish(piece.scores), job.options.output_keys)
+    return call.finish(lists)
 
 
 def _string_keys(keys: pl.DataFrame, query: str) -> pl.DataFrame:

@@ -16,6 +16,7 @@ polars_rankeval installed in the Python they run (``PYSPARK_PYTHON``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,9 @@ from polars_rankeval import diversity, pieces
 from polars_rankeval.diversity import DiversityMeasure
 from polars_rankeval.engine.outcome import raise_absent_queries
 from polars_rankeval.engine.scope import absent_rankings
+from polars_rankeval.evaluate import options_query
 from polars_rankeval.measures import MIN_GEO_MEAN, Measure
+from polars_rankeval.side import Side, check_side
 from polars_rankeval.validation import check_int
 
 if TYPE_CHECKING:
@@ -72,18 +75,41 @@ def result_schema(schema: pl.Schema) -> StructType:
 
 
 def score_bucket(
-    key: tuple[Any, ...], run: pa.Table, qrels: pa.Table, *, job: pieces.Job, out: pa.Schema
+    key: tuple[Any, ...],
+    run: pa.Table,
+    qrels: pa.Table,
+    *,
+    job: pieces.Job,
+    out: pa.Schema,
+    side: Side | None = None,
 ) -> pa.Table:
-    """The Arrow UDF: one bucket's run and qrels rows in, its per-query values out."""
+    """The Arrow UDF: one bucket's run and qrels rows in, its per-query values out (the
+    measures of lists over every list of the bucket, with the reduced ``side``)."""
     run_df, qrels_df = _from_arrow(run).drop(BUCKET), _from_arrow(qrels).drop(BUCKET)
     where = f"Spark bucket {key[0].as_py()}, whose rows are numbered from 0"
     pieces.check_rows(run_df, job, "run", where=where)
     pieces.check_rows(qrels_df, job, "qrels", where=where)
-    piece = pieces.score(run_df, qrels_df, job)
+    piece = pieces.score(run_df, qrels_df, job, side)
     # missing="error", checked on the driver: absent only if the data changed
     raise_absent_queries(piece.absent)
-    assert piece.scores is not None  # a piece is scored unless a query is absent
-    return piece.scores.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
+    scores = pieces.values(piece, job)
+    return scores.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
+
+
+def _polars(source: Any, *, ids: bool = False) -> Any:
+    """A side input as Polars reads it: a Spark DataFrame collected to the driver (when a
+    measure reads it: lazily, by :func:`polars.defer`), a Parquet path scanned; anything
+    else (a frame; for ``ids``, a list of item ids) as given."""
+    from pyspark.sql import DataFrame as SparkDataFrame
+
+    if isinstance(source, SparkDataFrame):
+        sdf = source
+        return pl.defer(lambda: _from_arrow(sdf.toArrow()), schema=polars_schema(sdf.schema))
+    if isinstance(source, str | os.PathLike):
+        return pl.scan_parquet(os.fspath(source))
+    if not ids and isinstance(source, list) and source and all(isinstance(p, str) for p in source):
+        return pl.scan_parquet(source)
+    return source
 
 
 def _default_buckets(run_sdf: SparkDataFrame) -> int:
@@ -140,6 +166,9 @@ def evaluate(
     measures: str | Measure | Iterable[str | Measure],
     *,
     num_buckets: int | None = None,
+    train: Any = None,
+    catalog: Any = None,
+    item_features: Any = None,
     **evaluate_options: Any,
 ) -> SparkDataFrame:
     """Score a Spark run against Spark qrels: per-query values as a Spark DataFrame.
@@ -161,6 +190,15 @@ def evaluate(
         Number of hash buckets (UDF calls); a bucket's rows must fit in one
         executor's memory (about 4x their size while they are scored).
         Default: ``spark.sql.shuffle.partitions``.
+    train, catalog, item_features
+        The side inputs of the measures of lists (``Novelty``, ``ARP``, ``ILD``,
+        ``Serendipity``, ...), as for :func:`polars_rankeval.evaluate`: a Spark
+        DataFrame, a Polars, pandas or Arrow frame, a LazyFrame or a Parquet path
+        (``catalog``: also a list of item ids). Each that a measure reads is
+        reduced once on the driver (a Spark DataFrame is collected to it, as Arrow,
+        to be reduced: the training log's user and item columns) to the per-item
+        table and the numbers the measures read; these travel with the UDF, and
+        each bucket scores its lists with them, as in process.
     **evaluate_options
         Keyword options of :func:`polars_rankeval.evaluate` (``query``, ``doc``,
         ``score``, ``relevance``, ``system``, ``rank``, ``rel_level``, ``order``,
@@ -207,7 +245,12 @@ def evaluate(
     from pyspark.sql.pandas.types import to_arrow_schema
 
     run_schema, qrels_schema = polars_schema(run_sdf.schema), polars_schema(qrels_sdf.schema)
-    job = pieces.prepare(run_schema, qrels_schema, measures, evaluate_options)
+    query = options_query(evaluate_options.get("query", "query"))
+    doc = options_query(evaluate_options.get("doc", "doc"))
+    given = check_side(train=_polars(train), catalog=_polars(catalog, ids=True),
+                       item_features=_polars(item_features), query=query, doc=doc)  # fmt: skip
+    job = pieces.prepare(run_schema, qrels_schema, measures, evaluate_options,
+                         given=frozenset(given))  # fmt: skip
     if job.options.order == "presorted":
         msg = (
             "order='presorted' cannot be used on Spark: the shuffle that groups each "
@@ -234,12 +277,16 @@ def evaluate(
         job = job.with_systems([systems.to_series()])
     if job.options.missing == "error":
         _check_absent(run_sdf, qrels_sdf, job)
-    query = F.col(f"`{job.options.query}`").cast("string")
-    bucket = F.pmod(F.hash(query), F.lit(n)).alias(BUCKET)
+    lists = [m for m in job.parsed if m.of_lists]
+    side = None
+    if lists:
+        side = pieces.reduce_side_inputs(lists, given, query=job.options.query, doc=job.options.doc)
+    query_id = F.col(f"`{job.options.query}`").cast("string")
+    bucket = F.pmod(F.hash(query_id), F.lit(n)).alias(BUCKET)
     out = to_arrow_schema(spark_schema)
 
     def scorer(key: tuple[Any, ...], run: pa.Table, qrels: pa.Table) -> pa.Table:
-        return score_bucket(key, run, qrels, job=job, out=out)
+        return score_bucket(key, run, qrels, job=job, out=out, side=side)
 
     scores = (
         run_sdf.withColumn(BUCKET, bucket)

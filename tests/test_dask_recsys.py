@@ -20,7 +20,6 @@ from test_dask import write_parts
 from test_recsys import ITEM, USER, random_log
 
 import polars_rankeval as pr
-from polars_rankeval import pieces
 
 pytestmark = pytest.mark.dask
 prd = pytest.importorskip("polars_rankeval.dask")
@@ -250,15 +249,3 @@ def test_refused_by_name_before_any_work(client, tmp_path):
     with pytest.raises(ValueError, match=r"train is missing column 'user_id'"):
         prd.evaluate(run, qrels, ["Novelty@10"], train=log["train"].rename({USER: "u"}), **kw)
     assert not spill.exists()
-
-
-def test_spark_refuses_the_lists_by_name():
-    """Spark's preparation (pieces.prepare without side inputs) refuses a measure of
-    lists, naming it and the ways in that score it."""
-    run = pl.Schema({"query": pl.String, "doc": pl.String, "score": pl.Float64})
-    qrels = pl.Schema({"query": pl.String, "doc": pl.String, "relevance": pl.Int64})
-    refused = r"ILD@5 is a measure of each recommendation list.*Spark does not score.*pr.evaluate"
-    with pytest.raises(ValueError, match=refused + r".*polars_rankeval.dask.evaluate"):
-        pieces.prepare(run, qrels, ["AP", "ILD@5"], {})
-    job = pieces.prepare(run, qrels, ["AP", "ILD@5"], {}, given=frozenset({"item_features"}))
-    assert job.measures == ("AP", "ILD@5")
