@@ -8,7 +8,7 @@ import warnings
 
 import polars as pl
 import pytest
-from test_dask_recsys import JUDGED, LISTS, assert_same
+from test_dask_recsys import CATALOGUE, JUDGED, LISTS, assert_same
 from test_recsys import ITEM, USER, random_log
 
 import polars_rankeval as pr
@@ -81,3 +81,22 @@ def test_refused_by_name_before_any_job(spark):
     with pytest.raises(ValueError, match=r"train is missing column 'item_id'"):
         prs.evaluate(recs, qrels, ["Novelty@10"], query=USER, doc=ITEM,
                      train=to_spark(spark, log["train"].rename({ITEM: "i"})))  # fmt: skip
+
+
+def test_catalogue_equals_in_process(spark, tmp_path):
+    """Every catalogue measure per system and day, train as a Spark DataFrame and the
+    catalogue as a Parquet file: the buckets' sums added on the driver."""
+    log = random_log(8)
+    recs = pl.concat(
+        [log["recs"].with_columns(system=pl.lit(s), day=pl.lit(d)) for s in "ab" for d in (1, 2)]
+    ).filter(~((pl.col("system") == "b") & (pl.col(USER) % 3 == 0)))
+    catalog = tmp_path / "catalog.parquet"
+    pl.DataFrame({ITEM: log["catalog"]}).write_parquet(catalog)
+    kw = dict(query=USER, doc=ITEM, by="day")
+    expected = pr.evaluate_catalog(recs, CATALOGUE, **kw, train=log["train"],
+                                   catalog=log["catalog"])  # fmt: skip
+    train = to_spark(spark, log["train"])
+    got = prs.evaluate_catalog(to_spark(spark, recs), CATALOGUE, **kw, num_buckets=3,
+                               train=train, catalog=str(catalog))  # fmt: skip
+    assert expected.height == 4
+    assert_same(got, expected)
