@@ -20,6 +20,11 @@ so the evaluation is split by a hash of the query id
   scored once, warns once about unscored queries, and sorts (or averages, for
   ``per_query=False``). The spill folder is deleted.
 
+:func:`evaluate`, :func:`evaluate_diversity` and :func:`evaluate_catalog` share this
+driver (:func:`_start`, then :func:`_score_buckets`); each gives it how its tables are
+read, the reduce task's function and what every reduce task shares (the job; the side
+inputs of the recommendation measures, reduced once on the driver and scattered once).
+
 ``dask[distributed]`` is imported only when :func:`evaluate` is called
 (``pip install polars-rankeval[dask]``).
 """
@@ -519,6 +524,15 @@ def evaluate(
         the driver delete: the default, the system's temporary folder, works for
         a ``LocalCluster`` on one machine; on a cluster of several machines,
         pass a shared mount. Not used when both inputs are DataFrames.
+    train, catalog, item_features
+        The side inputs of the measures of lists (``Novelty``, ``ARP``, ``ILD``,
+        ``Serendipity``, ...), as for :func:`polars_rankeval.evaluate`, or a Parquet
+        path, glob or directory (``train`` and ``item_features``: or a list of them;
+        a list given as ``catalog`` holds item ids). Those a measure reads are reduced
+        once on the driver (:func:`~polars_rankeval.pieces.reduce_side_inputs`: the
+        per-item table, the numbers, the features) and scattered once; each reduce
+        task scores its users' lists with them, as :func:`polars_rankeval.evaluate`
+        does, beside the accuracy measures.
     **evaluate_options
         Keyword options of :func:`polars_rankeval.evaluate`: ``query``, ``doc``,
         ``score``, ``relevance``, ``system``, ``rank``, ``rel_level``, ``order``,

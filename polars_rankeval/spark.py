@@ -9,6 +9,11 @@ Every query lives in exactly one bucket, so the values equal the in-process
 ones query by query. ``per_query=False`` combines the per-query values in
 Spark, lazily, as :func:`polars_rankeval.mean_scores` does.
 
+The measures of lists (``train=``, ``catalog=``, ``item_features=``) are scored in the
+same UDF, with the side inputs reduced once on the driver; :func:`evaluate_catalog`
+brings each bucket's sums of the catalogue measures to the driver, which adds them.
+:func:`evaluate` and :func:`evaluate_diversity` share one driver (:func:`_cogrouped`).
+
 ``pyspark`` is imported only when :func:`evaluate` is called
 (``pip install polars-rankeval[spark]``); the executors need Polars and
 polars_rankeval installed in the Python they run (``PYSPARK_PYTHON``).
