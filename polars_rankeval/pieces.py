@@ -14,7 +14,9 @@ every such engine shares; :mod:`polars_rankeval.dask` and
 2. the rows are cut by :func:`bucket` (the one hash of every engine except
    Spark, whose executors hash with Spark's own Murmur3), and checked on the
    way in with :func:`check_rows`;
-3. each piece is scored by :func:`score`, in a task;
+3. each piece is scored by :func:`score`, in a task (the measures of lists with the
+   side inputs reduced once on the driver, :func:`reduce_side_inputs`: a list's value
+   reads only its own rows and those totals);
 4. on the driver, :func:`combine` puts the pieces together: every row counted
    once, one warning for the unscored queries, ``missing="error"`` raised
    once, output sorted, ``per_query=False`` combined as
@@ -287,8 +289,8 @@ def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job, side: Side | None = 
     a measure: a list may repeat an item), with the message of
     :func:`polars_rankeval.evaluate`; values are checked where rows come in
     (:func:`check_rows`). The measures of lists read ``side``, the side inputs reduced
-    once on the driver (:func:`~polars_rankeval.side.reduce_side`), and score every
-    list of the piece (:func:`~polars_rankeval.recsys.list_values`).
+    once on the driver (:func:`reduce_side_inputs`), and score every list of the piece
+    (:func:`~polars_rankeval.recsys.list_values`).
 
     Examples
     --------
