@@ -13,7 +13,12 @@ SufficientReco@10, UnrepeatedReco@10, PartialAUC@10 and PAP@10:
   metrics); IntraListDiversity in a process of its own (it forms every pair of a
   list in Python, and is the slowest and largest);
 * polars_rankeval: ``pr.evaluate(..., conventions="rectools", per_query=False)`` and
-  ``pr.evaluate_catalog``.
+  ``pr.evaluate_catalog``;
+* with ``--dask``, polars_rankeval on Dask as well: ``polars_rankeval.dask.evaluate``
+  and ``evaluate_catalog`` on a ``LocalCluster`` of 2 worker processes x 1 thread
+  started in the measured process (the same Parquet files read by the workers, the
+  side inputs reduced on the driver); its peak memory is that of the process and its
+  workers together, and its means are compared with the in-process ones.
 
 Each process reports its time and its peak resident memory; the script prints both,
 the ratios, and the largest difference between the two sides' means (RecTools' means
@@ -23,6 +28,7 @@ not import with, so it runs in a virtual environment of its own::
     python3 -m venv /tmp/rt && /tmp/rt/bin/pip install rectools==0.19.0 polars
     python benchmarks/bench_recsys.py --rectools-python /tmp/rt/bin/python
     python benchmarks/bench_recsys.py --users 100k --train 1M --rectools-python ...
+    python benchmarks/bench_recsys.py --dask      # in process and on Dask, no RecTools
 
 Not a test: no assertion on time.
 """
@@ -180,10 +186,47 @@ def run_ours(folder: Path) -> dict:
     return {"load": loaded, "score": scored, "values": values, "peak_mib": peak_mib()}
 
 
+def run_ours_dask(folder: Path) -> dict:
+    """The same measures with polars_rankeval.dask, the Parquet files read by the workers."""
+    import polars as pl
+    from bench_distributed import PeakRSS
+    from distributed import Client, LocalCluster
+
+    import polars_rankeval.dask as prd
+
+    t0 = time.perf_counter()
+    with PeakRSS() as peak:
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               dashboard_address=None, memory_limit=None)  # fmt: skip
+        client = Client(cluster)
+        started = time.perf_counter() - t0
+        per_user = [n for n in RECTOOLS if n != "CatalogCoverage@10"]
+        catalog = pl.Series("item_id", np.arange(N_ITEMS))
+        test = pl.read_parquet(folder / "test.parquet").with_columns(relevance=pl.lit(1))
+        t1 = time.perf_counter()
+        means = prd.evaluate(str(folder / "recs.parquet"), test, per_user, query="user_id",
+                             doc="item_id", order="rank", train=str(folder / "train.parquet"),
+                             catalog=catalog, item_features=str(folder / "features.parquet"),
+                             conventions="rectools", per_query=False, client=client)  # fmt: skip
+        catalogue = prd.evaluate_catalog(str(folder / "recs.parquet"), ["CatalogCoverage@10"],
+                                         query="user_id", doc="item_id", order="rank",
+                                         client=client)  # fmt: skip
+        scored = time.perf_counter() - t1
+        client.close()
+        cluster.close()
+    columns = dict(zip(per_user, means.columns[1:], strict=True))
+    values = {n: means[c].item() for n, c in columns.items()}
+    values["CatalogCoverage@10"] = catalogue.item()
+    return {"load": started, "score": scored, "values": values,
+            "peak_mib": peak.peak / 2**20}  # fmt: skip
+
+
 def worker(args: list[str]) -> None:
     side, folder, ild_users = args[0], Path(args[1]), int(args[2])
     if side == "ours":
         out = run_ours(folder)
+    elif side == "ours-dask":
+        out = run_ours_dask(folder)
     elif side == "ours-ild":
         out = run_ours_ild(folder, ild_users)
     else:
@@ -213,6 +256,7 @@ def main() -> None:
         help="RecTools' ILD on the lists of this many users only (it keeps every pair "
         "of a list as Python tuples: about 8 GiB at 1M users); ours on the same lists",
     )
+    parser.add_argument("--dask", action="store_true", help="polars_rankeval on Dask too")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -227,6 +271,16 @@ def main() -> None:
               f"({time.perf_counter() - t0:.1f} s to write)")  # fmt: skip
         ours = spawn(sys.executable, "ours", folder, args.timeout)
         report("polars_rankeval (13 metrics)", ours)
+        if args.dask:
+            spread = spawn(sys.executable, "ours-dask", folder, args.timeout)
+            report("polars_rankeval on Dask, 2 workers x 1 thread (13 metrics; read: "
+                   "the cluster started)", spread)  # fmt: skip
+            if "error" not in spread and "error" not in ours:
+                mine, theirs = ours["load"] + ours["score"], spread["load"] + spread["score"]
+                print(f"  Dask / in process: {theirs / mine:.2f}x the time, peak memory "
+                      f"{spread['peak_mib']:.0f} MiB (with the workers) against "
+                      f"{ours['peak_mib']:.0f} MiB")  # fmt: skip
+                compare(spread["values"], ours["values"])
         if not args.rectools_python:
             return
         main_rt = spawn(args.rectools_python, "main", folder, args.timeout)

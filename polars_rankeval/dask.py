@@ -20,6 +20,11 @@ so the evaluation is split by a hash of the query id
   scored once, warns once about unscored queries, and sorts (or averages, for
   ``per_query=False``). The spill folder is deleted.
 
+:func:`evaluate`, :func:`evaluate_diversity` and :func:`evaluate_catalog` share this
+driver (:func:`_start`, then :func:`_score_buckets`); each gives it how its tables are
+read, the reduce task's function and what every reduce task shares (the job; the side
+inputs of the recommendation measures, reduced once on the driver and scattered once).
+
 ``dask[distributed]`` is imported only when :func:`evaluate` is called
 (``pip install polars-rankeval[dask]``).
 """
@@ -43,9 +48,14 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import polars as pl
 
 from polars_rankeval import diversity, pieces
+from polars_rankeval._typing import Order
+from polars_rankeval.call import check_needs
 from polars_rankeval.diversity import DiversityMeasure
 from polars_rankeval.engine import buckets
+from polars_rankeval.evaluate import options_query
 from polars_rankeval.measures import Measure
+from polars_rankeval.recsys import catalog_piece, catalog_values, prepare_catalog, splittable
+from polars_rankeval.side import check_side
 from polars_rankeval.validation import check_int
 
 if TYPE_CHECKING:
@@ -255,16 +265,6 @@ def _load(part: pl.DataFrame | list[buckets.Slice], schema: pl.Schema) -> pl.Dat
     return buckets.read_slices(part, schema)
 
 
-def _reduce(
-    run: pl.DataFrame | list[buckets.Slice],
-    qrels: pl.DataFrame | list[buckets.Slice],
-    job: pieces.Job,
-    schemas: tuple[pl.Schema, pl.Schema],
-) -> pieces.Scored:
-    """A reduce task: score one bucket."""
-    return pieces.score(_load(run, schemas[0]), _load(qrels, schemas[1]), job)
-
-
 @dataclass(frozen=True)
 class _Call:
     key: str
@@ -396,6 +396,85 @@ def _import_dask() -> None:
         raise ImportError(msg) from err
 
 
+def _start(
+    client: Client | None, sources: dict[pieces.Table, Source], npartitions: int | None
+) -> tuple[Client | None, dict[pieces.Table, Table], int]:
+    """What every evaluation on Dask starts with: the client (the given, the active or
+    none), each input as a :class:`Table` (Parquet files counted, not read) and the
+    number of buckets, checked."""
+    _import_dask()
+    client = _current_client(client)
+    threads = _threads(client)
+    tables = {name: _as_table(source, name, 2 * threads) for name, source in sources.items()}
+    first = next(iter(tables.values()))
+    n = npartitions if npartitions is not None else _default_buckets(first, threads)
+    check_int("npartitions", n, minimum=1)
+    return client, tables, n
+
+
+def _score_buckets(
+    tables: dict[pieces.Table, Table],
+    readings: dict[str, Reading],
+    n: int,
+    *,
+    client: Client | None,
+    spill_dir: str | os.PathLike[str] | None,
+    name: str,
+    score: Callable[..., Any],
+    shared: Callable[[dict[str, list[Mapped]]], tuple[Any, ...]],
+) -> tuple[list[Any], list[int]]:
+    """The one driver of every evaluation on Dask: cut the tables into ``n`` buckets by
+    query (:func:`_cut`), then one reduce task per bucket (keys ``rankeval-{name}-...``)
+    calls ``score(*frames, *shared)``: the bucket's frame of each table, in the order
+    of ``tables``, and what ``shared(mapped)`` gives, computed once the map tasks are
+    done and scattered once to the workers. Gives the tasks' results and each table's
+    rows, to check that every row was scored once."""
+    ordered = list(tables.values())
+    with _cut(ordered, readings, n, client, spill_dir) as (mapped, inputs, token):
+        common = list(shared(mapped))
+        if client is not None and common:
+            common = client.scatter(common, hash=False)
+        schemas = tuple(
+            pl.Schema({c: t.schema[c] for c in readings[t.name].columns}) for t in ordered
+        )
+        reduces = [
+            _Call(
+                f"rankeval-{name}-{b}-{token}",
+                _bucket,
+                (score, schemas, *(table[b] for table in inputs), *common),
+            )
+            for b in range(n)
+        ]
+        results = _compute(reduces, client)
+    return results, _rows(ordered, mapped)
+
+
+def _bucket(score: Callable[..., Any], schemas: tuple[pl.Schema, ...], *args: Any) -> Any:
+    """A reduce task: the bucket's rows of each table (``args`` first, one per schema)
+    loaded, then scored with the shared arguments that follow them."""
+    frames = [_load(part, schema) for part, schema in zip(args, schemas, strict=False)]
+    return score(*frames, *args[len(schemas) :])
+
+
+def _paths_or(source: Any, *, ids: bool = False) -> Any:
+    """A side input given as a Parquet path, glob or directory (or a list of them, but
+    for ``ids``, where a list holds item ids), scanned on the driver; anything else as
+    given."""
+    if isinstance(source, str | os.PathLike):
+        entries = [source]
+    elif (
+        not ids
+        and isinstance(source, Sequence)
+        and len(source) > 0
+        and all(isinstance(p, str | os.PathLike) for p in source)
+    ):
+        entries = list(source)
+    else:
+        return source
+    files = [f for entry in entries for f, _ in _parquet_files(os.fspath(entry))]
+    return pl.scan_parquet(files)
+
+
 def evaluate(
     run: Source,
     qrels: Source,
@@ -404,6 +483,9 @@ def evaluate(
     client: Client | None = None,
     npartitions: int | None = None,
     spill_dir: str | os.PathLike[str] | None = None,
+    train: Any = None,
+    catalog: Any = None,
+    item_features: Any = None,
     **evaluate_options: Any,
 ) -> pl.DataFrame:
     """Score a run against qrels on Dask: :func:`polars_rankeval.evaluate`, query-partitioned.
@@ -442,6 +524,15 @@ def evaluate(
         the driver delete: the default, the system's temporary folder, works for
         a ``LocalCluster`` on one machine; on a cluster of several machines,
         pass a shared mount. Not used when both inputs are DataFrames.
+    train, catalog, item_features
+        The side inputs of the measures of lists (``Novelty``, ``ARP``, ``ILD``,
+        ``Serendipity``, ...), as for :func:`polars_rankeval.evaluate`, or a Parquet
+        path, glob or directory (``train`` and ``item_features``: or a list of them;
+        a list given as ``catalog`` holds item ids). Those a measure reads are reduced
+        once on the driver (:func:`~polars_rankeval.pieces.reduce_side_inputs`: the
+        per-item table, the numbers, the features) and scattered once; each reduce
+        task scores its users' lists with them, as :func:`polars_rankeval.evaluate`
+        does, beside the accuracy measures.
     **evaluate_options
         Keyword options of :func:`polars_rankeval.evaluate`: ``query``, ``doc``,
         ``score``, ``relevance``, ``system``, ``rank``, ``rel_level``, ``order``,
@@ -476,26 +567,25 @@ def evaluate(
     >>> prd.evaluate("runs/*.parquet", "qrels.parquet", ["AP", "nDCG@10"],
     ...              client=client)  # doctest: +SKIP
     """
-    _import_dask()
-    client = _current_client(client)
-    threads = _threads(client)
-    run_in, qrels_in = _as_table(run, "run", 2 * threads), _as_table(qrels, "qrels", 2 * threads)
-    tables = (run_in, qrels_in)
-    job = pieces.prepare(run_in.schema, qrels_in.schema, measures, evaluate_options)
-    n = npartitions if npartitions is not None else _default_buckets(run_in, threads)
-    check_int("npartitions", n, minimum=1)
-    readings: dict[str, Reading] = {t.name: _reading(job, t.name) for t in tables}
-    with _cut(tables, readings, n, client, spill_dir) as (mapped, inputs, token):
-        job = job.with_systems(_systems(run_in, mapped["run"], job))
-        empty = tuple(
-            pl.Schema({c: t.schema[c] for c in pieces.columns(job, t.name)}) for t in tables
-        )
-        reduces = [
-            _Call(f"rankeval-reduce-{b}-{token}", _reduce, (inputs[0][b], inputs[1][b], job, empty))
-            for b in range(n)
-        ]
-        scored: list[pieces.Scored] = _compute(reduces, client)
-    rows = _rows(tables, mapped)
+    client, tables, n = _start(client, {"run": run, "qrels": qrels}, npartitions)
+    run_in, qrels_in = tables["run"], tables["qrels"]
+    query, doc = evaluate_options.get("query", "query"), evaluate_options.get("doc", "doc")
+    given = check_side(train=_paths_or(train), catalog=_paths_or(catalog, ids=True),
+                       item_features=_paths_or(item_features),
+                       query=options_query(query), doc=options_query(doc))  # fmt: skip
+    job = pieces.prepare(run_in.schema, qrels_in.schema, measures, evaluate_options,
+                         given=frozenset(given))  # fmt: skip
+    lists = [m for m in job.parsed if m.of_lists]
+    side = None
+    if lists:
+        side = pieces.reduce_side_inputs(lists, given, query=job.options.query, doc=job.options.doc)
+    readings = {t: _reading(job, t) for t in ("run", "qrels")}
+
+    def shared(mapped: dict[str, list[Mapped]]) -> tuple[Any, ...]:
+        return job.with_systems(_systems(run_in, mapped["run"], job)), side
+
+    scored, rows = _score_buckets(tables, readings, n, client=client, spill_dir=spill_dir,
+                                  name="reduce", score=pieces.score, shared=shared)  # fmt: skip
     return pieces.combine(scored, job, run_rows=rows[0], qrels_rows=rows[1])
 
 
@@ -547,42 +637,105 @@ def evaluate_diversity(
     >>> prd.evaluate_diversity("runs/*.parquet", "subtopic-qrels.parquet",
     ...                        ["alpha_nDCG@20", "ERR_IA@20"], client=client)  # doctest: +SKIP
     """
-    _import_dask()
-    client = _current_client(client)
-    threads = _threads(client)
-    run_in, qrels_in = _as_table(run, "run", 2 * threads), _as_table(qrels, "qrels", 2 * threads)
-    tables = (run_in, qrels_in)
+    client, tables, n = _start(client, {"run": run, "qrels": qrels}, npartitions)
+    run_in, qrels_in = tables["run"], tables["qrels"]
     job = diversity.prepare(run_in.schema, qrels_in.schema, measures, options)
-    n = npartitions if npartitions is not None else _default_buckets(run_in, threads)
-    check_int("npartitions", n, minimum=1)
     readings = {
         "run": Reading(job.query, job.run_columns, partial(diversity.check_run, job=job)),
         "qrels": Reading(job.query, job.qrels_columns, partial(diversity.check_qrels, job=job)),
     }
-    with _cut(tables, readings, n, client, spill_dir) as (_, inputs, token):
-        schemas = tuple(
-            pl.Schema({c: t.schema[c] for c in readings[t.name].columns}) for t in tables
-        )
-        reduces = [
-            _Call(
-                f"rankeval-diversity-{b}-{token}",
-                _reduce_diversity,
-                (inputs[0][b], inputs[1][b], job, schemas),
-            )
-            for b in range(n)
-        ]
-        scored: list[diversity.Scored] = _compute(reduces, client)
+    scored, _ = _score_buckets(tables, readings, n, client=client, spill_dir=spill_dir,
+                               name="diversity", score=diversity.score,
+                               shared=lambda mapped: (job,))  # fmt: skip
     return diversity.combine(scored, job, run_in.schema)
 
 
-def _reduce_diversity(
-    run: pl.DataFrame | list[buckets.Slice],
-    qrels: pl.DataFrame | list[buckets.Slice],
-    job: diversity.Job,
-    schemas: tuple[pl.Schema, pl.Schema],
-) -> diversity.Scored:
-    """A reduce task of :func:`evaluate_diversity`: score one bucket."""
-    return diversity.score(_load(run, schemas[0]), _load(qrels, schemas[1]), job)
+def evaluate_catalog(
+    recs: Source,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    train: Any = None,
+    catalog: Any = None,
+    item_features: Any = None,
+    by: str | Sequence[str] | None = None,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    rank: str = "rank",
+    system: str | None = "system",
+    order: Order = "score",
+    conventions: str | None = None,
+    client: Client | None = None,
+    npartitions: int | None = None,
+    spill_dir: str | os.PathLike[str] | None = None,
+) -> pl.DataFrame:
+    r"""The measures of a system's recommendations as a whole on Dask:
+    :func:`polars_rankeval.evaluate_catalog`, user-partitioned as :func:`evaluate` is.
+
+    The recommendations are cut by the seeded hash of the user id (map tasks for
+    Parquet and lazy inputs, the driver for a DataFrame); one reduce task per bucket
+    takes, over its users' lists, each measure's sums
+    (:class:`~polars_rankeval.metrics.exposure.Split`): the exposure of each item
+    :math:`c_i` (coverage, entropy, Gini), per-item sums of the users' weights
+    :math:`\sum_{u \ni i} |L_u|^{-1/2}` and of their squares and the number of lists
+    (personalization), the training users shown an item (user coverage). The driver
+    adds the buckets' sums (each user's list is in one bucket) and computes the
+    values from them with the code :func:`polars_rankeval.evaluate_catalog` runs on
+    the sums of all lists at once: the same values, up to the order of floating-point
+    additions (personalization's sums).
+
+    Parameters
+    ----------
+    recs
+        ``[system], query, doc, score`` (or ``rank``), in any form :func:`evaluate`
+        takes for a run.
+    measures
+        Catalogue measures, as for :func:`polars_rankeval.evaluate_catalog`. Each
+        built-in one is a sum over lists; one that is not is refused by name.
+    train, catalog, item_features
+        As for :func:`polars_rankeval.evaluate_catalog`, or a Parquet path, glob or
+        directory (``train`` and ``item_features``: or a list of them; a list given as
+        ``catalog`` holds item ids), read and reduced once on the driver: ``train`` to
+        its distinct users and their number (``UserCoverage``), ``catalog`` to its
+        number of items (``Gini``, the shares of coverage).
+    by, query, doc, score, rank, system, order, conventions
+        As for :func:`polars_rankeval.evaluate_catalog`.
+    client, npartitions, spill_dir
+        As for :func:`evaluate`.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``[*by], [system]`` and one Float64 column per measure, sorted by the keys.
+
+    Examples
+    --------
+    >>> import polars_rankeval.dask as prd
+    >>> prd.evaluate_catalog("recs/*.parquet", ["CatalogCoverage@10", "Gini@10"],
+    ...                      catalog="items.parquet", query="user", doc="item",
+    ...                      client=client)  # doctest: +SKIP
+    """
+    client, tables, n = _start(client, {"run": recs}, npartitions)
+    job = prepare_catalog(tables["run"].schema, measures, by=by, query=query, doc=doc,
+                          score=score, rank=rank, system=system, order=order,
+                          conventions=conventions)  # fmt: skip
+    parsed = job.parsed
+    given = check_side(train=_paths_or(train), catalog=_paths_or(catalog, ids=True),
+                       item_features=_paths_or(item_features), query=query, doc=doc)  # fmt: skip
+    check_needs(parsed, frozenset(given))
+    splittable(parsed)
+    side = pieces.reduce_side_inputs(parsed, given, query=query, doc=doc)
+    readings = {"run": Reading(query, job.columns, _unchecked)}
+    scored, rows = _score_buckets(tables, readings, n, client=client, spill_dir=spill_dir,
+                                  name="catalog", score=catalog_piece,
+                                  shared=lambda mapped: (job, side))  # fmt: skip
+    counted = [pieces.Scored(None, pl.DataFrame(), pl.DataFrame(), p.rows, 0) for p in scored]
+    pieces.check_counts(counted, rows[0], 0)
+    return catalog_values(scored, job, side)
+
+
+def _unchecked(batch: pl.DataFrame, *, offset: int, where: str | None) -> None:
+    """The recommendations of :func:`evaluate_catalog` are read as given, as in process."""
 
 
 def _slices_of(mapped: list[Mapped], n: int) -> list[list[buckets.Slice]]:

@@ -57,7 +57,7 @@ from polars_rankeval.measures import (
     parse_measures,
 )
 from polars_rankeval.options import check_options, segment_columns
-from polars_rankeval.recsys import score_lists
+from polars_rankeval.recsys import score_lists, with_accuracy
 from polars_rankeval.side import check_side
 from polars_rankeval.validation import (
     check_columns,
@@ -354,8 +354,7 @@ def with_lists(
                                        engine_call.options, validate=call.validate,
                                        limit=call.memory_limit)
                 )  # fmt: skip
-            values = values.with_columns(pl.col(k).cast(accuracy.schema[k]) for k in keys)
-            values = accuracy.join(values, on=keys, how="full", coalesce=True, nulls_equal=True)
+            values = with_accuracy(values, accuracy, keys)
         return values
 
     if isinstance(run, pl.DataFrame):

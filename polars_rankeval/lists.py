@@ -189,10 +189,22 @@ def score_catalog(ls: Lists, measures: Sequence[Measure]) -> pl.LazyFrame:
     """Every system and segment of the run with each catalogue measure's value."""
     groups = list(ls.groups)
     ls = materialized(ls)
-    out = ls.every.select(groups).unique() if groups else pl.LazyFrame({"__rk_one": [0]})
+    values = []
     for m in measures:
         assert m.family.over_catalog is not None
-        value = m.family.over_catalog(m, ls)
+        values.append(m.family.over_catalog(m, ls))
+    return with_groups(ls.every.select(groups).unique(), values, groups)
+
+
+def with_groups(
+    every: pl.LazyFrame, values: Sequence[pl.LazyFrame], groups: Sequence[str]
+) -> pl.LazyFrame:
+    """Every system and segment (``every``: the distinct ``groups`` of the run) with the
+    catalogue measures' ``values`` (each ``groups`` and one column; null for a group a
+    measure has no value for); one row without ``groups``."""
+    groups = list(groups)
+    out = every if groups else pl.LazyFrame({"__rk_one": [0]})
+    for value in values:
         if groups:
             out = out.join(value, on=groups, how="left", nulls_equal=True)
         else:

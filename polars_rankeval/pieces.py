@@ -14,7 +14,9 @@ every such engine shares; :mod:`polars_rankeval.dask` and
 2. the rows are cut by :func:`bucket` (the one hash of every engine except
    Spark, whose executors hash with Spark's own Murmur3), and checked on the
    way in with :func:`check_rows`;
-3. each piece is scored by :func:`score`, in a task;
+3. each piece is scored by :func:`score`, in a task (the measures of lists with the
+   side inputs reduced once on the driver, :func:`reduce_side_inputs`: a list's value
+   reads only its own rows and those totals);
 4. on the driver, :func:`combine` puts the pieces together: every row counted
    once, one warning for the unscored queries, ``missing="error"`` raised
    once, output sorted, ``per_query=False`` combined as
@@ -38,6 +40,7 @@ from polars_rankeval.call import prepare as prepare_call
 from polars_rankeval.declare import resolved
 from polars_rankeval.engine.buckets import query_bucket, split_by_bucket
 from polars_rankeval.engine.outcome import (
+    lists_score_every_query,
     raise_absent_queries,
     warn_unscored_queries,
 )
@@ -45,6 +48,8 @@ from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, sc
 from polars_rankeval.engine.scope import absent_rankings
 from polars_rankeval.measures import Measure, aggregate_kind, parse
 from polars_rankeval.options import Options
+from polars_rankeval.recsys import list_values, with_accuracy
+from polars_rankeval.side import Side, collected, reduce_side
 from polars_rankeval.validation import check_int, where_named
 
 OPTIONS = EVALUATE_OPTIONS - {"memory_limit"}
@@ -110,11 +115,15 @@ def prepare(
     qrels_schema: pl.Schema,
     measures: str | Measure | Iterable[str | Measure],
     options: Mapping[str, Any],
+    *,
+    given: frozenset[str] | None = None,
 ) -> Job:
     """Check measures, options, columns and dtypes on the schemas: the job to run.
 
     ``options`` are the keyword options of :func:`polars_rankeval.evaluate`
-    (:data:`OPTIONS`); anything else is refused, naming what is accepted.
+    (:data:`OPTIONS`); anything else is refused, naming what is accepted. ``given``:
+    the side inputs given (``train``, ``catalog``, ``item_features``): a measure of
+    lists that needs one that is not is refused by name (None: no measure of lists).
 
     Examples
     --------
@@ -128,7 +137,7 @@ def prepare(
     ...
     TypeError: Unknown option(s) 'rel_levle'. Options are those of polars_rankeval.evaluate: ...
     """
-    call = prepare_call(run_schema, qrels_schema, measures, options, accepts=OPTIONS)
+    call = prepare_call(run_schema, qrels_schema, measures, options, accepts=OPTIONS, given=given)
     if call.options.query_parts or call.options.doc_parts:
         msg = (
             "Compound ids (query=[...] or doc=[...]) are not supported on Dask or Spark yet: "
@@ -142,6 +151,32 @@ def prepare(
         per_query=call.per_query,
         validate=call.validate,
     )
+
+
+def reduce_side_inputs(
+    measures: Iterable[Measure],
+    given: Mapping[str, pl.DataFrame | pl.LazyFrame],
+    *,
+    query: str,
+    doc: str,
+) -> Side:
+    """The side inputs the ``measures`` read, reduced once on the driver and computed
+    (:func:`~polars_rankeval.side.reduce_side`, :func:`~polars_rankeval.side.collected`):
+    the per-item table, the numbers, the features. The tasks receive this, never the
+    inputs themselves (an input no measure reads is not read at all).
+
+    Examples
+    --------
+    >>> from polars_rankeval.measures import parse
+    >>> train = pl.DataFrame({"user": [1, 2], "item": ["a", "a"]})
+    >>> side = reduce_side_inputs([parse("Novelty@5")], {"train": train, "catalog": train},
+    ...                           query="user", doc="item")
+    >>> side.n_users, side.n_catalog
+    (2, None)
+    """
+    needs: set[str] = {need for m in measures for need in m.needs}
+    chosen = {k: v for k, v in given.items() if k in needs}
+    return collected(reduce_side(chosen, query=query, doc=doc))
 
 
 def columns(job: Job, table: Table) -> list[str]:
@@ -242,14 +277,20 @@ class Scored:
     holds all rows of its queries, so they are absent from the whole run."""
     run_rows: int
     qrels_rows: int
+    lists: pl.DataFrame | None = None
+    """The values of the measures of lists for every list of the piece's run (keys and
+    one column per measure), when the job has such measures."""
 
 
-def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
+def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job, side: Side | None = None) -> Scored:
     """Score one piece; it must hold, for each of its queries, all of that query's rows.
 
-    Duplicate rows raise here (unless ``validate=False``), with the message of
+    Duplicate rows raise here (unless ``validate=False``, and only when the engine scores
+    a measure: a list may repeat an item), with the message of
     :func:`polars_rankeval.evaluate`; values are checked where rows come in
-    (:func:`check_rows`).
+    (:func:`check_rows`). The measures of lists read ``side``, the side inputs reduced
+    once on the driver (:func:`reduce_side_inputs`), and score every list of the piece
+    (:func:`~polars_rankeval.recsys.list_values`).
 
     Examples
     --------
@@ -262,19 +303,58 @@ def score(run: pl.DataFrame, qrels: pl.DataFrame, job: Job) -> Scored:
     ([{'query': 'a', 'RR': 0.5}], ['b'], 3)
     """
     o = job.options
+    call = job.call(per_query=True)
+    values = None
+    if call.list_measures:
+        assert side is not None
+        values = list_values(run, qrels, call, side)
+    none = _string_keys(run.select(o.keys).clear(), o.query)
     absent = pl.DataFrame(schema={o.query: pl.String})
+    if not call.engine_measures:
+        return Scored(None, none, absent, run.height, qrels.height, values)
     if o.missing == "error":
         absent = absent_rankings(run.select(o.keys), qrels[o.query], query=o.query,
                                  system=o.system, by=o.by, systems=job.systems)  # fmt: skip
         if absent.height:
-            none = _string_keys(run.select(o.keys).clear(), o.query)
             return Scored(None, none, absent, run.height, qrels.height)
     piece = score_piece(  # one step after the other: the engine runs a task per core
-        run, qrels, job.parsed, o, check_duplicates=job.validate, systems=job.systems,
-        concurrent=False,
+        run, qrels, list(call.engine_measures), o, check_duplicates=job.validate,
+        systems=job.systems, concurrent=False,
     )  # fmt: skip
     no_qrels = _string_keys(piece.no_qrels, o.query)
-    return Scored(piece.scores, no_qrels, absent, piece.run_rows, piece.qrels_rows)
+    return Scored(piece.scores, no_qrels, absent, piece.run_rows, piece.qrels_rows, values)
+
+
+def values(piece: Scored, job: Job) -> pl.DataFrame:
+    """One piece's per-ranking values, as :func:`polars_rankeval.evaluate` gives those
+    rankings (``per_query=True``): the engine's scores, beside the values of the
+    measures of lists (every list of the piece), joined on the ranking keys. For an
+    engine that does not gather the pieces (Spark); the piece must be scored (no
+    absent query under ``missing="error"``).
+
+    Examples
+    --------
+    >>> from polars_rankeval.side import reduce_side
+    >>> run = pl.DataFrame({"query": ["a", "a", "b"], "doc": ["x", "y", "x"],
+    ...                     "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query": ["a"], "doc": ["y"], "relevance": [1]})
+    >>> train = pl.DataFrame({"query": ["a", "c"], "doc": ["x", "x"]})
+    >>> job = prepare(run.schema, qrels.schema, ["RR", "ARP@2"], {}, given=frozenset({"train"}))
+    >>> side = reduce_side({"train": train}, query="query", doc="doc")
+    >>> values(score(run, qrels, job, side), job).rows()
+    [('a', 0.5, 1.0), ('b', None, 2.0)]
+    """
+    call = job.call(per_query=True)
+    if not call.list_measures:
+        assert piece.scores is not None
+        return piece.scores
+    assert piece.lists is not None
+    lists = piece.lists
+    if call.engine_measures:
+        assert piece.scores is not None
+        judged = replace(call, measures=call.engine_measures)
+        lists = with_accuracy(lists, judged.finish(piece.scores), job.options.output_keys)
+    return call.finish(lists)
 
 
 def _string_keys(keys: pl.DataFrame, query: str) -> pl.DataFrame:
@@ -313,19 +393,37 @@ def combine(pieces: Sequence[Scored], job: Job, *, run_rows: int, qrels_rows: in
     absent = [p.absent for p in pieces if p.absent.height]
     if absent:
         raise_absent_queries(pl.concat(absent).sort(absent[0].columns))
-    scores = pl.concat([p.scores for p in pieces if p.scores is not None], how="vertical_relaxed")
-    no_qrels = pl.concat([p.no_qrels for p in pieces], how="vertical_relaxed").sort(o.keys)
-    seen = pl.concat(
-        [_string_keys(scores.select(o.keys), o.query), no_qrels], how="vertical_relaxed"
-    )
-    if seen.is_duplicated().any():
+    call = job.call()
+    judged = replace(call, measures=call.engine_measures, per_query=True)
+    names = [str(m) for m in call.list_measures], judged.names
+    accuracy = None
+    if judged.measures:
+        scores = pl.concat([p.scores for p in pieces if p.scores is not None],
+                           how="vertical_relaxed")  # fmt: skip
+        no_qrels = pl.concat([p.no_qrels for p in pieces], how="vertical_relaxed").sort(o.keys)
+        seen = [_string_keys(scores.select(o.keys), o.query), no_qrels]
+        _check_once(pl.concat(seen, how="vertical_relaxed"))
+        with lists_score_every_query(*names):
+            warn_unscored_queries(no_qrels[o.query])
+        accuracy = judged.finish(scores)
+    if not call.list_measures:
+        assert accuracy is not None
+        return call.finish(accuracy)
+    values = pl.concat([p.lists for p in pieces if p.lists is not None], how="vertical_relaxed")
+    _check_once(values.select(o.keys))
+    if accuracy is not None:
+        values = with_accuracy(values, accuracy, o.output_keys)
+    return call.finish(values)
+
+
+def _check_once(keys: pl.DataFrame) -> None:
+    """Every ranking in one piece."""
+    if keys.is_duplicated().any():
         msg = (
             "A ranking is in two pieces: its rows were not all cut into the same bucket "
             "(do all workers run the same Polars version as the client?)."
         )
         raise RuntimeError(msg)
-    warn_unscored_queries(no_qrels[o.query])
-    return job.call().finish(scores)
 
 
 def check_counts(pieces: Sequence[Scored], run_rows: int, qrels_rows: int) -> None:

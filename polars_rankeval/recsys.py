@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -21,11 +22,12 @@ from polars_rankeval.call import Call, check_needs
 from polars_rankeval.catalogue import Measure
 from polars_rankeval.engine.buckets import query_bucket
 from polars_rankeval.inputs import as_frame
-from polars_rankeval.lists import lists, score_catalog
+from polars_rankeval.lists import Lists, lists, materialized, score_catalog, with_groups
 from polars_rankeval.lists import score_lists as lists_values
-from polars_rankeval.measures import parse_measures
+from polars_rankeval.measures import parse, parse_measures
+from polars_rankeval.metrics.exposure import Sums, add, split_of
 from polars_rankeval.options import segment_columns
-from polars_rankeval.side import check_side, reduce_side
+from polars_rankeval.side import Side, check_side, reduce_side
 from polars_rankeval.validation import (
     check_choice,
     check_columns,
@@ -75,10 +77,22 @@ def score_lists(
     (:func:`list_buckets`): a list's measures read its own rows and the side inputs'
     totals only, so each bucket gives its lists' final values."""
     o = call.options
+    reduced = reduce_side(side, query=o.query, doc=o.doc)
+    return list_values(run, qrels, call, reduced, list_buckets(run, call.memory_limit))
+
+
+def list_values(
+    run: pl.DataFrame | pl.LazyFrame,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    call: Call,
+    side: Side,
+    n_buckets: int = 1,
+) -> pl.DataFrame:
+    """:func:`score_lists` with the side inputs reduced (:func:`~polars_rankeval.side.reduce_side`),
+    in ``n_buckets`` buckets of queries: what a Dask task runs on its bucket (in one)."""
+    o = call.options
     measures = call.list_measures
     reads_qrels = any("qrels" in m.needs for m in measures)
-    reduced = reduce_side(side, query=o.query, doc=o.doc)
-    n_buckets = list_buckets(run, call.memory_limit)
     values = []
     for bucket in range(n_buckets):
         where = query_bucket(o.query, n_buckets) == bucket
@@ -89,7 +103,7 @@ def score_lists(
         ls = lists(
             part,
             measures,
-            reduced,
+            side,
             keys=o.keys,
             groups=[*o.by, *([o.system] if o.system else [])],
             query=o.query,
@@ -102,7 +116,147 @@ def score_lists(
             rel_level=o.rel_level,
         )
         values.append(lists_values(ls, measures).collect(engine="streaming"))
-    return pl.concat(values) if len(values) > 1 else values[0]
+    return pl.concat(values, how="vertical_relaxed") if len(values) > 1 else values[0]
+
+
+def with_accuracy(
+    values: pl.DataFrame, accuracy: pl.DataFrame, keys: Sequence[str]
+) -> pl.DataFrame:
+    """The lists' values beside the judged measures' (``accuracy``: the scored rankings),
+    joined on the ranking keys (query ids typed as ``accuracy`` types them); a ranking on
+    one side only gets nulls on the other."""
+    values = values.with_columns(pl.col(k).cast(accuracy.schema[k]) for k in keys)
+    return accuracy.join(values, on=list(keys), how="full", coalesce=True, nulls_equal=True)
+
+
+# --------------------------------------------------------------------------- the catalogue
+
+
+@dataclass(frozen=True)
+class CatalogJob:
+    """One :func:`evaluate_catalog`, checked on the schema: plain data (measure names),
+    so that it pickles to a Dask worker."""
+
+    measures: tuple[str, ...]
+    """Canonical names, in the order asked."""
+    groups: tuple[str, ...]
+    """``[*by], [system]``: one output row per value of them."""
+    query: str
+    doc: str
+    score: str
+    rank: str
+    order: str
+
+    @property
+    def parsed(self) -> list[Measure]:
+        return [parse(name) for name in self.measures]
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns of the recommendations the measures read."""
+        value = {"score": [self.score], "rank": [self.rank]}.get(self.order, [])
+        return [*self.groups, self.query, self.doc, *value]
+
+    def lists(self, recs: pl.DataFrame | pl.LazyFrame, side: Side) -> Lists:
+        """The lists of ``recs`` the measures read (:func:`~polars_rankeval.lists.lists`)."""
+        return lists(recs.lazy(), self.parsed, side, keys=[*self.groups, self.query],
+                     groups=self.groups, query=self.query, doc=self.doc, order=self.order,
+                     score=self.score, rank=self.rank)  # fmt: skip
+
+
+def prepare_catalog(
+    schema: pl.Schema,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    by: str | Sequence[str] | None,
+    query: str,
+    doc: str,
+    score: str,
+    rank: str,
+    system: str | None,
+    order: str,
+    conventions: str | None,
+) -> CatalogJob:
+    """Check :func:`evaluate_catalog`'s measures, columns and options on the schema of
+    the recommendations: the job to run."""
+    check_choice("order", order, ("score", "rank", "presorted"))
+    parsed = parse_measures(measures, conventions=conventions)
+    for m in parsed:
+        if not m.of_catalog:
+            msg = (
+                f"{m} is not a measure of a system's recommendations as a whole: "
+                f"score it with pr.evaluate (catalogue measures: CatalogCoverage, Entropy, "
+                f"Gini, Personalization, UserCoverage)."
+            )
+            raise ValueError(msg)
+    system = system_column(system, schema)
+    value = {"score": {"score": score}, "rank": {"rank": rank}}.get(order, {})
+    check_columns(schema, {"query": query, "doc": doc} | value, "recs")
+    segments = segment_columns(by, schema, taken=[query, doc, score, rank, system])
+    groups = [*segments, *([system] if system else [])]
+    check_output_names(groups, [str(m) for m in parsed])
+    return CatalogJob(tuple(str(m) for m in parsed), tuple(groups), query, doc, score, rank,
+                      order)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CatalogPiece:
+    """A bucket of users' part of the catalogue measures, as a Dask reduce task returns
+    it: the sums over its lists (:class:`~polars_rankeval.metrics.exposure.Sums`)."""
+
+    groups: pl.DataFrame
+    """The distinct systems and segments of the bucket's lists."""
+    sums: list[list[tuple[tuple[str, ...], pl.DataFrame]]]
+    """Per measure, its parts: the keys and the frame of each."""
+    rows: int
+    """The bucket's rows of the recommendations."""
+
+
+def catalog_piece(recs: pl.DataFrame, job: CatalogJob, side: Side) -> CatalogPiece:
+    """The parts of the catalogue measures over the lists of ``recs`` (every list in it
+    whole: a bucket of users)."""
+    ls = materialized(job.lists(recs, side))
+    sums = []
+    for m in job.parsed:
+        split = split_of(m)
+        assert split is not None
+        parts = split.parts(m, ls)
+        frames = pl.collect_all([p.frame for p in parts])
+        sums.append([(p.keys, f) for p, f in zip(parts, frames, strict=True)])
+    groups = ls.every.select(job.groups).unique().collect()
+    return CatalogPiece(groups, sums, recs.height)
+
+
+def catalog_values(pieces: Sequence[CatalogPiece], job: CatalogJob, side: Side) -> pl.DataFrame:
+    """The catalogue measures from the pieces of all users: each measure's parts added
+    (:func:`~polars_rankeval.metrics.exposure.add`), then its value, as
+    :func:`evaluate_catalog` gives it."""
+    groups = list(job.groups)
+    values = []
+    for i, m in enumerate(job.parsed):
+        split = split_of(m)
+        assert split is not None
+        n_parts = len(pieces[0].sums[i])
+        sums = tuple(
+            add([Sums(p.sums[i][j][0], p.sums[i][j][1].lazy()) for p in pieces])
+            for j in range(n_parts)
+        )
+        values.append(split.value(m, sums, groups, side))
+    every = pl.concat([p.groups for p in pieces], how="vertical_relaxed").lazy().unique()
+    out = with_groups(every, values, groups).collect()
+    return out.sort(groups) if groups else out
+
+
+def splittable(measures: Iterable[Measure]) -> None:
+    """Refuse, by name, a catalogue measure that cannot be summed over buckets of users
+    (one without a :class:`~polars_rankeval.metrics.exposure.Split`)."""
+    for m in measures:
+        if split_of(m) is None:
+            msg = (
+                f"{m} cannot be scored on Dask: its value is not a sum over the users' "
+                "lists that buckets of users can add up. Score it with pr.evaluate_catalog."
+            )
+            raise ValueError(msg)
 
 
 def evaluate_catalog(
@@ -186,22 +340,9 @@ def evaluate_catalog(
     """
     frame = as_frame(recs, "recs")
     schema = frame.lazy().collect_schema()
-    check_choice("order", order, ("score", "rank", "presorted"))
-    parsed = parse_measures(measures, conventions=conventions)
-    for m in parsed:
-        if not m.of_catalog:
-            msg = (
-                f"{m} is not a measure of a system's recommendations as a whole: "
-                f"score it with pr.evaluate (catalogue measures: CatalogCoverage, Entropy, "
-                f"Gini, Personalization, UserCoverage)."
-            )
-            raise ValueError(msg)
-    system = system_column(system, schema)
-    value = {"score": {"score": score}, "rank": {"rank": rank}}.get(order, {})
-    check_columns(schema, {"query": query, "doc": doc} | value, "recs")
-    segments = segment_columns(by, schema, taken=[query, doc, score, rank, system])
-    groups = [*segments, *([system] if system else [])]
-    check_output_names(groups, [str(m) for m in parsed])
+    job = prepare_catalog(schema, measures, by=by, query=query, doc=doc, score=score, rank=rank,
+                          system=system, order=order, conventions=conventions)  # fmt: skip
+    parsed, groups = job.parsed, list(job.groups)
     given = check_side(
         train=train, catalog=catalog, item_features=item_features, query=query, doc=doc
     )
@@ -209,18 +350,7 @@ def evaluate_catalog(
     run = frame.lazy()
 
     def scored() -> pl.DataFrame:
-        ls = lists(
-            run,
-            parsed,
-            reduce_side(given, query=query, doc=doc),
-            keys=[*groups, query],
-            groups=groups,
-            query=query,
-            doc=doc,
-            order=order,
-            score=score,
-            rank=rank,
-        )
+        ls = job.lists(run, reduce_side(given, query=query, doc=doc))
         out = score_catalog(ls, parsed).collect(engine="streaming")
         return out.sort(groups) if groups else out
 

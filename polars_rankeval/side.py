@@ -29,7 +29,7 @@ items (``ILD(distance=table)`` reads it, in either order of the pair).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import polars as pl
@@ -271,3 +271,20 @@ def _long_features(features: pl.LazyFrame, doc: str) -> dict[str, Any]:
     numeric = numeric.select(doc, FEATURE, VALUE)
     out = {"features": text, "numeric_features": numeric, "sparse": sparse}
     return out if sparse else out | {"wide": wide_out}
+
+
+def collected(side: Side) -> Side:
+    """``side`` with its lazy tables (the features, the pairs) computed, once: what is
+    shipped to the tasks of another process reads no file of this one.
+
+    Examples
+    --------
+    >>> features = pl.LazyFrame({"item": ["a", "b"], "genre": [1, 2]})
+    >>> side = collected(reduce_side({"item_features": features}, query="user", doc="item"))
+    >>> side.features.collect().height
+    2
+    """
+    lazy = [f.name for f in fields(side) if isinstance(getattr(side, f.name), pl.LazyFrame)]
+    frames = pl.collect_all([getattr(side, name) for name in lazy])
+    computed: dict[str, Any] = {n: f.lazy() for n, f in zip(lazy, frames, strict=True)}
+    return replace(side, **computed)

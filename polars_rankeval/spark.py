@@ -9,6 +9,11 @@ Every query lives in exactly one bucket, so the values equal the in-process
 ones query by query. ``per_query=False`` combines the per-query values in
 Spark, lazily, as :func:`polars_rankeval.mean_scores` does.
 
+The measures of lists (``train=``, ``catalog=``, ``item_features=``) are scored in the
+same UDF, with the side inputs reduced once on the driver; :func:`evaluate_catalog`
+brings each bucket's sums of the catalogue measures to the driver, which adds them.
+:func:`evaluate` and :func:`evaluate_diversity` share one driver (:func:`_cogrouped`).
+
 ``pyspark`` is imported only when :func:`evaluate` is called
 (``pip install polars-rankeval[spark]``); the executors need Polars and
 polars_rankeval installed in the Python they run (``PYSPARK_PYTHON``).
@@ -16,16 +21,30 @@ polars_rankeval installed in the Python they run (``PYSPARK_PYTHON``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+import pickle
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from polars_rankeval import diversity, pieces
+from polars_rankeval._typing import Order
+from polars_rankeval.call import check_needs
 from polars_rankeval.diversity import DiversityMeasure
 from polars_rankeval.engine.outcome import raise_absent_queries
 from polars_rankeval.engine.scope import absent_rankings
+from polars_rankeval.evaluate import options_query
 from polars_rankeval.measures import MIN_GEO_MEAN, Measure
+from polars_rankeval.recsys import (
+    CatalogJob,
+    catalog_piece,
+    catalog_values,
+    prepare_catalog,
+    splittable,
+)
+from polars_rankeval.side import Side, check_side
 from polars_rankeval.validation import check_int
 
 if TYPE_CHECKING:
@@ -72,18 +91,41 @@ def result_schema(schema: pl.Schema) -> StructType:
 
 
 def score_bucket(
-    key: tuple[Any, ...], run: pa.Table, qrels: pa.Table, *, job: pieces.Job, out: pa.Schema
+    key: tuple[Any, ...],
+    run: pa.Table,
+    qrels: pa.Table,
+    *,
+    job: pieces.Job,
+    out: pa.Schema,
+    side: Side | None = None,
 ) -> pa.Table:
-    """The Arrow UDF: one bucket's run and qrels rows in, its per-query values out."""
+    """The Arrow UDF: one bucket's run and qrels rows in, its per-query values out (the
+    measures of lists over every list of the bucket, with the reduced ``side``)."""
     run_df, qrels_df = _from_arrow(run).drop(BUCKET), _from_arrow(qrels).drop(BUCKET)
     where = f"Spark bucket {key[0].as_py()}, whose rows are numbered from 0"
     pieces.check_rows(run_df, job, "run", where=where)
     pieces.check_rows(qrels_df, job, "qrels", where=where)
-    piece = pieces.score(run_df, qrels_df, job)
+    piece = pieces.score(run_df, qrels_df, job, side)
     # missing="error", checked on the driver: absent only if the data changed
     raise_absent_queries(piece.absent)
-    assert piece.scores is not None  # a piece is scored unless a query is absent
-    return piece.scores.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
+    scores = pieces.values(piece, job)
+    return scores.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
+
+
+def _polars(source: Any, *, ids: bool = False) -> Any:
+    """A side input as Polars reads it: a Spark DataFrame collected to the driver (when a
+    measure reads it: lazily, by :func:`polars.defer`), a Parquet path scanned; anything
+    else (a frame; for ``ids``, a list of item ids) as given."""
+    from pyspark.sql import DataFrame as SparkDataFrame
+
+    if isinstance(source, SparkDataFrame):
+        sdf = source
+        return pl.defer(lambda: _from_arrow(sdf.toArrow()), schema=polars_schema(sdf.schema))
+    if isinstance(source, str | os.PathLike):
+        return pl.scan_parquet(os.fspath(source))
+    if not ids and isinstance(source, list) and source and all(isinstance(p, str) for p in source):
+        return pl.scan_parquet(source)
+    return source
 
 
 def _default_buckets(run_sdf: SparkDataFrame) -> int:
@@ -114,24 +156,81 @@ def _means(scores: SparkDataFrame, job: pieces.Job) -> SparkDataFrame:
     return scores.groupBy(*groups).agg(*aggs) if groups else scores.agg(*aggs)
 
 
-def _check_absent(run_sdf: SparkDataFrame, qrels_sdf: SparkDataFrame, job: pieces.Job) -> None:
-    """missing="error": one small job now (the run's distinct ranking keys and the qrels'
-    queries to the driver), raising as in-process when a segment or system lacks a qrels
-    query, by :func:`~polars_rankeval.engine.scope.absent_rankings`' rule."""
+def _buckets(run_sdf: SparkDataFrame, num_buckets: int | None) -> int:
+    """The number of buckets, checked (default: ``spark.sql.shuffle.partitions``)."""
+    n = num_buckets if num_buckets is not None else _default_buckets(run_sdf)
+    check_int("num_buckets", n, minimum=1)
+    return n
+
+
+def _columns(sdf: SparkDataFrame, columns: list[str]) -> SparkDataFrame:
+    """Only the columns the tasks read, before the rows move."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    o = job.options
-    keys = [*o.by, *([o.system] if o.system else []), o.query]
+    return sdf.select(*(F.col(f"`{c}`") for c in columns))
+
+
+def _bucket(query: str, n: int) -> Column:
+    """Each row's bucket: ``pmod(hash(string(query)), n)``, Spark's own Murmur3."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    return F.pmod(F.hash(F.col(f"`{query}`").cast("string")), F.lit(n)).alias(BUCKET)
+
+
+def _arrow(schema: StructType) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
+
+
+def _cogrouped(
+    run_sdf: SparkDataFrame,
+    qrels_sdf: SparkDataFrame,
+    query: str,
+    n: int,
+    schema: StructType,
+    udf: Callable[..., pa.Table],
+) -> SparkDataFrame:
+    """The one driver of :func:`evaluate` and :func:`evaluate_diversity`: both tables
+    bucketed by query and cogrouped; ``udf(key, run, qrels, out=)`` scores each bucket
+    (``out``: the Arrow schema of ``schema``, the rows it returns). Lazy."""
+    out = _arrow(schema)
+
+    def scorer(key: tuple[Any, ...], run: pa.Table, qrels: pa.Table) -> pa.Table:
+        return udf(key, run, qrels, out=out)
+
+    bucket = _bucket(query, n)
+    return (
+        run_sdf.withColumn(BUCKET, bucket)
+        .groupBy(BUCKET)
+        .cogroup(qrels_sdf.withColumn(BUCKET, bucket).groupBy(BUCKET))
+        .applyInArrow(scorer, schema)
+    )
+
+
+def _absent(
+    run_sdf: SparkDataFrame,
+    qrels_sdf: SparkDataFrame,
+    keys: list[str],
+    *,
+    query: str,
+    system: str | None,
+    by: Sequence[str],
+) -> pl.DataFrame:
+    """The rankings the run lacks (:func:`~polars_rankeval.engine.scope.absent_rankings`),
+    from the run's distinct ranking keys and the qrels' queries brought to the driver
+    (one small job, now)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
     run_keys = run_sdf.select(*(F.col(f"`{k}`") for k in keys)).distinct()
-    queries = qrels_sdf.select(F.col(f"`{o.query}`").cast("string").alias(o.query)).distinct()
-    absent = absent_rankings(
+    queries = qrels_sdf.select(F.col(f"`{query}`").cast("string").alias(query)).distinct()
+    return absent_rankings(
         _from_arrow(run_keys.toArrow()),
         _from_arrow(queries.toArrow()).to_series(),
-        query=o.query,
-        system=o.system,
-        by=o.by,
+        query=query,
+        system=system,
+        by=by,
     )
-    raise_absent_queries(absent)
 
 
 def evaluate(
@@ -140,6 +239,9 @@ def evaluate(
     measures: str | Measure | Iterable[str | Measure],
     *,
     num_buckets: int | None = None,
+    train: Any = None,
+    catalog: Any = None,
+    item_features: Any = None,
     **evaluate_options: Any,
 ) -> SparkDataFrame:
     """Score a Spark run against Spark qrels: per-query values as a Spark DataFrame.
@@ -161,6 +263,15 @@ def evaluate(
         Number of hash buckets (UDF calls); a bucket's rows must fit in one
         executor's memory (about 4x their size while they are scored).
         Default: ``spark.sql.shuffle.partitions``.
+    train, catalog, item_features
+        The side inputs of the measures of lists (``Novelty``, ``ARP``, ``ILD``,
+        ``Serendipity``, ...), as for :func:`polars_rankeval.evaluate`: a Spark
+        DataFrame, a Polars, pandas or Arrow frame, a LazyFrame or a Parquet path
+        (``catalog``: also a list of item ids). Each that a measure reads is
+        reduced once on the driver (a Spark DataFrame is collected to it, as Arrow,
+        to be reduced: the training log's user and item columns) to the per-item
+        table and the numbers the measures read; these travel with the UDF, and
+        each bucket scores its lists with them, as in process.
     **evaluate_options
         Keyword options of :func:`polars_rankeval.evaluate` (``query``, ``doc``,
         ``score``, ``relevance``, ``system``, ``rank``, ``rel_level``, ``order``,
@@ -203,11 +314,14 @@ def evaluate(
     >>> prs.evaluate(run, qrels, ["AP", "nDCG@10"]).show()  # doctest: +SKIP
     """
     _import_pyspark()
-    from pyspark.sql import functions as F  # noqa: N812
-    from pyspark.sql.pandas.types import to_arrow_schema
 
     run_schema, qrels_schema = polars_schema(run_sdf.schema), polars_schema(qrels_sdf.schema)
-    job = pieces.prepare(run_schema, qrels_schema, measures, evaluate_options)
+    query = options_query(evaluate_options.get("query", "query"))
+    doc = options_query(evaluate_options.get("doc", "doc"))
+    given = check_side(train=_polars(train), catalog=_polars(catalog, ids=True),
+                       item_features=_polars(item_features), query=query, doc=doc)  # fmt: skip
+    job = pieces.prepare(run_schema, qrels_schema, measures, evaluate_options,
+                         given=frozenset(given))  # fmt: skip
     if job.options.order == "presorted":
         msg = (
             "order='presorted' cannot be used on Spark: the shuffle that groups each "
@@ -224,29 +338,22 @@ def evaluate(
             "(dataclasses.replace(conventions, ties='doc_desc'))."
         )
         raise ValueError(msg)
-    n = num_buckets if num_buckets is not None else _default_buckets(run_sdf)
-    check_int("num_buckets", n, minimum=1)
+    n = _buckets(run_sdf, num_buckets)
     spark_schema = result_schema(pieces.output_columns(job, run_schema, qrels_schema))
-    run_sdf = run_sdf.select(*(F.col(f"`{c}`") for c in pieces.columns(job, "run")))
-    qrels_sdf = qrels_sdf.select(*(F.col(f"`{c}`") for c in pieces.columns(job, "qrels")))
+    run_sdf = _columns(run_sdf, pieces.columns(job, "run"))
+    qrels_sdf = _columns(qrels_sdf, pieces.columns(job, "qrels"))
     if job.needs_systems:
         systems = _from_arrow(run_sdf.select(f"`{job.options.system}`").distinct().toArrow())
         job = job.with_systems([systems.to_series()])
-    if job.options.missing == "error":
-        _check_absent(run_sdf, qrels_sdf, job)
-    query = F.col(f"`{job.options.query}`").cast("string")
-    bucket = F.pmod(F.hash(query), F.lit(n)).alias(BUCKET)
-    out = to_arrow_schema(spark_schema)
-
-    def scorer(key: tuple[Any, ...], run: pa.Table, qrels: pa.Table) -> pa.Table:
-        return score_bucket(key, run, qrels, job=job, out=out)
-
-    scores = (
-        run_sdf.withColumn(BUCKET, bucket)
-        .groupBy(BUCKET)
-        .cogroup(qrels_sdf.withColumn(BUCKET, bucket).groupBy(BUCKET))
-        .applyInArrow(scorer, spark_schema)
-    )
+    o = job.options
+    if o.missing == "error":
+        keys = [*o.by, *([o.system] if o.system else []), o.query]
+        raise_absent_queries(_absent(run_sdf, qrels_sdf, keys, query=o.query, system=o.system,
+                                     by=o.by))  # fmt: skip
+    lists = [m for m in job.parsed if m.of_lists]
+    side = pieces.reduce_side_inputs(lists, given, query=o.query, doc=o.doc) if lists else None
+    udf = partial(score_bucket, job=job, side=side)
+    scores = _cogrouped(run_sdf, qrels_sdf, o.query, n, spark_schema, udf)
     return scores if job.per_query else _means(scores, job)
 
 
@@ -293,31 +400,20 @@ def evaluate_diversity(
     >>> prs.evaluate_diversity(run, subtopic_qrels, ["alpha_nDCG@20"]).show()  # doctest: +SKIP
     """
     _import_pyspark()
-    from pyspark.sql import functions as F  # noqa: N812
-    from pyspark.sql.pandas.types import to_arrow_schema
 
     run_schema, qrels_schema = polars_schema(run_sdf.schema), polars_schema(qrels_sdf.schema)
     job = diversity.prepare(run_schema, qrels_schema, measures, options)
-    n = num_buckets if num_buckets is not None else _default_buckets(run_sdf)
-    check_int("num_buckets", n, minimum=1)
+    n = _buckets(run_sdf, num_buckets)
     output = job.output_schema(run_schema)
     spark_schema = result_schema(output)
-    run_sdf = run_sdf.select(*(F.col(f"`{c}`") for c in job.run_columns))
-    qrels_sdf = qrels_sdf.select(*(F.col(f"`{c}`") for c in job.qrels_columns))
-    absent = None if job.missing == "drop" else _absent(run_sdf, qrels_sdf, job.keys, job)
-    query = F.col(f"`{job.query}`").cast("string")
-    bucket = F.pmod(F.hash(query), F.lit(n)).alias(BUCKET)
-    out = to_arrow_schema(spark_schema)
-
-    def scorer(key: tuple[Any, ...], run: pa.Table, qrels: pa.Table) -> pa.Table:
-        return score_diversity_bucket(key, run, qrels, job=job, out=out)
-
-    scores = (
-        run_sdf.withColumn(BUCKET, bucket)
-        .groupBy(BUCKET)
-        .cogroup(qrels_sdf.withColumn(BUCKET, bucket).groupBy(BUCKET))
-        .applyInArrow(scorer, spark_schema)
-    )
+    run_sdf = _columns(run_sdf, job.run_columns)
+    qrels_sdf = _columns(qrels_sdf, job.qrels_columns)
+    absent = None
+    if job.missing != "drop":
+        absent = _absent(run_sdf, qrels_sdf, job.keys, query=job.query, system=job.system,
+                         by=job.by)  # fmt: skip
+    udf = partial(score_diversity_bucket, job=job)
+    scores = _cogrouped(run_sdf, qrels_sdf, job.query, n, spark_schema, udf)
     if absent is None:
         return scores
     if job.missing == "error":
@@ -325,7 +421,7 @@ def evaluate_diversity(
         return scores
     zeros = absent.with_columns(pl.lit(0.0).alias(str(m)) for m in job.measures)
     zeros = zeros.select(pl.col(c).cast(t) for c, t in output.items())
-    arrow = zeros.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
+    arrow = zeros.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(_arrow(spark_schema))
     return scores.unionByName(run_sdf.sparkSession.createDataFrame(arrow, schema=spark_schema))
 
 
@@ -341,19 +437,101 @@ def score_diversity_bucket(
     return scores.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(out)
 
 
-def _absent(
-    run_sdf: SparkDataFrame, qrels_sdf: SparkDataFrame, keys: list[str], job: diversity.Job
+def evaluate_catalog(
+    recs_sdf: SparkDataFrame,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    train: Any = None,
+    catalog: Any = None,
+    item_features: Any = None,
+    by: str | Sequence[str] | None = None,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    rank: str = "rank",
+    system: str | None = "system",
+    order: Order = "score",
+    conventions: str | None = None,
+    num_buckets: int | None = None,
 ) -> pl.DataFrame:
-    """The rankings the run lacks (:func:`~polars_rankeval.engine.scope.absent_rankings`),
-    from the run's distinct ranking keys and the qrels' queries brought to the driver."""
-    from pyspark.sql import functions as F  # noqa: N812
+    """The measures of a system's recommendations as a whole from a Spark DataFrame:
+    :func:`polars_rankeval.evaluate_catalog`, user-partitioned as
+    :func:`polars_rankeval.dask.evaluate_catalog` is.
 
-    run_keys = run_sdf.select(*(F.col(f"`{k}`") for k in keys)).distinct()
-    queries = qrels_sdf.select(F.col(f"`{job.query}`").cast("string").alias(job.query)).distinct()
-    return absent_rankings(
-        _from_arrow(run_keys.toArrow()),
-        _from_arrow(queries.toArrow()).to_series(),
-        query=job.query,
-        system=job.system,
-        by=job.by,
+    The recommendations are bucketed by a hash of the user id; an Arrow UDF takes, over
+    each bucket's lists, each measure's sums
+    (:class:`~polars_rankeval.metrics.exposure.Split`: the items' exposure, the
+    per-item sums of personalization's user weights, the users shown an item), which
+    come back to the driver (one row per bucket, a small table per measure); the
+    driver adds them and computes the values, as in process.
+
+    Parameters
+    ----------
+    recs_sdf
+        ``[system], query, doc, score`` (or ``rank``).
+    measures
+        Catalogue measures, as for :func:`polars_rankeval.evaluate_catalog`.
+    train, catalog, item_features
+        As for :func:`evaluate`: reduced once on the driver (``train`` to its users and
+        their number, ``catalog`` to its number of items).
+    by, query, doc, score, rank, system, order, conventions
+        As for :func:`polars_rankeval.evaluate_catalog` (but ``order="presorted"``: the
+        shuffle does not keep row order).
+    num_buckets
+        As for :func:`evaluate`.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``[*by], [system]`` and one Float64 column per measure, sorted by the keys: a
+        Polars frame, computed when called (one row per system and segment).
+
+    Examples
+    --------
+    >>> import polars_rankeval.spark as prs
+    >>> prs.evaluate_catalog(recs, ["CatalogCoverage@10", "Gini@10"],
+    ...                      catalog=items, order="rank")  # doctest: +SKIP
+    """
+    _import_pyspark()
+    job = prepare_catalog(polars_schema(recs_sdf.schema), measures, by=by, query=query, doc=doc,
+                          score=score, rank=rank, system=system, order=order,
+                          conventions=conventions)  # fmt: skip
+    if order == "presorted":
+        msg = (
+            "order='presorted' cannot be used on Spark: the shuffle that groups each "
+            "user's rows does not keep their order. Rank by order='score' or order='rank'."
+        )
+        raise ValueError(msg)
+    parsed = job.parsed
+    given = check_side(train=_polars(train), catalog=_polars(catalog, ids=True),
+                       item_features=_polars(item_features), query=query, doc=doc)  # fmt: skip
+    check_needs(parsed, frozenset(given))
+    splittable(parsed)
+    n = _buckets(recs_sdf, num_buckets)
+    side = pieces.reduce_side_inputs(parsed, given, query=query, doc=doc)
+
+    def udf(key: tuple[Any, ...], recs: pa.Table) -> pa.Table:
+        return catalog_bucket(key, recs, job=job, side=side)
+
+    parts = (
+        _columns(recs_sdf, job.columns)
+        .withColumn(BUCKET, _bucket(query, n))
+        .groupBy(BUCKET)
+        .applyInArrow(udf, "piece binary")
     )
+    found = [pickle.loads(p) for p in parts.toArrow().column("piece").to_pylist()]
+    if not found:  # no row at all: score the empty recommendations in one piece
+        empty = pl.DataFrame(schema={c: polars_schema(recs_sdf.schema)[c] for c in job.columns})
+        found = [catalog_piece(empty, job, side)]
+    return catalog_values(found, job, side)
+
+
+def catalog_bucket(
+    key: tuple[Any, ...], recs: pa.Table, *, job: CatalogJob, side: Side
+) -> pa.Table:
+    """The Arrow UDF of :func:`evaluate_catalog`: one bucket's recommendations in, their
+    :class:`~polars_rankeval.recsys.CatalogPiece` out, pickled (one row)."""
+    import pyarrow as pa
+
+    piece = catalog_piece(_from_arrow(recs).drop(BUCKET), job, side)
+    return pa.table({"piece": pa.array([pickle.dumps(piece)], type=pa.binary())})

@@ -21,3 +21,22 @@ def trec_eval_data() -> Path:
         msg = f"trec_eval test data missing at {path}: it ships with the repository"
         raise FileNotFoundError(msg)
     return path
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A real Dask ``LocalCluster`` of 2 worker processes x 1 thread, per test module, and
+    a client that is not the default one (so that ``client=None`` means no client)."""
+    why = "dask[distributed] is not installed (pip install polars-rankeval[dask])"
+    distributed = pytest.importorskip("distributed", reason=why)
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        memory_limit="1GiB",
+    )
+    with distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+    cluster.close()

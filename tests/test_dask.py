@@ -25,22 +25,6 @@ MEASURES = ["AP", "nDCG@10", "P@10", "RR", "R@100"]
 TREC_MEANS = ["AP", "GMAP", "GMBpref", "NumRet", "NumRel", "NumRelRet", "P@10"]
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        memory_limit="1GiB",
-    )
-    # Not the default client, so that client=None below really means "no client".
-    with distributed.Client(cluster, set_as_default=False) as c:
-        yield c
-    cluster.close()
-
-
 def write_parts(frame: pl.DataFrame, directory: Path, n_files: int) -> str:
     """Write rows round-robin into n_files Parquet files: queries span files."""
     directory.mkdir()
