@@ -133,6 +133,10 @@ class MeasureFamily:
     named by the measure. Such a measure reads no judgments unless it
     ``needs`` ``qrels``, and scores every list of the run, whether or not its user has
     test interactions; a list it leaves out scores null."""
+    reads_history: bool = False
+    """Whether it reads each training user's items (the (user, item) rows of ``train``),
+    not only the per-item table: the side inputs then keep them
+    (:attr:`~polars_rankeval.side.Side.user_items`; ``CoocDiversity``)."""
     empty_list: float | None = None
     """The value of a list with no item within the cutoff of a measure of lists (None:
     null, the list left out of the mean, as RecTools leaves such a user out;
@@ -237,6 +241,11 @@ class Measure:
         """The side inputs it reads besides the run (its family's ``needs``)."""
         needs = self.family.needs
         return needs(self) if callable(needs) else needs
+
+    @property
+    def reads_history(self) -> bool:
+        """Whether it reads the training users' items (its family's ``reads_history``)."""
+        return self.family.reads_history
 
     @property
     def of_lists(self) -> bool:

@@ -174,9 +174,11 @@ def reduce_side_inputs(
     >>> side.n_users, side.n_catalog
     (2, None)
     """
+    measures = list(measures)
     needs: set[str] = {need for m in measures for need in m.needs}
     chosen = {k: v for k, v in given.items() if k in needs}
-    return collected(reduce_side(chosen, query=query, doc=doc))
+    history = any(m.reads_history for m in measures)
+    return collected(reduce_side(chosen, query=query, doc=doc, history=history))
 
 
 def columns(job: Job, table: Table) -> list[str]:

@@ -77,7 +77,8 @@ def score_lists(
     (:func:`list_buckets`): a list's measures read its own rows and the side inputs'
     totals only, so each bucket gives its lists' final values."""
     o = call.options
-    reduced = reduce_side(side, query=o.query, doc=o.doc)
+    history = any(m.reads_history for m in call.list_measures)
+    reduced = reduce_side(side, query=o.query, doc=o.doc, history=history)
     return list_values(run, qrels, call, reduced, list_buckets(run, call.memory_limit))
 
 
@@ -350,7 +351,8 @@ def evaluate_catalog(
     run = frame.lazy()
 
     def scored() -> pl.DataFrame:
-        ls = job.lists(run, reduce_side(given, query=query, doc=doc))
+        history = any(m.reads_history for m in parsed)
+        ls = job.lists(run, reduce_side(given, query=query, doc=doc, history=history))
         out = score_catalog(ls, parsed).collect(engine="streaming")
         return out.sort(groups) if groups else out
 

@@ -28,7 +28,7 @@ items (``ILD(distance=table)`` reads it, in either order of the pair).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -168,8 +168,15 @@ def check_side(
     return given
 
 
-def reduce_side(given: dict[str, pl.DataFrame | pl.LazyFrame], *, query: str, doc: str) -> Side:
-    """:class:`Side`: the checked side inputs (:func:`check_side`) reduced once.
+def reduce_side(
+    given: Mapping[str, pl.DataFrame | pl.LazyFrame],
+    *,
+    query: str,
+    doc: str,
+    history: bool = False,
+) -> Side:
+    """:class:`Side`: the checked side inputs (:func:`check_side`) reduced once; with
+    ``history`` (a measure reads it) also the training rows per (user, item).
 
     Examples
     --------
@@ -197,10 +204,12 @@ def reduce_side(given: dict[str, pl.DataFrame | pl.LazyFrame], *, query: str, do
         out |= {
             "items": items,
             "users": users_df,
-            "user_items": train.group_by(query, doc).agg(pl.len().cast(pl.Int64).alias(ROWS)),
             "n_users": users_df.height,
             "n_interactions": int(n.item()),
         }
+        if history:
+            rows = pl.len().cast(pl.Int64).alias(ROWS)
+            out["user_items"] = train.group_by(query, doc).agg(rows)
     if "catalog" in given:
         catalog = given["catalog"].lazy().select(pl.col(doc).n_unique())
         out["n_catalog"] = int(catalog.collect().item())

@@ -13,6 +13,7 @@ import re
 import warnings
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -249,3 +250,27 @@ def test_refused_by_name_before_any_work(client, tmp_path):
     with pytest.raises(ValueError, match=r"train is missing column 'user_id'"):
         prd.evaluate(run, qrels, ["Novelty@10"], train=log["train"].rename({USER: "u"}), **kw)
     assert not spill.exists()
+
+
+def test_cooccurrence_measures_on_dask_equal_in_process(client) -> None:
+    """Microsoft Recommenders' co-occurrence measures (each user's training items shipped
+    to the tasks only for them) and ChoiceNovelty's per-bucket exposure, on Dask."""
+    rng = np.random.default_rng(3)
+    recs = pl.DataFrame({"query": rng.integers(0, 40, 400), "doc": rng.integers(0, 30, 400),
+                         "score": rng.random(400)}).unique(["query", "doc"])  # fmt: skip
+    train = pl.DataFrame({"query": rng.integers(0, 50, 600), "doc": rng.integers(0, 25, 600)})
+    qrels = pl.DataFrame({"query": rng.integers(0, 40, 80), "doc": rng.integers(0, 30, 80),
+                          "relevance": 1}).unique(["query", "doc"])  # fmt: skip
+    names = ["CoocDiversity@5", "CoocSerendipity(relevant=qrels)", "nDCG@5"]
+    kw = {"train": train, "missing": "zero"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        expected = pr.evaluate(recs, qrels, names, **kw)
+        got = prd.evaluate(recs, qrels, names, client=client, npartitions=3, **kw)
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=0, abs_tol=1e-12)
+    assert got["CoocDiversity@5"].drop_nulls().len() > 20
+    catalog = ["ChoiceNovelty", "ChoiceNovelty@3"]
+    assert_frame_equal(prd.evaluate_catalog(recs, catalog, train=train, client=client,
+                                            npartitions=3),
+                       pr.evaluate_catalog(recs, catalog, train=train),
+                       check_exact=False, rel_tol=0, abs_tol=1e-12)  # fmt: skip

@@ -23,6 +23,7 @@ every user who interacted with it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -37,10 +38,12 @@ from polars_rankeval.catalogue import (
     over_lists_only,
 )
 from polars_rankeval.lists import POS, RELEVANT
+from polars_rankeval.metrics.exposure import Split, Sums, exposure
 from polars_rankeval.side import INTERACTIONS, ROWS
 
 if TYPE_CHECKING:
     from polars_rankeval.lists import Lists
+    from polars_rankeval.side import Side
 
 _A, _B, _SIM = "__rk_co_a", "__rk_co_b", "__rk_co_sim"
 _N = ROWS
@@ -127,10 +130,13 @@ def cooc_serendipity(measure: Measure, ls: Lists) -> pl.LazyFrame:
     return expected.group_by(keys).agg(value.alias(str(measure)))
 
 
-def choice_novelty(measure: Measure, ls: Lists) -> pl.LazyFrame:
+def choice_novelty(
+    measure: Measure, sums: tuple[Sums, ...], groups: Sequence[str], side: Side
+) -> pl.LazyFrame:
     r"""The mean over every recommended row of the system of its item's self-information
     in the training rows (Microsoft Recommenders ``novelty``; Castells et al., ECIR 2011,
-    item choice model).
+    item choice model), from the items' exposure :math:`c_i` (summed over any buckets of
+    users: :class:`~polars_rankeval.metrics.exposure.Split`).
 
     .. math::
         \mathrm{ChoiceNovelty@k} = \frac{1}{C} \sum_i c_i \Big(-\log_2 \frac{N_i}{N}\Big)
@@ -139,15 +145,19 @@ def choice_novelty(measure: Measure, ls: Lists) -> pl.LazyFrame:
     their sum, :math:`N_i` its training rows and :math:`N` the training rows; an item
     absent from the training rows adds 0 (Recommenders' inner merge) but counts in C.
     """
-    k = measure.cutoff if isinstance(measure.cutoff, int) else None
-    groups, doc = list(ls.groups), ls.doc
-    n = float(ls.side.n_interactions or 0)
-    items = ls.popularity().select(doc, pl.col(INTERACTIONS).cast(pl.Float64))
-    exposure = ls.exposure(k).join(items, on=doc, how="left")
+    exposed = sums[0]
+    doc = next(k for k in exposed.keys if k not in groups)
+    assert side.items is not None, "ChoiceNovelty needs train"
+    n = float(side.n_interactions or 0)
+    items = side.items.lazy().select(doc, pl.col(INTERACTIONS).cast(pl.Float64))
+    rows = exposed.frame.join(items, on=doc, how="left")
     info = -(pl.col(INTERACTIONS) / n).log(2)
     c = pl.col("count").cast(pl.Float64)
     value = ((c * info).fill_null(0.0).sum() / c.sum()).alias(str(measure))
-    return exposure.group_by(groups).agg(value) if groups else exposure.select(value)
+    return rows.group_by(list(groups)).agg(value) if groups else rows.select(value)
+
+
+CHOICE_NOVELTY = Split(exposure, choice_novelty)
 
 
 def _serendipity_needs(measure: Measure) -> tuple[SideInput, ...]:
@@ -161,6 +171,7 @@ declare(
     summary="1 - mean co-occurrence cosine of the list's pairs (Microsoft Recommenders)",
     over_lists=cooc_diversity,
     needs=("train",),
+    reads_history=True,
     bounds=(0.0, 1.0),
     aliases=("coocdiversity", "user_diversity"),
     order=312,
@@ -173,6 +184,7 @@ declare(
     summary="mean of 1 - co-occurrence cosine to the user's history (Microsoft Recommenders)",
     over_lists=cooc_serendipity,
     needs=_serendipity_needs,
+    reads_history=True,
     bounds=UNIT,
     aliases=("coocserendipity", "user_serendipity"),
     order=313,
@@ -182,7 +194,7 @@ declare(
     over_catalog_only("ChoiceNovelty"),
     "optional",
     summary="mean -log2(N_i/N) of the recommended rows (Microsoft Recommenders novelty)",
-    over_catalog=choice_novelty,
+    over_catalog=CHOICE_NOVELTY.whole,
     needs=("train",),
     bounds=(0.0, float("inf")),
     aliases=("choicenovelty",),
