@@ -458,9 +458,10 @@ def required_k(measure: Measure) -> int:
 
 
 INPUT_TIES = Param("ties", str, "ranked", ("ranked", "input"))
-"""``ties=input``: the measure reads equal scores in the run's row order, whatever the
-conventions' rule (a stable sort of the input, as cwl_eval ranks); ``ranked``: as the
-conventions rank them (:attr:`Measure.tie_order`)."""
+"""``ties=input``: the measure reads the run ranked by a stable sort of its rows by score
+compared as doubles (equal scores in the run's row order), whatever the conventions'
+rule, as cwl_eval ranks; ``ranked``: as the conventions rank them
+(:attr:`Measure.tie_order`)."""
 
 
 def over_lists_only(name: str) -> Callable[[Measure, Context], pl.Expr]:

@@ -334,3 +334,16 @@ def test_a_measure_of_input_ties_is_scored_in_a_pass_of_its_own(lazy: bool) -> N
         np.testing.assert_allclose(got[ours].to_numpy(), theirs.to_numpy(), rtol=0, atol=1e-12)
     ranked = pr.evaluate(run, qrels, ["SDCG(max_rel=3)@10"])  # trec_eval's order of ties
     assert not np.allclose(got[names[1]].to_numpy(), ranked[:, 1].to_numpy())
+
+
+def test_cwl_eval_measures_compare_scores_as_doubles() -> None:
+    """cwl_eval sorts the run by score as Python floats (doubles), equal ones in row order:
+    1.0 and 1.0 + 1e-9 (equal as pytrec_eval's float32) are two scores there."""
+    run = pl.DataFrame({"query": ["1"] * 3, "doc": ["a", "b", "c"],
+                        "score": [1.0, 1.0 + 1e-9, 0.5]})  # fmt: skip
+    qrels = pl.DataFrame({"query": ["1"] * 3, "doc": ["a", "b", "c"], "relevance": [0, 3, 1]})
+    names = ["SDCG(max_rel=3)@1", "NERR8(max_rel=3)@2"]
+    theirs = peer_values(names, run, qrels)
+    ours = our_values(names, run, qrels, conventions="ir_measures")
+    assert theirs[("1", names[0])] > 0  # b, of grade 3, first
+    assert_match(ours, theirs)

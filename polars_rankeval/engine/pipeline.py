@@ -339,10 +339,12 @@ def score_piece(
 
 
 def _with_ties(options: Options, order: Ties | None) -> Options:
-    """``options`` whose conventions order equal scores by ``order`` (None: as they do)."""
+    """``options`` whose conventions order equal scores by ``order`` (None: as they do):
+    ``"input"`` is a stable sort of the run by its scores as doubles (cwl_eval's)."""
     if order is None:
         return options
-    return replace(options, conventions=replace(options.conventions, ties=order))
+    conventions = replace(options.conventions, ties=order, score_precision="float64")
+    return replace(options, conventions=conventions)
 
 
 def score_in_order(
