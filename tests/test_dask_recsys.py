@@ -42,6 +42,8 @@ LISTS = [
     "SufficientReco(deep=true)@3",
     "UnrepeatedReco@5",
     "UnrepeatedReco(deep=true)@3",
+    "CoocDiversity@5",
+    "CoocSerendipity(relevant=qrels)@3",
 ]
 """Every measure of lists, with its parameters (ILD(distance=table): its own test)."""
 JUDGED = ["nDCG@5", "PAP@3", "PartialAUC(insufficient_handling=exclude)@3", "R@5"]
@@ -57,6 +59,7 @@ CATALOGUE = [
     "Personalization",
     "UserCoverage@5",
     "UserCoverage(normalize=false)@1",
+    "ChoiceNovelty@3",
 ]
 
 
