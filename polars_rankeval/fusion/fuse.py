@@ -41,6 +41,7 @@ from polars_rankeval.fusion.normalize import (
     Q,
     R,
     S,
+    applied_norm,
     canonical_norm,
     contiguous_scores,
     keep_top,
@@ -72,7 +73,9 @@ class Columns:
 
 @dataclass(frozen=True)
 class Spec:
-    """A fusion, checked: method, normalisation, the context the method reads, cuts."""
+    """A fusion, checked: method, normalisation (the one applied:
+    :func:`~polars_rankeval.fusion.normalize.applied_norm`), the context the method
+    reads, cuts."""
 
     method: str
     norm: str | None
@@ -542,7 +545,8 @@ def make_spec(
         params=check_params(params, stacked.systems, spec_method, method),
         doc_order=doc_order,
     )
-    return Spec(method, canonical_norm(norm), ctx, depth, max_docs)
+    reads_scores = spec_method.needs != "ranks"
+    return Spec(method, applied_norm(canonical_norm(norm), reads_scores), ctx, depth, max_docs)
 
 
 def prepare(

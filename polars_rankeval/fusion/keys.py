@@ -115,22 +115,58 @@ class Pairs:
         return cls(order, np.flatnonzero(new), np.flatnonzero(same))
 
     def numbers(self) -> np.ndarray:
-        """Each row's pair number (0 .. pairs - 1, uint32), in row order.
+        """Each row's pair number (0 .. pairs - 1, uint32), in row order, the pairs numbered
+        in the order of their first rows: a pair's first row is after those of the pairs
+        numbered before it, so the pairs' first rows (:func:`first_rows`) are gathered in
+        row order.
 
         >>> Pairs.of(np.array([5, 3, 5], np.uint64), np.array([1, 0, 0]), 2).numbers().tolist()
-        [1, 0, 1]
+        [0, 1, 0]
         """
-        step = np.zeros(len(self.order), np.uint32)
-        step[self.starts[1:]] = 1
-        out = np.empty(len(self.order), np.uint32)
-        out[self.order] = np.cumsum(step, dtype=np.uint32)
+        n = len(self.order)
+        if not n:
+            return np.zeros(0, np.uint32)
+        first = np.minimum.reduceat(self.order, self.starts)  # of each pair, in sorted order
+        is_first = np.zeros(n, bool)
+        is_first[first] = True
+        by_first = np.cumsum(is_first, dtype=np.uint32)
+        by_first -= np.uint32(1)
+        out = np.empty(n, np.uint32)
+        out[self.order] = np.repeat(by_first[first], np.diff(np.append(self.starts, n)))
         return out
 
 
+def ranking_groups(run: np.ndarray, query: np.ndarray) -> Groups:
+    """The rankings (run, query) of the rows, from the rows' run positions and query codes
+    (integers below 2^32): in the usual layout, each stretch of rows with one (run,
+    query) is a ranking, numbered in order, which the stretches' first rows confirm (no
+    (run, query) heads two stretches) without hashing every row; else the engine's
+    :class:`~polars_rankeval.engine.rank.Groups` of the two columns.
+
+    >>> groups = ranking_groups(np.array([0, 0, 1, 1]), np.array([3, 4, 3, 3]))
+    >>> groups.ids.tolist(), groups.contiguous, groups.starts.tolist()
+    ([0, 1, 2, 2], True, [0, 1, 2])
+    """
+    n = len(run)
+    if n:
+        new = np.empty(n, bool)
+        new[0] = True
+        np.not_equal(run[1:], run[:-1], out=new[1:])
+        new[1:] |= query[1:] != query[:-1]
+        heads = np.flatnonzero(new)
+        if len(heads) <= n // 2:  # few stretches: their first rows are cheap to check
+            head_keys = (run[heads].astype(np.uint64) << np.uint64(32)) | query[heads]
+            if len(np.unique(head_keys)) == len(heads):
+                ids = np.cumsum(new, dtype=np.uint32)
+                ids -= np.uint32(1)
+                return Groups(ids, True, np.diff(np.append(heads, n)), heads)
+    return Groups.of(pl.DataFrame({SYS: run, Q: query}), [SYS, Q])
+
+
 def add_keys(frame: pl.DataFrame, n_runs: int) -> tuple[pl.DataFrame, Pairs]:
-    """``frame`` (``SYS, Q, D, ...`` in memory) with :data:`K` and :data:`G` (the
-    engine's :class:`~polars_rankeval.engine.rank.Groups` of ``(SYS, Q)``), and the
-    rows' :class:`Pairs` (whose ``repeated`` tells a document twice in a ranking).
+    """``frame`` (``SYS, Q, D, ...`` in memory) with :data:`K` (:meth:`Pairs.numbers`) and
+    :data:`G` (:func:`ranking_groups`), and the rows' :class:`Pairs` (whose ``repeated``
+    tells a document twice in a ranking).
 
     >>> out, pairs = add_keys(
     ...     pl.DataFrame({SYS: [0, 0, 1], Q: ["q", "r", "q"], D: ["a"] * 3}), 2)
@@ -140,37 +176,55 @@ def add_keys(frame: pl.DataFrame, n_runs: int) -> tuple[pl.DataFrame, Pairs]:
     pair, query = pair_code(frame)
     run = frame[SYS].to_numpy()
     pairs = Pairs.of(pair, run, n_runs)
-    groups = Groups.of(pl.DataFrame({SYS: run, Q: query}), [SYS, Q])  # integers: cheaper
+    groups = ranking_groups(run, query)
     keys = [pl.Series(K, pairs.numbers()), pl.Series(G, groups.ids, dtype=pl.UInt32)]
     return frame.with_columns(keys), pairs
+
+
+def first_rows(number: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's first row (increasing), and the rows' pair ``number`` renumbered densely
+    in the order of those rows (as is when :meth:`Pairs.numbers` made it and no row was
+    dropped since: a dropped row may leave a pair empty or move its first row).
+
+    >>> rows, number = first_rows(np.array([3, 0, 3, 1], np.uint32))
+    >>> rows.tolist(), number.tolist()
+    ([0, 1, 3], [0, 1, 0, 2])
+    """
+    n = len(number)
+    slots = int(number.max()) + 1 if n else 0
+    first = np.full(slots, n, np.int64)
+    first[number[::-1]] = np.arange(n - 1, -1, -1)
+    if not slots or (first[-1] < n and bool(np.all(first[1:] > first[:-1]))):
+        return first, number  # no pair empty (first < n), numbered by first row
+    kept = first < n
+    is_first = np.zeros(n, bool)
+    is_first[first[kept]] = True
+    by_first = np.cumsum(is_first, dtype=np.int64) - 1
+    renumber = np.zeros(slots, number.dtype)
+    renumber[kept] = by_first[first[kept]]
+    return np.flatnonzero(is_first), renumber[number]
 
 
 def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame:
     """One row per (query, doc) of ``frame``: ``Q, D`` and each of ``columns`` of each
     run side by side, ``{name}_{i}``, null where run *i* has no row for the pair (or a
-    null value). The rows' :data:`K` is read, or made when ``frame`` lacks it.
+    null value), the pairs in the order of their first rows in ``frame``. The rows'
+    :data:`K` is read, or made when ``frame`` lacks it.
 
     >>> rows = pl.DataFrame({SYS: [0, 1, 1], Q: ["q"] * 3, D: ["a", "a", "b"],
     ...                      "v": [1.0, 2.0, 3.0]})
-    >>> spread(rows, 2, ["v"]).sort(D).rows()
+    >>> spread(rows, 2, ["v"]).rows()
     [('q', 'a', 1.0, 2.0), ('q', 'b', None, 3.0)]
     """
     if K in frame.columns:
         number = frame[K].to_numpy()
     else:
         number = Pairs.of(pair_code(frame)[0], frame[SYS].to_numpy(), n_runs).numbers()
-    slots = int(number.max()) + 1 if len(number) else 0
-    first = np.full(slots, -1, np.int64)
-    first[number[::-1]] = np.arange(len(number) - 1, -1, -1)
-    used = np.flatnonzero(first >= 0)  # rows filtered out may leave a pair empty
-    if len(used) < slots:
-        renumber = np.zeros(slots, number.dtype)
-        renumber[used] = np.arange(len(used), dtype=number.dtype)
-        number, first = renumber[number], first[used]
+    first, number = first_rows(number)
     n_pairs = len(first)
     run = frame[SYS].to_numpy()
     # a column in one chunk first: a gather across many (a Polars plan's output has one a
-    # thread's morsel) costs several times the copy
+    # thread's morsel) costs several times the copy; the rows increase: read in order
     out: list[pl.Series] = [frame[Q].rechunk().gather(first), frame[D].rechunk().gather(first)]
     picks: list[pl.Expr] = [pl.col(Q), pl.col(D)]
     mine = [np.flatnonzero(run == i) for i in range(n_runs)]

@@ -53,6 +53,8 @@ NORMALIZATIONS: tuple[str | None, ...] = (
     None,
 )
 """The normalisations :func:`~polars_rankeval.fuse` takes, with ranx's names."""
+ORDER_KEEPING = ("min-max", "max", "sum", "zmuv")
+"""The normalisations that keep each ranking's order: a shift and a positive scale."""
 _ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}
 EPS = 1e-9
 """ranx's floor on a normalisation's denominator."""
@@ -76,6 +78,22 @@ def canonical_norm(norm: str | None) -> str | None:
         msg = f"norm must be one of {listed}. Got {norm!r} instead."
         raise ValueError(msg)
     return name
+
+
+def applied_norm(norm: str | None, reads_scores: bool) -> str | None:
+    """The normalisation a method applies: ``norm``, or none for a method that reads only
+    ranks (not ``reads_scores``) when ``norm`` keeps each ranking's order
+    (:data:`ORDER_KEEPING`): it ranks the scores as they are. ranx does the same: these
+    normalisations list a ranking in its input order (that of the scores as they are),
+    which its rank-based methods read, even where rounding makes two distinct scores one
+    normalised value.
+
+    >>> applied_norm("min-max", reads_scores=False), applied_norm("min-max", True)
+    (None, 'min-max')
+    >>> applied_norm("min-max-inverted", reads_scores=False)
+    'min-max-inverted'
+    """
+    return None if not reads_scores and norm in ORDER_KEEPING else norm
 
 
 def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.LazyFrame:
@@ -119,7 +137,9 @@ def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str) -> tuple[np.n
     >>> [a.tolist() for a in engine_ranks(rows, [Q], S)]
     [[3, 2, 1], [3, 3, 3]]
     """
-    groups = Groups.of(rows, keys)
+    groups = ids_groups(rows[G].to_numpy()) if list(keys) == [G] else None
+    if groups is None:
+        groups = Groups.of(rows, keys)
     values = order_values(rows[by], by_rank=False, single_precision=False)
     tie_break = TieBreak(values, descending=True, doc=rows[D])
     order = rank_order(groups, values, tie_break, descending=True)
@@ -142,6 +162,25 @@ def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str) -> tuple[np.n
     by_row = np.empty(n, np.int64)
     by_row[at_row] = rank
     return by_row, groups.counts[groups.ids].astype(np.int64)
+
+
+def ids_groups(ids: np.ndarray) -> Groups | None:
+    """The rankings of ranking ids numbered 0, 1, ... stretch after stretch (each
+    ranking's rows together, as :func:`~polars_rankeval.fusion.keys.add_keys` numbers
+    them), read off the ids without hashing them; None for ids in another layout.
+
+    >>> ids_groups(np.array([0, 0, 1], np.uint32)).counts.tolist()
+    [2, 1]
+    >>> ids_groups(np.array([1, 0], np.uint32)) is None
+    True
+    """
+    if not len(ids) or ids[0] != 0:
+        return None
+    step = np.diff(ids.astype(np.int64))
+    if bool(np.any((step != 0) & (step != 1))):
+        return None
+    starts = np.concatenate([[0], np.flatnonzero(step) + 1])
+    return Groups(ids, True, np.diff(np.append(starts, len(ids))), starts)
 
 
 def score_expr(norm: str | None, ranking: Sequence[str] = RANKING) -> pl.Expr:
