@@ -46,8 +46,8 @@ from polars_rankeval.fusion.normalize import (
     contiguous_scores,
     keep_top,
     normalize,
-    score_expr,
     with_ranks,
+    with_scores,
 )
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import (
@@ -249,7 +249,7 @@ def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     method = METHODS[spec.method]
     ranking = [G] if G in frame.collect_schema().names() else RANKING
     if method.needs == "scores" and spec.norm not in ("rank", "borda"):
-        rows = frame.with_columns(score_expr(spec.norm, ranking))
+        rows = with_scores(frame, spec.norm, ranking)
     else:
         rows = normalize(frame, spec.norm, spec.ctx.n_runs, spec.doc_order, ranking)
     fused = method.combine(rows, spec.ctx)

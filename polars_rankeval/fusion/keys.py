@@ -22,11 +22,12 @@ gets them when it is spread).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from polars_rankeval.engine.rank import Groups, ranking_ids
+from polars_rankeval.engine.rank import Groups, gather_sorted, ranking_ids
 from polars_rankeval.fusion.normalize import SYS, D, G, K, Q
 
 _ID_BITS = 32
@@ -85,34 +86,42 @@ class Pairs:
     """Position in ``order`` of each pair's first row."""
     repeated: np.ndarray
     """Positions ``i`` of ``order`` whose (pair, run) equals that at ``i + 1``."""
+    first: np.ndarray
+    """Each pair's first row (its lowest row number), the pairs in sorted order."""
 
     @classmethod
     def of(cls, pair: np.ndarray, run: np.ndarray, n_runs: int) -> Pairs:
         """Sort rows by (``pair``, ``run``, row number).
 
         >>> p = Pairs.of(np.array([5, 3, 5], np.uint64), np.array([1, 0, 0]), 2)
-        >>> p.order.tolist(), p.starts.tolist(), p.repeated.tolist()
-        ([1, 2, 0], [0, 1], [])
+        >>> p.order.tolist(), p.starts.tolist(), p.repeated.tolist(), p.first.tolist()
+        ([1, 2, 0], [0, 1], [], [1, 0])
         """
         n = len(pair)
-        run = run.astype(np.uint64)
         run_bits, row_bits = bits(np.array([max(n_runs - 1, 0)])), bits(np.array([max(n - 1, 0)]))
+        new = np.ones(n, bool)
         if bits(pair) + run_bits + row_bits <= 64:
-            packed = (pair << np.uint64(run_bits)) | run
+            packed = pair << np.uint64(run_bits)
+            packed |= run.astype(np.uint64, copy=False)
             packed <<= np.uint64(row_bits)
             packed |= np.arange(n, dtype=np.uint64)
             packed.sort()
-            order = (packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)
-            high = packed >> np.uint64(row_bits)
-            sorted_pair = high >> np.uint64(run_bits)
-            same = high[1:] == high[:-1]
+            order = np.bitwise_and(packed, np.uint64((1 << row_bits) - 1)).view(np.int64)
+            packed >>= np.uint64(row_bits)  # (pair, run)
+            change = packed[1:] ^ packed[:-1]  # a change of pair sets a bit above the run's
+            same = change == 0
+            np.greater_equal(change, np.uint64(1 << run_bits), out=new[1:])
         else:
             order = np.lexsort((run, pair)).astype(np.int64)
             sorted_pair, runs = pair[order], run[order]
             same = (sorted_pair[1:] == sorted_pair[:-1]) & (runs[1:] == runs[:-1])
-        new = np.ones(n, bool)
-        new[1:] = sorted_pair[1:] != sorted_pair[:-1]
-        return cls(order, np.flatnonzero(new), np.flatnonzero(same))
+            new[1:] = sorted_pair[1:] != sorted_pair[:-1]
+        starts = np.flatnonzero(new)
+        if n < 2 or bool(np.all(run[1:] >= run[:-1])):  # the runs one after the other
+            first = order[starts]  # a pair's rows by run, then row: its lowest row first
+        else:
+            first = np.minimum.reduceat(order, starts)
+        return cls(order, starts, np.flatnonzero(same), first)
 
     def numbers(self) -> np.ndarray:
         """Each row's pair number (0 .. pairs - 1, uint32), in row order, the pairs numbered
@@ -126,7 +135,7 @@ class Pairs:
         n = len(self.order)
         if not n:
             return np.zeros(0, np.uint32)
-        first = np.minimum.reduceat(self.order, self.starts)  # of each pair, in sorted order
+        first = self.first
         is_first = np.zeros(n, bool)
         is_first[first] = True
         by_first = np.cumsum(is_first, dtype=np.uint32)
@@ -183,19 +192,28 @@ def add_keys(frame: pl.DataFrame, n_runs: int) -> tuple[pl.DataFrame, Pairs]:
 
 def first_rows(number: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each pair's first row (increasing), and the rows' pair ``number`` renumbered densely
-    in the order of those rows (as is when :meth:`Pairs.numbers` made it and no row was
-    dropped since: a dropped row may leave a pair empty or move its first row).
+    in the order of those rows: ``number`` as it is when :meth:`Pairs.numbers` made it
+    and no row was dropped since (each row's number is then at most one above those
+    before it: found by a running maximum), else renumbered (a dropped row may leave a
+    pair empty or move its first row).
 
     >>> rows, number = first_rows(np.array([3, 0, 3, 1], np.uint32))
     >>> rows.tolist(), number.tolist()
     ([0, 1, 3], [0, 1, 0, 2])
     """
     n = len(number)
-    slots = int(number.max()) + 1 if n else 0
+    if not n:
+        return np.zeros(0, np.int64), number
+    top = np.maximum.accumulate(number)
+    new = np.empty(n, bool)
+    new[0] = True
+    np.greater(top[1:], top[:-1], out=new[1:])
+    first = np.flatnonzero(new)
+    if top[0] == 0 and int(top[-1]) + 1 == len(first):  # every step up is by one
+        return first, number
+    slots = int(top[-1]) + 1
     first = np.full(slots, n, np.int64)
     first[number[::-1]] = np.arange(n - 1, -1, -1)
-    if not slots or (first[-1] < n and bool(np.all(first[1:] > first[:-1]))):
-        return first, number  # no pair empty (first < n), numbered by first row
     kept = first < n
     is_first = np.zeros(n, bool)
     is_first[first[kept]] = True
@@ -203,6 +221,55 @@ def first_rows(number: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     renumber = np.zeros(slots, number.dtype)
     renumber[kept] = by_first[first[kept]]
     return np.flatnonzero(is_first), renumber[number]
+
+
+def run_rows(run: np.ndarray, n_runs: int) -> list[slice] | list[np.ndarray]:
+    """The rows of each run (``run``: each row's run position): slices when the runs come
+    one after the other, else row numbers.
+
+    >>> run_rows(np.array([0, 0, 1]), 2)
+    [slice(0, 2, None), slice(2, 3, None)]
+    >>> [r.tolist() for r in run_rows(np.array([1, 0, 1]), 2)]
+    [[1], [0, 2]]
+    """
+    if len(run) < 2 or bool(np.all(run[1:] >= run[:-1])):
+        bounds = np.searchsorted(run, np.arange(n_runs + 1)).tolist()
+        return [slice(bounds[i], bounds[i + 1]) for i in range(n_runs)]
+    return [np.flatnonzero(run == i) for i in range(n_runs)]
+
+
+def placed(values: np.ndarray, at: np.ndarray, size: int, fill: Any = 0) -> np.ndarray:
+    """An array of ``size`` ``fill`` values with ``values`` written at the distinct
+    positions ``at``: a copy into a slice when ``at`` is a range (a run's new pairs, in
+    the order of their first rows), else a scatter.
+
+    >>> placed(np.array([5.0, 6.0]), np.array([1, 2]), 4).tolist()
+    [0.0, 5.0, 6.0, 0.0]
+    """
+    out = np.full(size, fill, dtype=values.dtype)
+    if len(at) and int(at[-1]) - int(at[0]) == len(at) - 1 and bool(np.all(np.diff(at) == 1)):
+        out[int(at[0]) : int(at[-1]) + 1] = values
+    else:
+        out[at] = values
+    return out
+
+
+def gather_first(column: pl.Series, rows: np.ndarray) -> pl.Series:
+    """``column[rows]`` for increasing ``rows`` (:func:`first_rows`): their leading stretch
+    ``0, 1, ..., m - 1`` is a slice of ``column``, without a copy (when the runs come one
+    after the other, the first run's rows: each is its pair's first), the rest gathered
+    in row order chunk by chunk (:func:`~polars_rankeval.engine.rank.gather_sorted`: a
+    gather across many chunks, as a Polars plan's output has, costs several times the
+    copy).
+
+    >>> gather_first(pl.Series(["a", "b", "c", "d"]), np.array([0, 1, 3])).to_list()
+    ['a', 'b', 'd']
+    """
+    leading = int(np.searchsorted(rows - np.arange(len(rows)), 0, side="right"))
+    rest = rows[leading:]
+    if not len(rest):
+        return column.slice(0, leading)
+    return pl.concat([column.slice(0, leading), gather_sorted(column, rest)], rechunk=False)
 
 
 def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame:
@@ -222,25 +289,20 @@ def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame
         number = Pairs.of(pair_code(frame)[0], frame[SYS].to_numpy(), n_runs).numbers()
     first, number = first_rows(number)
     n_pairs = len(first)
-    run = frame[SYS].to_numpy()
-    # a column in one chunk first: a gather across many (a Polars plan's output has one a
-    # thread's morsel) costs several times the copy; the rows increase: read in order
-    out: list[pl.Series] = [frame[Q].rechunk().gather(first), frame[D].rechunk().gather(first)]
+    out: list[pl.Series] = [gather_first(frame[Q], first), gather_first(frame[D], first)]
     picks: list[pl.Expr] = [pl.col(Q), pl.col(D)]
-    mine = [np.flatnonzero(run == i) for i in range(n_runs)]
+    mine = run_rows(frame[SYS].to_numpy(), n_runs)
+    at = [number[rows] for rows in mine]
     for c in columns:
         column = frame[c]
         nulls = column.has_nulls()
         valid = column.is_not_null().to_numpy() if nulls else None
         data = (column.fill_null(strategy="zero") if nulls else column).to_numpy()
         for i in range(n_runs):
-            at = number[mine[i]]
-            filled = np.zeros(n_pairs, dtype=data.dtype)
-            filled[at] = data[mine[i]]
-            present = np.zeros(n_pairs, bool)
-            present[at] = True if valid is None else valid[mine[i]]
             name = f"{c}_{i}"
-            out.append(pl.Series(name, filled).cast(column.dtype))
+            out.append(pl.Series(name, placed(data[mine[i]], at[i], n_pairs)).cast(column.dtype))
+            is_valid = np.ones(len(at[i]), bool) if valid is None else valid[mine[i]]
+            present = placed(is_valid, at[i], n_pairs, False)
             if present.all():
                 picks.append(pl.col(name))
                 continue

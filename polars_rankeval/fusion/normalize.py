@@ -174,10 +174,11 @@ def ids_groups(ids: np.ndarray) -> Groups | None:
     >>> ids_groups(np.array([1, 0], np.uint32)) is None
     True
     """
-    if not len(ids) or ids[0] != 0:
+    if not len(ids) or ids[0] != 0 or ids.dtype.kind not in "iu":
         return None
-    step = np.diff(ids.astype(np.int64))
-    if bool(np.any((step != 0) & (step != 1))):
+    ids = ids.astype(np.uint32, copy=False)  # G's dtype: no copy
+    step = ids[1:] - ids[:-1]  # a decrease wraps around to a large step
+    if bool(np.any(step > 1)):
         return None
     starts = np.concatenate([[0], np.flatnonzero(step) + 1])
     return Groups(ids, True, np.diff(np.append(starts, len(ids))), starts)
@@ -209,6 +210,14 @@ def score_expr(norm: str | None, ranking: Sequence[str] = RANKING) -> pl.Expr:
     return s
 
 
+def with_scores(frame: pl.LazyFrame, norm: str | None, ranking: Sequence[str] = RANKING
+                ) -> pl.LazyFrame:  # fmt: skip
+    """``frame`` with :data:`S` normalised by :func:`score_expr`; ``frame`` itself for
+    ``norm=None`` (a plan's ``with_columns`` cuts every column into a thread's morsels,
+    which the gathers by row that follow pay for)."""
+    return frame if norm is None else frame.with_columns(score_expr(norm, ranking))
+
+
 def contiguous_scores(frame: pl.DataFrame, norm: str | None) -> pl.DataFrame | None:
     """``frame`` with :data:`S` normalised by ``"min-max"``, ``"min-max-inverted"`` or
     ``"max"`` in numpy, when each ranking's rows (:data:`G`) lie together (each
@@ -224,20 +233,17 @@ def contiguous_scores(frame: pl.DataFrame, norm: str | None) -> pl.DataFrame | N
         return None
     if not frame.height:
         return frame
-    ids = frame[G].to_numpy()
-    if (ids[1:] < ids[:-1]).any():  # the ids number the stretches in order when contiguous
+    groups = ids_groups(frame[G].to_numpy())
+    if groups is None:
         return None
-    starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
-    if len(starts) != int(ids.max()) + 1:
-        return None
-    s = frame[S].to_numpy()
-    counts = np.diff(np.append(starts, len(s)))
-    hi = np.repeat(np.maximum.reduceat(s, starts), counts)
+    s, starts, counts = frame[S].to_numpy(), groups.starts, groups.counts
+    hi = np.maximum.reduceat(s, starts)  # by ranking, each spread over its rows once
     if norm == "max":
-        return frame.with_columns(pl.Series(S, s / np.maximum(hi, EPS)))
-    lo = np.repeat(np.minimum.reduceat(s, starts), counts)
-    top = s - lo if norm == "min-max" else hi - s
-    return frame.with_columns(pl.Series(S, top / np.maximum(hi - lo, EPS)))
+        return frame.with_columns(pl.Series(S, s / np.repeat(np.maximum(hi, EPS), counts)))
+    lo = np.minimum.reduceat(s, starts)
+    top = s - np.repeat(lo, counts) if norm == "min-max" else np.repeat(hi, counts) - s
+    top /= np.repeat(np.maximum(hi - lo, EPS), counts)
+    return frame.with_columns(pl.Series(S, top))
 
 
 def expand(frame: pl.LazyFrame, n_runs: int) -> pl.LazyFrame:
@@ -297,7 +303,7 @@ def normalize(
         )
         scored = full.with_columns(borda.alias(S))
     else:
-        scored = frame.with_columns(score_expr(norm, ranking))
+        scored = with_scores(frame, norm, ranking)
     kept = [c for c in (K, G) if c in scored.collect_schema().names()]
     return with_ranks(scored.select(SYS, Q, D, *kept, S), doc_order)
 
