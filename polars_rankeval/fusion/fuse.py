@@ -231,25 +231,37 @@ def check_pairs(frame: pl.DataFrame, pairs: Pairs, systems: Sequence[str]) -> No
         raise ValueError(msg)
 
 
-def keyed(frame: pl.DataFrame, systems: Sequence[str], cols: Columns, validate: bool
-          ) -> pl.DataFrame:  # fmt: skip
+def keyed(frame: pl.DataFrame, systems: Sequence[str], cols: Columns, validate: bool,
+          ranks: bool = False) -> pl.DataFrame:  # fmt: skip
     """``frame`` with its integer keys (:func:`~polars_rankeval.fusion.keys.add_keys`),
-    its rows checked (:func:`check_rows`, :func:`check_pairs`) with ``validate``."""
+    and with ``ranks`` the ranks of its scores, its rows checked (:func:`check_rows`,
+    :func:`check_pairs`) with ``validate``."""
     if validate:
         check_rows(frame, systems, cols)
-    out, pairs = add_keys(frame, len(systems))
+    out, pairs = add_keys(frame, len(systems), ranks)
     if validate:
         check_pairs(frame, pairs, systems)
     return out
+
+
+def ranks_as_is(spec: Spec) -> bool:
+    """Whether the fusion reads the ranks of the scores as they are: a rank-based method,
+    no normalisation applied, no ``depth`` cut, ties by doc id descending (the engine's
+    ranks), which :func:`keyed` then makes beside the pairs."""
+    reads_ranks = METHODS[spec.method].needs == "ranks"
+    return reads_ranks and spec.norm is None and spec.depth is None and spec.doc_order == "desc"
 
 
 def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """The fused scores ``(Q, D, F)`` of the long table ``frame``, as a plan."""
     frame = keep_top(frame, spec.depth, spec.doc_order)
     method = METHODS[spec.method]
-    ranking = [G] if G in frame.collect_schema().names() else RANKING
+    names = frame.collect_schema().names()
+    ranking = [G] if G in names else RANKING
     if method.needs == "scores" and spec.norm not in ("rank", "borda"):
         rows = with_scores(frame, spec.norm, ranking)
+    elif spec.norm is None and R in names:  # ranked with the keys (:func:`ranks_as_is`)
+        rows = frame
     else:
         rows = normalize(frame, spec.norm, spec.ctx.n_runs, spec.doc_order, ranking)
     fused = method.combine(rows, spec.ctx)
@@ -267,7 +279,7 @@ def fuse_frame(frame: pl.DataFrame, spec: Spec, systems: Sequence[str], cols: Co
     """:func:`fuse_plan` of a frame in memory, its rows checked first (the runs' rows in
     one chunk: the reads and gathers by row that follow cost half as much), and
     normalised first in numpy where :func:`contiguous_scores` can."""
-    rows = keyed(frame.rechunk(), systems, cols, validate)
+    rows = keyed(frame.rechunk(), systems, cols, validate, ranks_as_is(spec))
     if spec.depth is None and (normalised := contiguous_scores(rows, spec.norm)) is not None:
         spec = replace(spec, norm=None)  # done: the scores are normalised
         rows = normalised

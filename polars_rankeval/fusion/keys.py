@@ -21,6 +21,7 @@ gets them when it is spread).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval.engine.rank import Groups, gather_sorted, ranking_ids
-from polars_rankeval.fusion.normalize import SYS, D, G, K, Q
+from polars_rankeval.fusion.normalize import SYS, D, G, K, N, Q, R, S, engine_ranks
 
 _ID_BITS = 32
 
@@ -61,19 +62,15 @@ def bits(values: np.ndarray) -> int:
     return max(1, int(values.max()).bit_length()) if len(values) else 1
 
 
-def pair_code(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """A code (uint64) of every row's (query, doc) of ``frame`` (``Q, D`` in memory): the
-    query's code in the high bits, the document's in the low bits; and the query codes.
-    The query codes come from the engine's :func:`~polars_rankeval.engine.rank.ranking_ids`
-    of ``Q`` (stretch by stretch: a run's rows of one query are usually together).
+def pair_code(query: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    """A code (uint64) of every row's (query, doc) from the rows' query codes (the
+    engine's :func:`~polars_rankeval.engine.rank.ranking_ids` of ``Q``) and document
+    :func:`codes`: the query's code in the high bits, the document's in the low bits.
 
-    >>> code = pair_code(pl.DataFrame({Q: ["q", "r", "q"], D: ["a", "a", "a"]}))[0].tolist()
-    >>> code[0] == code[2] != code[1]
-    True
+    >>> pair_code(np.array([0, 1, 0], np.uint32), np.array([2, 2, 3], np.uint64)).tolist()
+    [2, 6, 3]
     """
-    query, _ = ranking_ids(frame, [Q])
-    doc = codes(frame[D])
-    return (query.astype(np.uint64) << np.uint64(bits(doc))) | doc, query
+    return (query.astype(np.uint64) << np.uint64(bits(doc))) | doc
 
 
 @dataclass(frozen=True)
@@ -172,21 +169,32 @@ def ranking_groups(run: np.ndarray, query: np.ndarray) -> Groups:
     return Groups.of(pl.DataFrame({SYS: run, Q: query}), [SYS, Q])
 
 
-def add_keys(frame: pl.DataFrame, n_runs: int) -> tuple[pl.DataFrame, Pairs]:
-    """``frame`` (``SYS, Q, D, ...`` in memory) with :data:`K` (:meth:`Pairs.numbers`) and
-    :data:`G` (:func:`ranking_groups`), and the rows' :class:`Pairs` (whose ``repeated``
-    tells a document twice in a ranking).
+def add_keys(frame: pl.DataFrame, n_runs: int, ranks: bool = False
+             ) -> tuple[pl.DataFrame, Pairs]:  # fmt: skip
+    """``frame`` (``SYS, Q, D, S, ...`` in memory) with :data:`K` (:meth:`Pairs.numbers`)
+    and :data:`G` (:func:`ranking_groups`), and the rows' :class:`Pairs` (whose
+    ``repeated`` tells a document twice in a ranking). With ``ranks``, also :data:`R` and
+    :data:`N` of the scores as they are
+    (:func:`~polars_rankeval.fusion.normalize.engine_ranks`). The documents' codes are
+    made while the queries' are, and the ranks while the pairs are sorted, each in a
+    thread of its own: numpy and Polars calls that release the GIL.
 
-    >>> out, pairs = add_keys(
-    ...     pl.DataFrame({SYS: [0, 0, 1], Q: ["q", "r", "q"], D: ["a"] * 3}), 2)
-    >>> out[K].to_list(), out[G].to_list(), pairs.repeated.tolist()
-    ([0, 1, 0], [0, 1, 2], [])
+    >>> out, pairs = add_keys(pl.DataFrame(
+    ...     {SYS: [0, 0, 1], Q: ["q", "r", "q"], D: ["a"] * 3, S: [1.0, 2.0, 3.0]}), 2, True)
+    >>> out[K].to_list(), out[G].to_list(), out[R].to_list(), pairs.repeated.tolist()
+    ([0, 1, 0], [0, 1, 2], [1, 1, 1], [])
     """
-    pair, query = pair_code(frame)
-    run = frame[SYS].to_numpy()
-    pairs = Pairs.of(pair, run, n_runs)
-    groups = ranking_groups(run, query)
-    keys = [pl.Series(K, pairs.numbers()), pl.Series(G, groups.ids, dtype=pl.UInt32)]
+    with ThreadPoolExecutor(2) as pool:
+        doc = pool.submit(codes, frame[D])
+        query, _ = ranking_ids(frame, [Q])
+        run = frame[SYS].to_numpy()
+        groups = ranking_groups(run, query)
+        ranked = pool.submit(engine_ranks, frame, [G], S, groups) if ranks else None
+        pairs = Pairs.of(pair_code(query, doc.result()), run, n_runs)
+        keys = [pl.Series(K, pairs.numbers()), pl.Series(G, groups.ids, dtype=pl.UInt32)]
+        if ranked is not None:
+            rank, length = ranked.result()
+            keys += [pl.Series(R, rank), pl.Series(N, length)]
     return frame.with_columns(keys), pairs
 
 
@@ -286,7 +294,8 @@ def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame
     if K in frame.columns:
         number = frame[K].to_numpy()
     else:
-        number = Pairs.of(pair_code(frame)[0], frame[SYS].to_numpy(), n_runs).numbers()
+        pair = pair_code(ranking_ids(frame, [Q])[0], codes(frame[D]))
+        number = Pairs.of(pair, frame[SYS].to_numpy(), n_runs).numbers()
     first, number = first_rows(number)
     n_pairs = len(first)
     out: list[pl.Series] = [gather_first(frame[Q], first), gather_first(frame[D], first)]

@@ -128,16 +128,19 @@ def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.Lazy
     )
 
 
-def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str) -> tuple[np.ndarray, np.ndarray]:
+def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str, groups: Groups | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Each row's rank in its ranking (``keys``) by ``by`` descending, ties by doc id
     descending compared as strings (trec_eval's order), and its ranking's length: the
     engine's one sort of packed integers (:func:`~polars_rankeval.engine.rank.rank_order`).
+    ``groups``: the rankings of ``keys``, when known.
 
     >>> rows = pl.DataFrame({Q: ["q"] * 3, D: ["a", "b", "c"], S: [1.0, 2.0, 2.0]})
     >>> [a.tolist() for a in engine_ranks(rows, [Q], S)]
     [[3, 2, 1], [3, 3, 3]]
     """
-    groups = ids_groups(rows[G].to_numpy()) if list(keys) == [G] else None
+    if groups is None and list(keys) == [G]:
+        groups = ids_groups(rows[G].to_numpy())
     if groups is None:
         groups = Groups.of(rows, keys)
     values = order_values(rows[by], by_rank=False, single_precision=False)
