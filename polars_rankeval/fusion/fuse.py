@@ -383,7 +383,9 @@ def fuse(
     any run retrieved gets one fused score (``method``), with ranx's formulas,
     parameter names and defaults (see :mod:`polars_rankeval.fusion.methods` and
     :mod:`polars_rankeval.fusion.normalize`). For a rank-based method, a run's ranks
-    are those of its normalised scores, ties broken by doc id (``doc_order``).
+    are those of its normalised scores, ties broken by doc id (``doc_order``); of its
+    scores as they are under a normalisation that keeps their order (``min-max``,
+    ``max``, ``sum``, ``zmuv``), as in ranx.
 
     .. math::
 
