@@ -150,13 +150,13 @@ def stack_long(frame: pl.DataFrame | pl.LazyFrame, cols: Columns) -> Stacked:
         .cast(pl.String)
         .replace_strict(list(systems), list(range(len(systems))), return_dtype=pl.UInt32)
     )
-    long = frame.lazy().select(
+    long = frame.select(  # eager when the frame is: its chunks, not a plan's morsels
         position.alias(SYS),
         pl.col(cols.query).alias(Q),
         pl.col(cols.doc).alias(D),
         pl.col(cols.score).cast(pl.Float64).alias(S),
     )
-    return Stacked(long, systems, lazy, (schema[cols.query], schema[cols.doc]))
+    return Stacked(long.lazy(), systems, lazy, (schema[cols.query], schema[cols.doc]))
 
 
 def _cols3(cols: Columns) -> tuple[str, str, str]:
@@ -192,7 +192,7 @@ def _stack_pieces(pieces: list[tuple[str, pl.DataFrame | pl.LazyFrame]], cols: C
             raise TypeError(msg)
         dtypes = these
         frames.append(
-            frame.lazy().select(
+            frame.select(
                 pl.lit(i, pl.UInt32).alias(SYS),
                 pl.col(cols.query).alias(Q),
                 pl.col(cols.doc).alias(D),
@@ -201,7 +201,12 @@ def _stack_pieces(pieces: list[tuple[str, pl.DataFrame | pl.LazyFrame]], cols: C
         )
     lazy = any(isinstance(f, pl.LazyFrame) for _, f in pieces)
     assert dtypes is not None
-    return Stacked(pl.concat(frames, how="vertical"), tuple(names), lazy, dtypes)
+    if lazy:
+        stacked = pl.concat([f.lazy() for f in frames], how="vertical")
+    else:  # eager: a chunk a run, not a thread's morsels as a plan's output would be
+        eager = [f for f in frames if isinstance(f, pl.DataFrame)]
+        stacked = pl.concat(eager, how="vertical", rechunk=False).lazy()
+    return Stacked(stacked, tuple(names), lazy, dtypes)
 
 
 def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> None:
@@ -274,12 +279,22 @@ def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     return fused
 
 
+def in_pieces(frame: pl.DataFrame, n_runs: int) -> pl.DataFrame:
+    """``frame`` as it is when its columns are cut in the same places, at most once a
+    run (the runs' frames stacked: their ids are not copied), else in one chunk (the
+    reads and gathers by row that follow cost several times more across a plan's
+    many morsels)."""
+    lengths = {tuple(frame[c].chunk_lengths()) for c in frame.columns}
+    if len(lengths) == 1 and len(next(iter(lengths))) <= n_runs:
+        return frame
+    return frame.rechunk()
+
+
 def fuse_frame(frame: pl.DataFrame, spec: Spec, systems: Sequence[str], cols: Columns,
                validate: bool) -> pl.DataFrame:  # fmt: skip
-    """:func:`fuse_plan` of a frame in memory, its rows checked first (the runs' rows in
-    one chunk: the reads and gathers by row that follow cost half as much), and
-    normalised first in numpy where :func:`contiguous_scores` can."""
-    rows = keyed(frame.rechunk(), systems, cols, validate, ranks_as_is(spec))
+    """:func:`fuse_plan` of a frame in memory (:func:`in_pieces`), its rows checked
+    first, and normalised first in numpy where :func:`contiguous_scores` can."""
+    rows = keyed(in_pieces(frame, len(systems)), systems, cols, validate, ranks_as_is(spec))
     if spec.depth is None and (normalised := contiguous_scores(rows, spec.norm)) is not None:
         spec = replace(spec, norm=None)  # done: the scores are normalised
         rows = normalised

@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval.engine.rank import Groups, gather_sorted, ranking_ids
-from polars_rankeval.fusion.normalize import SYS, D, G, K, N, Q, R, S, engine_ranks
+from polars_rankeval.fusion.normalize import SYS, D, G, K, N, Q, R, S, column_as, engine_ranks
 
 _ID_BITS = 32
 
@@ -70,7 +70,29 @@ def pair_code(query: np.ndarray, doc: np.ndarray) -> np.ndarray:
     >>> pair_code(np.array([0, 1, 0], np.uint32), np.array([2, 2, 3], np.uint64)).tolist()
     [2, 6, 3]
     """
-    return (query.astype(np.uint64) << np.uint64(bits(doc))) | doc
+    code = query.astype(np.uint64)
+    code <<= np.uint64(bits(doc))
+    code |= doc
+    return code
+
+
+_SLICE = 1 << 18
+
+
+def _packed(pair: np.ndarray, run: np.ndarray, run_bits: int, row_bits: int) -> np.ndarray:
+    """``(pair << run_bits | run) << row_bits | row number`` of every row, slice by slice
+    (the temporaries stay small: fresh memory costs more to map than the arithmetic).
+
+    >>> _packed(np.array([5, 3], np.uint64), np.array([1, 0]), 1, 1).tolist()
+    [22, 13]
+    """
+    packed = pair << np.uint64(run_bits)
+    for lo in range(0, len(packed), _SLICE):
+        part = packed[lo : lo + _SLICE]
+        part |= run[lo : lo + _SLICE].astype(np.uint64)
+        part <<= np.uint64(row_bits)
+        part |= np.arange(lo, lo + len(part), dtype=np.uint64)
+    return packed
 
 
 @dataclass(frozen=True)
@@ -98,16 +120,13 @@ class Pairs:
         run_bits, row_bits = bits(np.array([max(n_runs - 1, 0)])), bits(np.array([max(n - 1, 0)]))
         new = np.ones(n, bool)
         if bits(pair) + run_bits + row_bits <= 64:
-            packed = pair << np.uint64(run_bits)
-            packed |= run.astype(np.uint64, copy=False)
-            packed <<= np.uint64(row_bits)
-            packed |= np.arange(n, dtype=np.uint64)
+            packed = _packed(pair, run, run_bits, row_bits)
             packed.sort()
             order = np.bitwise_and(packed, np.uint64((1 << row_bits) - 1)).view(np.int64)
             packed >>= np.uint64(row_bits)  # (pair, run)
-            change = packed[1:] ^ packed[:-1]  # a change of pair sets a bit above the run's
-            same = change == 0
-            np.greater_equal(change, np.uint64(1 << run_bits), out=new[1:])
+            same = packed[1:] == packed[:-1]
+            packed >>= np.uint64(run_bits)  # pair
+            np.not_equal(packed[1:], packed[:-1], out=new[1:])
         else:
             order = np.lexsort((run, pair)).astype(np.int64)
             sorted_pair, runs = pair[order], run[order]
@@ -191,10 +210,10 @@ def add_keys(frame: pl.DataFrame, n_runs: int, ranks: bool = False
         groups = ranking_groups(run, query)
         ranked = pool.submit(engine_ranks, frame, [G], S, groups) if ranks else None
         pairs = Pairs.of(pair_code(query, doc.result()), run, n_runs)
-        keys = [pl.Series(K, pairs.numbers()), pl.Series(G, groups.ids, dtype=pl.UInt32)]
+        keys = [column_as(frame, K, pairs.numbers()), column_as(frame, G, groups.ids, pl.UInt32())]
         if ranked is not None:
             rank, length = ranked.result()
-            keys += [pl.Series(R, rank), pl.Series(N, length)]
+            keys += [column_as(frame, R, rank), column_as(frame, N, length)]
     return frame.with_columns(keys), pairs
 
 
@@ -299,6 +318,7 @@ def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame
     first, number = first_rows(number)
     n_pairs = len(first)
     out: list[pl.Series] = [gather_first(frame[Q], first), gather_first(frame[D], first)]
+    ids = pl.DataFrame(out)  # the values below cut as the ids are (see column_as)
     picks: list[pl.Expr] = [pl.col(Q), pl.col(D)]
     mine = run_rows(frame[SYS].to_numpy(), n_runs)
     at = [number[rows] for rows in mine]
@@ -309,12 +329,13 @@ def spread(frame: pl.DataFrame, n_runs: int, columns: list[str]) -> pl.DataFrame
         data = (column.fill_null(strategy="zero") if nulls else column).to_numpy()
         for i in range(n_runs):
             name = f"{c}_{i}"
-            out.append(pl.Series(name, placed(data[mine[i]], at[i], n_pairs)).cast(column.dtype))
+            values = placed(data[mine[i]], at[i], n_pairs)
+            out.append(column_as(ids, name, values).cast(column.dtype))
             is_valid = np.ones(len(at[i]), bool) if valid is None else valid[mine[i]]
             present = placed(is_valid, at[i], n_pairs, False)
             if present.all():
                 picks.append(pl.col(name))
                 continue
-            out.append(pl.Series(f"__m_{name}", present))
+            out.append(column_as(ids, f"__m_{name}", present))
             picks.append(pl.when(pl.col(f"__m_{name}")).then(pl.col(name)).alias(name))
     return pl.DataFrame(out).select(picks)

@@ -80,6 +80,26 @@ def canonical_norm(norm: str | None) -> str | None:
     return name
 
 
+def column_as(frame: pl.DataFrame, name: str, values: np.ndarray,
+              dtype: pl.DataType | None = None) -> pl.Series:  # fmt: skip
+    """``values`` as a column of ``frame``, in chunks of the lengths of ``frame``'s (the
+    stacked runs' frames, one chunk a run, are not copied into one: a frame whose columns
+    are cut in different places is copied whole by the next expression that reads it).
+
+    >>> frame = pl.concat([pl.DataFrame({"a": [1, 2]}), pl.DataFrame({"a": [3]})], rechunk=False)
+    >>> column_as(frame, "b", np.array([4, 5, 6])).chunk_lengths()
+    [2, 1]
+    """
+    lengths = frame.to_series(0).chunk_lengths() if frame.width else []
+    if len(lengths) <= 1:
+        return pl.Series(name, values, dtype=dtype)
+    ends = np.cumsum(lengths).tolist()
+    parts = [
+        pl.Series(name, values[a:b], dtype=dtype) for a, b in zip([0, *ends], ends, strict=False)
+    ]
+    return pl.concat(parts, rechunk=False)
+
+
 def applied_norm(norm: str | None, reads_scores: bool) -> str | None:
     """The normalisation a method applies: ``norm``, or none for a method that reads only
     ranks (not ``reads_scores``) when ``norm`` keeps each ranking's order
@@ -116,7 +136,7 @@ def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.Lazy
             keys = [G]
         rows = frame.collect()
         rank, length = engine_ranks(rows, keys, by)
-        return rows.with_columns(pl.Series(R, rank), pl.Series(N, length)).lazy()
+        return rows.with_columns(column_as(rows, R, rank), column_as(rows, N, length)).lazy()
     ordered = frame.sort(
         [*(pl.col(k) for k in keys), pl.col(by), pl.col(D).cast(pl.String)],
         descending=[*(False for _ in keys), True, False],
@@ -148,23 +168,52 @@ def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str, groups: Group
     order = rank_order(groups, values, tie_break, descending=True)
     n, bits = rows.height, np.uint64(order.row_bits)
     mask = np.uint64((1 << order.row_bits) - 1)
-    at_row = (order.packed & mask).astype(np.int64)  # the row at each sorted position
-    first = np.repeat(groups.starts.astype(np.int64), groups.counts)  # its ranking's start
-    rank = np.arange(1, n + 1, dtype=np.int64) - first
-    key = order.packed >> bits  # ranking and value, sorted: equal neighbours tie
-    equal = key[1:] == key[:-1]
-    if equal.any():  # the tied rows' places, by value then doc id (the engine's tie break)
-        tied = np.zeros(n, bool)
-        tied[1:] |= equal
-        tied[:-1] |= equal
-        pos = np.flatnonzero(tied)
+    at_row = np.bitwise_and(order.packed, mask).view(np.int64)  # the row at each position
+    rank = in_order_ranks(groups.starts, groups.counts, n)
+    pos = tied_positions(order.packed, bits)
+    if len(pos):  # the tied rows' places, by value then doc id (the engine's tie break)
+        key = order.packed >> bits  # ranking and value, sorted: equal neighbours tie
         lo = np.searchsorted(key, key[pos], "left")
         hi = np.searchsorted(key, key[pos], "right")
         places = tie_break.places(order.packed, mask, lo, hi, at_row[pos])
-        rank[pos] = lo - first[pos] + 1 + places
+        rank[pos] += lo - pos + places  # the rank of the tie group's first position, + place
     by_row = np.empty(n, np.int64)
     by_row[at_row] = rank
-    return by_row, groups.counts[groups.ids].astype(np.int64)
+    return by_row, np.asarray(groups.counts[groups.ids], dtype=np.int64)
+
+
+def in_order_ranks(starts: np.ndarray, counts: np.ndarray, n: int) -> np.ndarray:
+    """1, 2, ... within each ranking, at each sorted position (the rankings at ``starts``,
+    increasing, ``counts`` rows each): a running sum of ones that drops back at each
+    ranking's start, in one array.
+
+    >>> in_order_ranks(np.array([0, 2]), np.array([2, 3]), 5).tolist()
+    [1, 2, 1, 2, 3]
+    """
+    rank = np.ones(n, np.int64)
+    rank[starts[1:]] = 1 - counts[:-1]
+    return np.cumsum(rank, out=rank)
+
+
+_SLICE = 1 << 18
+
+
+def tied_positions(packed: np.ndarray, bits: np.uint64) -> np.ndarray:
+    """The sorted positions whose key (``packed >> bits``) equals a neighbour's, read
+    slice by slice (no array of keys).
+
+    >>> tied_positions(np.array([0b100, 0b101, 0b110, 0b1000], np.uint64), np.uint64(1)).tolist()
+    [0, 1]
+    """
+    equal = []  # positions i whose key equals that at i + 1
+    for lo in range(0, max(len(packed) - 1, 0), _SLICE):
+        hi = min(lo + _SLICE, len(packed) - 1)
+        same = (packed[lo:hi] >> bits) == (packed[lo + 1 : hi + 1] >> bits)
+        equal.append(np.flatnonzero(same) + lo)
+    if not equal or not sum(len(e) for e in equal):
+        return np.zeros(0, np.int64)
+    first = np.concatenate(equal)
+    return np.union1d(first, first + 1)
 
 
 def ids_groups(ids: np.ndarray) -> Groups | None:
@@ -242,11 +291,12 @@ def contiguous_scores(frame: pl.DataFrame, norm: str | None) -> pl.DataFrame | N
     s, starts, counts = frame[S].to_numpy(), groups.starts, groups.counts
     hi = np.maximum.reduceat(s, starts)  # by ranking, each spread over its rows once
     if norm == "max":
-        return frame.with_columns(pl.Series(S, s / np.repeat(np.maximum(hi, EPS), counts)))
+        normalised = s / np.repeat(np.maximum(hi, EPS), counts)
+        return frame.with_columns(column_as(frame, S, normalised))
     lo = np.minimum.reduceat(s, starts)
     top = s - np.repeat(lo, counts) if norm == "min-max" else np.repeat(hi, counts) - s
     top /= np.repeat(np.maximum(hi - lo, EPS), counts)
-    return frame.with_columns(pl.Series(S, top))
+    return frame.with_columns(column_as(frame, S, top))
 
 
 def expand(frame: pl.LazyFrame, n_runs: int) -> pl.LazyFrame:
