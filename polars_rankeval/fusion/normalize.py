@@ -168,15 +168,17 @@ def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str, groups: Group
     order = rank_order(groups, values, tie_break, descending=True)
     n, bits = rows.height, np.uint64(order.row_bits)
     mask = np.uint64((1 << order.row_bits) - 1)
-    at_row = np.bitwise_and(order.packed, mask).view(np.int64)  # the row at each position
     rank = in_order_ranks(groups.starts, groups.counts, n)
     pos = tied_positions(order.packed, bits)
     if len(pos):  # the tied rows' places, by value then doc id (the engine's tie break)
         key = order.packed >> bits  # ranking and value, sorted: equal neighbours tie
         lo = np.searchsorted(key, key[pos], "left")
         hi = np.searchsorted(key, key[pos], "right")
-        places = tie_break.places(order.packed, mask, lo, hi, at_row[pos])
+        at = (order.packed[pos] & mask).astype(np.int64)
+        places = tie_break.places(order.packed, mask, lo, hi, at)
         rank[pos] += lo - pos + places  # the rank of the tie group's first position, + place
+    # the row at each position, in the sorted keys' own array (read for the last time)
+    at_row = np.bitwise_and(order.packed, mask, out=order.packed).view(np.int64)
     by_row = np.empty(n, np.int64)
     by_row[at_row] = rank
     return by_row, np.asarray(groups.counts[groups.ids], dtype=np.int64)
