@@ -194,22 +194,21 @@ def add_keys(frame: pl.DataFrame, n_runs: int, ranks: bool = False
     and :data:`G` (:func:`ranking_groups`), and the rows' :class:`Pairs` (whose
     ``repeated`` tells a document twice in a ranking). With ``ranks``, also :data:`R` and
     :data:`N` of the scores as they are
-    (:func:`~polars_rankeval.fusion.normalize.engine_ranks`). The documents' codes are
-    made while the queries' are, and the ranks while the pairs are sorted, each in a
-    thread of its own: numpy and Polars calls that release the GIL.
+    (:func:`~polars_rankeval.fusion.normalize.engine_ranks`), made in a second thread
+    while the pairs are sorted: two independent sorts, in numpy calls that release the
+    GIL.
 
     >>> out, pairs = add_keys(pl.DataFrame(
     ...     {SYS: [0, 0, 1], Q: ["q", "r", "q"], D: ["a"] * 3, S: [1.0, 2.0, 3.0]}), 2, True)
     >>> out[K].to_list(), out[G].to_list(), out[R].to_list(), pairs.repeated.tolist()
     ([0, 1, 0], [0, 1, 2], [1, 1, 1], [])
     """
-    with ThreadPoolExecutor(2) as pool:
-        doc = pool.submit(codes, frame[D])
-        query, _ = ranking_ids(frame, [Q])
-        run = frame[SYS].to_numpy()
-        groups = ranking_groups(run, query)
+    query, _ = ranking_ids(frame, [Q])
+    run = frame[SYS].to_numpy()
+    groups = ranking_groups(run, query)
+    with ThreadPoolExecutor(1) as pool:
         ranked = pool.submit(engine_ranks, frame, [G], S, groups) if ranks else None
-        pairs = Pairs.of(pair_code(query, doc.result()), run, n_runs)
+        pairs = Pairs.of(pair_code(query, codes(frame[D])), run, n_runs)
         keys = [column_as(frame, K, pairs.numbers()), column_as(frame, G, groups.ids, pl.UInt32())]
         if ranked is not None:
             rank, length = ranked.result()
