@@ -224,6 +224,44 @@ def test_ranx_fuse_itself(method, norm):
     assert_same(ours(runs, norm, method, params), theirs)
 
 
+@pytest.mark.parametrize("method", ["rrf", "isr", "rbc"])
+@pytest.mark.parametrize("norm", ["min-max", "max", "sum", "zmuv"])
+def test_rank_methods_read_the_order_of_the_scores_as_they_are(method, norm):
+    """min-max and max round 1.75 and the next double up, over a maximum of 3, to one
+    value: ranx's normalisations keep each ranking in its input order (that of the
+    scores as they are), which its rank-based methods read; so does pr.fuse, where
+    ranking the normalised scores would put b (doc id descending) before a."""
+    above = float(np.nextafter(1.75, 2.0))
+    assert (above - 0.0) / (3.0 - 0.0) == (1.75 - 0.0) / (3.0 - 0.0)
+    runs = {
+        "r0": pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "z"],
+                            "score": [above, 1.75, 3.0, 0.0]}),
+        "r1": pl.DataFrame({"query": ["q"] * 3, "doc": ["b", "a", "d"],
+                            "score": [0.7, 0.5, 0.1]}),
+    }  # fmt: skip
+    params = {"rbc": {"phi": 0.8}}.get(method, {})
+    rx = [Run.from_dict({"q": dict(f.select("doc", "score").iter_rows())}, name=k)
+          for k, f in runs.items()]  # fmt: skip
+    fused = ranx_fuse_direct(rx, norm=norm, method=method, params=params)
+    theirs = {("q", d): s for d, s in fused.run["q"].items()}
+    assert_same(ours(runs, norm, method, params), theirs)
+    if method == "rrf":  # a: second in both runs
+        assert theirs[("q", "a")] == pytest.approx(1 / 62 + 1 / 62, abs=1e-15)
+
+
+@pytest.mark.parametrize("method", ["rrf", "wsum", "min", "bordafuse"])
+def test_a_long_frame_in_any_row_order_fuses_as_its_runs(method):
+    """Rows of the runs interleaved (no run's rows together, rankings apart): the same
+    fused run, to the bit, as the runs one after the other."""
+    runs = random_runs(8, n_runs=3)
+    long = pl.concat([f.with_columns(pl.lit(k).alias("system")) for k, f in runs.items()])
+    shuffled = long.sample(fraction=1.0, shuffle=True, seed=3)
+    assert not shuffled["system"].equals(long["system"])
+    a = pr.fuse(shuffled, method=method).sort("query", "doc")
+    b = pr.fuse(runs, method=method).sort("query", "doc")
+    assert a.equals(b)
+
+
 def test_long_frame_list_and_dict_inputs_agree():
     runs = random_runs(3)
     long = pl.concat([f.with_columns(pl.lit(k).alias("system")) for k, f in runs.items()])

@@ -221,6 +221,26 @@ def test_one_pass_scores_equal_evaluating_each_fusion():
     )
 
 
+def test_rank_methods_score_the_runs_pr_fuse_makes():
+    """min-max rounds 1.75 and the next double up (over a maximum of 3) to one value; the
+    ranks that rrf reads are those of the scores as they are in optimize_fusion as in
+    pr.fuse (a ranked before b in r0; ranking the normalised scores would tie a and b
+    in the fused run and put b, doc id descending, first: nDCG@10 1/log2(3))."""
+    above = float(np.nextafter(1.75, 2.0))
+    runs = {
+        "r0": pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "z"],
+                            "score": [above, 1.75, 3.0, 0.0]}),
+        "r1": pl.DataFrame({"query": ["q"] * 3, "doc": ["x", "a", "b"],
+                            "score": [0.9, 0.5, 0.1]}),
+    }  # fmt: skip
+    qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})
+    _, report = pr.optimize_fusion(runs, qrels, method="rrf", norm="min-max", show_progress=False)
+    for k, value in zip(report["k"].to_list(), report["nDCG@10"].to_list(), strict=True):
+        fused = pr.fuse(runs, method="rrf", norm="min-max", params={"k": k})
+        alone = pr.evaluate(fused, qrels, "nDCG@10", per_query=False)["nDCG@10"].item()
+        assert value == alone == 1.0  # a first: 2/(k + 2) > 2/(k + 3), b's
+
+
 def test_refusals():
     runs, qrels = corpus(1)
     with pytest.raises(ValueError, match="nothing to optimise"):

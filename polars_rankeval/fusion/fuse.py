@@ -41,12 +41,13 @@ from polars_rankeval.fusion.normalize import (
     Q,
     R,
     S,
+    applied_norm,
     canonical_norm,
     contiguous_scores,
     keep_top,
     normalize,
-    score_expr,
     with_ranks,
+    with_scores,
 )
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import (
@@ -72,7 +73,9 @@ class Columns:
 
 @dataclass(frozen=True)
 class Spec:
-    """A fusion, checked: method, normalisation, the context the method reads, cuts."""
+    """A fusion, checked: method, normalisation (the one applied:
+    :func:`~polars_rankeval.fusion.normalize.applied_norm`), the context the method
+    reads, cuts."""
 
     method: str
     norm: str | None
@@ -147,13 +150,13 @@ def stack_long(frame: pl.DataFrame | pl.LazyFrame, cols: Columns) -> Stacked:
         .cast(pl.String)
         .replace_strict(list(systems), list(range(len(systems))), return_dtype=pl.UInt32)
     )
-    long = frame.lazy().select(
+    long = frame.select(  # eager when the frame is: its chunks, not a plan's morsels
         position.alias(SYS),
         pl.col(cols.query).alias(Q),
         pl.col(cols.doc).alias(D),
         pl.col(cols.score).cast(pl.Float64).alias(S),
     )
-    return Stacked(long, systems, lazy, (schema[cols.query], schema[cols.doc]))
+    return Stacked(long.lazy(), systems, lazy, (schema[cols.query], schema[cols.doc]))
 
 
 def _cols3(cols: Columns) -> tuple[str, str, str]:
@@ -189,7 +192,7 @@ def _stack_pieces(pieces: list[tuple[str, pl.DataFrame | pl.LazyFrame]], cols: C
             raise TypeError(msg)
         dtypes = these
         frames.append(
-            frame.lazy().select(
+            frame.select(
                 pl.lit(i, pl.UInt32).alias(SYS),
                 pl.col(cols.query).alias(Q),
                 pl.col(cols.doc).alias(D),
@@ -198,7 +201,12 @@ def _stack_pieces(pieces: list[tuple[str, pl.DataFrame | pl.LazyFrame]], cols: C
         )
     lazy = any(isinstance(f, pl.LazyFrame) for _, f in pieces)
     assert dtypes is not None
-    return Stacked(pl.concat(frames, how="vertical"), tuple(names), lazy, dtypes)
+    if lazy:
+        stacked = pl.concat([f.lazy() for f in frames], how="vertical")
+    else:  # eager: a chunk a run, not a thread's morsels as a plan's output would be
+        eager = [f for f in frames if isinstance(f, pl.DataFrame)]
+        stacked = pl.concat(eager, how="vertical", rechunk=False).lazy()
+    return Stacked(stacked, tuple(names), lazy, dtypes)
 
 
 def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> None:
@@ -228,25 +236,37 @@ def check_pairs(frame: pl.DataFrame, pairs: Pairs, systems: Sequence[str]) -> No
         raise ValueError(msg)
 
 
-def keyed(frame: pl.DataFrame, systems: Sequence[str], cols: Columns, validate: bool
-          ) -> pl.DataFrame:  # fmt: skip
+def keyed(frame: pl.DataFrame, systems: Sequence[str], cols: Columns, validate: bool,
+          ranks: bool = False) -> pl.DataFrame:  # fmt: skip
     """``frame`` with its integer keys (:func:`~polars_rankeval.fusion.keys.add_keys`),
-    its rows checked (:func:`check_rows`, :func:`check_pairs`) with ``validate``."""
+    and with ``ranks`` the ranks of its scores, its rows checked (:func:`check_rows`,
+    :func:`check_pairs`) with ``validate``."""
     if validate:
         check_rows(frame, systems, cols)
-    out, pairs = add_keys(frame, len(systems))
+    out, pairs = add_keys(frame, len(systems), ranks)
     if validate:
         check_pairs(frame, pairs, systems)
     return out
+
+
+def ranks_as_is(spec: Spec) -> bool:
+    """Whether the fusion reads the ranks of the scores as they are: a rank-based method,
+    no normalisation applied, no ``depth`` cut, ties by doc id descending (the engine's
+    ranks), which :func:`keyed` then makes beside the pairs."""
+    reads_ranks = METHODS[spec.method].needs == "ranks"
+    return reads_ranks and spec.norm is None and spec.depth is None and spec.doc_order == "desc"
 
 
 def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """The fused scores ``(Q, D, F)`` of the long table ``frame``, as a plan."""
     frame = keep_top(frame, spec.depth, spec.doc_order)
     method = METHODS[spec.method]
-    ranking = [G] if G in frame.collect_schema().names() else RANKING
+    names = frame.collect_schema().names()
+    ranking = [G] if G in names else RANKING
     if method.needs == "scores" and spec.norm not in ("rank", "borda"):
-        rows = frame.with_columns(score_expr(spec.norm, ranking))
+        rows = with_scores(frame, spec.norm, ranking)
+    elif spec.norm is None and R in names:  # ranked with the keys (:func:`ranks_as_is`)
+        rows = frame
     else:
         rows = normalize(frame, spec.norm, spec.ctx.n_runs, spec.doc_order, ranking)
     fused = method.combine(rows, spec.ctx)
@@ -259,12 +279,22 @@ def fuse_plan(frame: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     return fused
 
 
+def in_pieces(frame: pl.DataFrame, n_runs: int) -> pl.DataFrame:
+    """``frame`` as it is when its columns are cut in the same places, at most once a
+    run (the runs' frames stacked: their ids are not copied), else in one chunk (the
+    reads and gathers by row that follow cost several times more across a plan's
+    many morsels)."""
+    lengths = {tuple(frame[c].chunk_lengths()) for c in frame.columns}
+    if len(lengths) == 1 and len(next(iter(lengths))) <= n_runs:
+        return frame
+    return frame.rechunk()
+
+
 def fuse_frame(frame: pl.DataFrame, spec: Spec, systems: Sequence[str], cols: Columns,
                validate: bool) -> pl.DataFrame:  # fmt: skip
-    """:func:`fuse_plan` of a frame in memory, its rows checked first (the runs' rows in
-    one chunk: the reads and gathers by row that follow cost half as much), and
-    normalised first in numpy where :func:`contiguous_scores` can."""
-    rows = keyed(frame.rechunk(), systems, cols, validate)
+    """:func:`fuse_plan` of a frame in memory (:func:`in_pieces`), its rows checked
+    first, and normalised first in numpy where :func:`contiguous_scores` can."""
+    rows = keyed(in_pieces(frame, len(systems)), systems, cols, validate, ranks_as_is(spec))
     if spec.depth is None and (normalised := contiguous_scores(rows, spec.norm)) is not None:
         spec = replace(spec, norm=None)  # done: the scores are normalised
         rows = normalised
@@ -368,7 +398,9 @@ def fuse(
     any run retrieved gets one fused score (``method``), with ranx's formulas,
     parameter names and defaults (see :mod:`polars_rankeval.fusion.methods` and
     :mod:`polars_rankeval.fusion.normalize`). For a rank-based method, a run's ranks
-    are those of its normalised scores, ties broken by doc id (``doc_order``).
+    are those of its normalised scores, ties broken by doc id (``doc_order``); of its
+    scores as they are under a normalisation that keeps their order (``min-max``,
+    ``max``, ``sum``, ``zmuv``), as in ranx.
 
     .. math::
 
@@ -542,7 +574,8 @@ def make_spec(
         params=check_params(params, stacked.systems, spec_method, method),
         doc_order=doc_order,
     )
-    return Spec(method, canonical_norm(norm), ctx, depth, max_docs)
+    reads_scores = spec_method.needs != "ranks"
+    return Spec(method, applied_norm(canonical_norm(norm), reads_scores), ctx, depth, max_docs)
 
 
 def prepare(

@@ -131,11 +131,18 @@ def _by_doc(frame: pl.LazyFrame, ctx: Context, fused: pl.Expr, columns: Sequence
     return wide_runs(frame, ctx.n_runs, columns).select(Q, D, fused.alias(F))
 
 
+def _with(frame: pl.LazyFrame, *columns: pl.Expr) -> pl.LazyFrame:
+    """``frame`` with ``columns`` added to its rows collected: a plan's ``with_columns``
+    would cut every column into a thread's morsels, which :func:`wide_runs` then copies
+    back into one to gather the fused rows' ids."""
+    return frame.collect().with_columns(*columns).lazy()
+
+
 def _per_run(contribution: pl.Expr, fused: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> Combine:
     """A method whose documents get ``fused(sum of contributions, |P|)``."""
 
     def combine(frame: pl.LazyFrame, ctx: Context) -> pl.LazyFrame:
-        rows = frame.with_columns(contribution.alias("__c"))
+        rows = _with(frame, contribution.alias("__c"))
         total = _fold_sum(_runs_of("__c", ctx.n_runs))
         return _by_doc(rows, ctx, fused(total, _present(ctx.n_runs)))
 
@@ -300,7 +307,7 @@ def _lookup(frame: pl.LazyFrame, table: pl.LazyFrame, index: pl.Expr, name: str)
 
 
 def _sum_of(frame: pl.LazyFrame, term: pl.Expr, ctx: Context) -> pl.LazyFrame:
-    rows = frame.with_columns(term.alias("__c"))
+    rows = _with(frame, term.alias("__c"))
     return _by_doc(rows, ctx, _fold_sum(_runs_of("__c", ctx.n_runs)))
 
 

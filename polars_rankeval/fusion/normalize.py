@@ -53,6 +53,8 @@ NORMALIZATIONS: tuple[str | None, ...] = (
     None,
 )
 """The normalisations :func:`~polars_rankeval.fuse` takes, with ranx's names."""
+ORDER_KEEPING = ("min-max", "max", "sum", "zmuv")
+"""The normalisations that keep each ranking's order: a shift and a positive scale."""
 _ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}
 EPS = 1e-9
 """ranx's floor on a normalisation's denominator."""
@@ -78,6 +80,42 @@ def canonical_norm(norm: str | None) -> str | None:
     return name
 
 
+def column_as(frame: pl.DataFrame, name: str, values: np.ndarray,
+              dtype: pl.DataType | None = None) -> pl.Series:  # fmt: skip
+    """``values`` as a column of ``frame``, in chunks of the lengths of ``frame``'s (the
+    stacked runs' frames, one chunk a run, are not copied into one: a frame whose columns
+    are cut in different places is copied whole by the next expression that reads it).
+
+    >>> frame = pl.concat([pl.DataFrame({"a": [1, 2]}), pl.DataFrame({"a": [3]})], rechunk=False)
+    >>> column_as(frame, "b", np.array([4, 5, 6])).chunk_lengths()
+    [2, 1]
+    """
+    lengths = frame.to_series(0).chunk_lengths() if frame.width else []
+    if len(lengths) <= 1:
+        return pl.Series(name, values, dtype=dtype)
+    ends = np.cumsum(lengths).tolist()
+    parts = [
+        pl.Series(name, values[a:b], dtype=dtype) for a, b in zip([0, *ends], ends, strict=False)
+    ]
+    return pl.concat(parts, rechunk=False)
+
+
+def applied_norm(norm: str | None, reads_scores: bool) -> str | None:
+    """The normalisation a method applies: ``norm``, or none for a method that reads only
+    ranks (not ``reads_scores``) when ``norm`` keeps each ranking's order
+    (:data:`ORDER_KEEPING`): it ranks the scores as they are. ranx does the same: these
+    normalisations list a ranking in its input order (that of the scores as they are),
+    which its rank-based methods read, even where rounding makes two distinct scores one
+    normalised value.
+
+    >>> applied_norm("min-max", reads_scores=False), applied_norm("min-max", True)
+    (None, 'min-max')
+    >>> applied_norm("min-max-inverted", reads_scores=False)
+    'min-max-inverted'
+    """
+    return None if not reads_scores and norm in ORDER_KEEPING else norm
+
+
 def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.LazyFrame:
     """Add :data:`R` (1 = top: ``by`` descending, ties by doc id compared as strings in
     ``doc_order``) and :data:`N` (the ranking's length) to every row.
@@ -98,7 +136,7 @@ def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.Lazy
             keys = [G]
         rows = frame.collect()
         rank, length = engine_ranks(rows, keys, by)
-        return rows.with_columns(pl.Series(R, rank), pl.Series(N, length)).lazy()
+        return rows.with_columns(column_as(rows, R, rank), column_as(rows, N, length)).lazy()
     ordered = frame.sort(
         [*(pl.col(k) for k in keys), pl.col(by), pl.col(D).cast(pl.String)],
         descending=[*(False for _ in keys), True, False],
@@ -110,38 +148,94 @@ def with_ranks(frame: pl.LazyFrame, doc_order: DocOrder, by: str = S) -> pl.Lazy
     )
 
 
-def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str) -> tuple[np.ndarray, np.ndarray]:
+def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str, groups: Groups | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Each row's rank in its ranking (``keys``) by ``by`` descending, ties by doc id
     descending compared as strings (trec_eval's order), and its ranking's length: the
     engine's one sort of packed integers (:func:`~polars_rankeval.engine.rank.rank_order`).
+    ``groups``: the rankings of ``keys``, when known.
 
     >>> rows = pl.DataFrame({Q: ["q"] * 3, D: ["a", "b", "c"], S: [1.0, 2.0, 2.0]})
     >>> [a.tolist() for a in engine_ranks(rows, [Q], S)]
     [[3, 2, 1], [3, 3, 3]]
     """
-    groups = Groups.of(rows, keys)
+    if groups is None and list(keys) == [G]:
+        groups = ids_groups(rows[G].to_numpy())
+    if groups is None:
+        groups = Groups.of(rows, keys)
     values = order_values(rows[by], by_rank=False, single_precision=False)
     tie_break = TieBreak(values, descending=True, doc=rows[D])
     order = rank_order(groups, values, tie_break, descending=True)
     n, bits = rows.height, np.uint64(order.row_bits)
     mask = np.uint64((1 << order.row_bits) - 1)
-    at_row = (order.packed & mask).astype(np.int64)  # the row at each sorted position
-    first = np.repeat(groups.starts.astype(np.int64), groups.counts)  # its ranking's start
-    rank = np.arange(1, n + 1, dtype=np.int64) - first
-    key = order.packed >> bits  # ranking and value, sorted: equal neighbours tie
-    equal = key[1:] == key[:-1]
-    if equal.any():  # the tied rows' places, by value then doc id (the engine's tie break)
-        tied = np.zeros(n, bool)
-        tied[1:] |= equal
-        tied[:-1] |= equal
-        pos = np.flatnonzero(tied)
+    rank = in_order_ranks(groups.starts, groups.counts, n)
+    pos = tied_positions(order.packed, bits)
+    if len(pos):  # the tied rows' places, by value then doc id (the engine's tie break)
+        key = order.packed >> bits  # ranking and value, sorted: equal neighbours tie
         lo = np.searchsorted(key, key[pos], "left")
         hi = np.searchsorted(key, key[pos], "right")
-        places = tie_break.places(order.packed, mask, lo, hi, at_row[pos])
-        rank[pos] = lo - first[pos] + 1 + places
+        at = (order.packed[pos] & mask).astype(np.int64)
+        places = tie_break.places(order.packed, mask, lo, hi, at)
+        rank[pos] += lo - pos + places  # the rank of the tie group's first position, + place
+    # the row at each position, in the sorted keys' own array (read for the last time)
+    at_row = np.bitwise_and(order.packed, mask, out=order.packed).view(np.int64)
     by_row = np.empty(n, np.int64)
     by_row[at_row] = rank
-    return by_row, groups.counts[groups.ids].astype(np.int64)
+    return by_row, np.asarray(groups.counts[groups.ids], dtype=np.int64)
+
+
+def in_order_ranks(starts: np.ndarray, counts: np.ndarray, n: int) -> np.ndarray:
+    """1, 2, ... within each ranking, at each sorted position (the rankings at ``starts``,
+    increasing, ``counts`` rows each): a running sum of ones that drops back at each
+    ranking's start, in one array.
+
+    >>> in_order_ranks(np.array([0, 2]), np.array([2, 3]), 5).tolist()
+    [1, 2, 1, 2, 3]
+    """
+    rank = np.ones(n, np.int64)
+    rank[starts[1:]] = 1 - counts[:-1]
+    return np.cumsum(rank, out=rank)
+
+
+_SLICE = 1 << 18
+
+
+def tied_positions(packed: np.ndarray, bits: np.uint64) -> np.ndarray:
+    """The sorted positions whose key (``packed >> bits``) equals a neighbour's, read
+    slice by slice (no array of keys).
+
+    >>> tied_positions(np.array([0b100, 0b101, 0b110, 0b1000], np.uint64), np.uint64(1)).tolist()
+    [0, 1]
+    """
+    equal = []  # positions i whose key equals that at i + 1
+    for lo in range(0, max(len(packed) - 1, 0), _SLICE):
+        hi = min(lo + _SLICE, len(packed) - 1)
+        same = (packed[lo:hi] >> bits) == (packed[lo + 1 : hi + 1] >> bits)
+        equal.append(np.flatnonzero(same) + lo)
+    if not equal or not sum(len(e) for e in equal):
+        return np.zeros(0, np.int64)
+    first = np.concatenate(equal)
+    return np.union1d(first, first + 1)
+
+
+def ids_groups(ids: np.ndarray) -> Groups | None:
+    """The rankings of ranking ids numbered 0, 1, ... stretch after stretch (each
+    ranking's rows together, as :func:`~polars_rankeval.fusion.keys.add_keys` numbers
+    them), read off the ids without hashing them; None for ids in another layout.
+
+    >>> ids_groups(np.array([0, 0, 1], np.uint32)).counts.tolist()
+    [2, 1]
+    >>> ids_groups(np.array([1, 0], np.uint32)) is None
+    True
+    """
+    if not len(ids) or ids[0] != 0 or ids.dtype.kind not in "iu":
+        return None
+    ids = ids.astype(np.uint32, copy=False)  # G's dtype: no copy
+    step = ids[1:] - ids[:-1]  # a decrease wraps around to a large step
+    if bool(np.any(step > 1)):
+        return None
+    starts = np.concatenate([[0], np.flatnonzero(step) + 1])
+    return Groups(ids, True, np.diff(np.append(starts, len(ids))), starts)
 
 
 def score_expr(norm: str | None, ranking: Sequence[str] = RANKING) -> pl.Expr:
@@ -170,6 +264,14 @@ def score_expr(norm: str | None, ranking: Sequence[str] = RANKING) -> pl.Expr:
     return s
 
 
+def with_scores(frame: pl.LazyFrame, norm: str | None, ranking: Sequence[str] = RANKING
+                ) -> pl.LazyFrame:  # fmt: skip
+    """``frame`` with :data:`S` normalised by :func:`score_expr`; ``frame`` itself for
+    ``norm=None`` (a plan's ``with_columns`` cuts every column into a thread's morsels,
+    which the gathers by row that follow pay for)."""
+    return frame if norm is None else frame.with_columns(score_expr(norm, ranking))
+
+
 def contiguous_scores(frame: pl.DataFrame, norm: str | None) -> pl.DataFrame | None:
     """``frame`` with :data:`S` normalised by ``"min-max"``, ``"min-max-inverted"`` or
     ``"max"`` in numpy, when each ranking's rows (:data:`G`) lie together (each
@@ -185,20 +287,18 @@ def contiguous_scores(frame: pl.DataFrame, norm: str | None) -> pl.DataFrame | N
         return None
     if not frame.height:
         return frame
-    ids = frame[G].to_numpy()
-    if (ids[1:] < ids[:-1]).any():  # the ids number the stretches in order when contiguous
+    groups = ids_groups(frame[G].to_numpy())
+    if groups is None:
         return None
-    starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
-    if len(starts) != int(ids.max()) + 1:
-        return None
-    s = frame[S].to_numpy()
-    counts = np.diff(np.append(starts, len(s)))
-    hi = np.repeat(np.maximum.reduceat(s, starts), counts)
+    s, starts, counts = frame[S].to_numpy(), groups.starts, groups.counts
+    hi = np.maximum.reduceat(s, starts)  # by ranking, each spread over its rows once
     if norm == "max":
-        return frame.with_columns(pl.Series(S, s / np.maximum(hi, EPS)))
-    lo = np.repeat(np.minimum.reduceat(s, starts), counts)
-    top = s - lo if norm == "min-max" else hi - s
-    return frame.with_columns(pl.Series(S, top / np.maximum(hi - lo, EPS)))
+        normalised = s / np.repeat(np.maximum(hi, EPS), counts)
+        return frame.with_columns(column_as(frame, S, normalised))
+    lo = np.minimum.reduceat(s, starts)
+    top = s - np.repeat(lo, counts) if norm == "min-max" else np.repeat(hi, counts) - s
+    top /= np.repeat(np.maximum(hi - lo, EPS), counts)
+    return frame.with_columns(column_as(frame, S, top))
 
 
 def expand(frame: pl.LazyFrame, n_runs: int) -> pl.LazyFrame:
@@ -258,7 +358,7 @@ def normalize(
         )
         scored = full.with_columns(borda.alias(S))
     else:
-        scored = frame.with_columns(score_expr(norm, ranking))
+        scored = with_scores(frame, norm, ranking)
     kept = [c for c in (K, G) if c in scored.collect_schema().names()]
     return with_ranks(scored.select(SYS, Q, D, *kept, S), doc_order)
 

@@ -26,7 +26,7 @@ from polars_rankeval.engine.rank import ranking_ids
 from polars_rankeval.fusion import train
 from polars_rankeval.fusion.fuse import Columns, keyed, prepare
 from polars_rankeval.fusion.methods import METHODS, Context, F, weighted_expr, wide_runs
-from polars_rankeval.fusion.normalize import D, G, Q, S, normalize, score_expr
+from polars_rankeval.fusion.normalize import D, G, Q, S, applied_norm, normalize, score_expr
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.validation import check_columns
 
@@ -242,8 +242,9 @@ def optimize_fusion(
     frame = keyed(stacked.frame.collect().rechunk(), stacked.systems, cols, validate=True)
     if METHODS[method].needs == "scores" and spec.norm not in ("rank", "borda"):
         rows = frame.with_columns(score_expr(spec.norm, [G]))  # no ranks needed
-    else:
-        rows = normalize(frame.lazy(), spec.norm, n_runs, "desc", [G]).collect()
+    else:  # ranked as pr.fuse ranks them (applied_norm)
+        norm = applied_norm(spec.norm, reads_scores=METHODS[method].needs != "ranks")
+        rows = normalize(frame.lazy(), norm, n_runs, "desc", [G]).collect()
     judged = qrels_frame.select(
         pl.col(query).alias(Q), pl.col(doc).alias(D), pl.col(relevance).alias("__rel")
     )
