@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import overload
 
@@ -38,8 +40,8 @@ from polars_rankeval._typing import (
 from polars_rankeval.call import prepare
 from polars_rankeval.conventions import Conventions
 from polars_rankeval.engine.join import qrels_keys
-from polars_rankeval.engine.pipeline import align_ids, check_values
-from polars_rankeval.engine.rank import Groups, gather_rows
+from polars_rankeval.engine.pipeline import check_values, piece_columns
+from polars_rankeval.engine.rank import Groups
 from polars_rankeval.engine.select import (
     JUDGMENT,
     match_and_rank,
@@ -54,7 +56,6 @@ from polars_rankeval.validation import (
     check_choice,
     check_columns,
     check_int,
-    fresh_name,
     system_column,
 )
 
@@ -160,7 +161,7 @@ def rank_run(
     def ranked(frame: pl.DataFrame) -> pl.DataFrame:
         rows = frame.select(*keys, doc, *([value] if value else []))
         by_rank, ranks = rank_rows(rows, options, depth)
-        out = gather_rows(rows.select(*keys, doc), by_rank)
+        out = rows.select(*keys, doc).rechunk()[by_rank]  # one chunk: a gather from many copies
         return out.with_columns(pl.Series(rank, ranks, dtype=pl.UInt32))
 
     if isinstance(run, pl.DataFrame):
@@ -176,11 +177,12 @@ def rank_rows(
     :func:`rank_run` orders them; rows past ``depth`` are left out."""
     groups = Groups.of(frame, options.keys)
     order = rank_order_of(frame, options, groups, options.order, options.single_precision)
-    ranks = order.ranks(np.arange(frame.height))
-    by_rank = np.lexsort((ranks, groups.ids))
+    _, by_rank = order.in_rank_order()
+    ranks = order.sorted_ranks()
     if depth is not None:
-        by_rank = by_rank[ranks[by_rank] <= depth]
-    return by_rank, ranks[by_rank]
+        kept = ranks <= depth
+        by_rank, ranks = by_rank[kept], ranks[kept]
+    return by_rank, ranks
 
 
 @overload
@@ -352,67 +354,148 @@ def _doc_columns(options: Options) -> list[str]:
 def judged_table(
     run: pl.DataFrame, qrels: pl.DataFrame, options: Options, *, check_duplicates: bool
 ) -> pl.DataFrame:
-    """Every retrieved row with its rank and grade, then each ranking's unretrieved judgments."""
-    run, qrels = align_ids(
-        run.select(options.run_columns),
-        qrels.select(options.qrels_columns),
-        [options.query, options.doc],
-    )
-    matched = match_and_rank(
-        run,
-        options,
-        partial(qrels_side, qrels, options),
-        partial(qrels_keys, qrels, options, -math.inf, check=check_duplicates),
-        order=options.order,
-        duplicates=options.duplicates,
-        check=check_duplicates,
-        single_precision=options.single_precision,
-    )
+    """Every retrieved row with its rank and grade, then each ranking's unretrieved judgments.
+
+    The run and qrels are taken as :func:`~polars_rankeval.engine.pipeline.piece_columns`
+    gives them to the engine (the ranking keys and the qrels in one chunk), and the
+    qrels' hashes are made on a second thread from the start, as
+    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them. The rows come out
+    in the order of the engine's sorted keys, ranking by ranking
+    (:meth:`~polars_rankeval.engine.rank.RankOrder.in_rank_order`): each output column
+    is one gather, by a table of where each output row comes from (:func:`table_layout`).
+    """
+    run, qrels = piece_columns(run, qrels, options)
+    with ThreadPoolExecutor(max_workers=1) as qrels_thread:
+        joined = qrels_thread.submit(qrels_keys, qrels, options, -math.inf, check=check_duplicates)
+        matched = match_and_rank(
+            run,
+            options,
+            partial(qrels_side, qrels, options),
+            joined.result,
+            order=options.order,
+            duplicates=options.duplicates,
+            check=check_duplicates,
+            single_precision=options.single_precision,
+        )
     n = matched.run.height
-    ranks = matched.order.all_ranks()
-    grade_row = np.full(n, -1, np.int64)
-    grade_row[matched.run_rows] = matched.judgments
-    ids = matched.groups.ids
-    if options.depth is None:
-        kept, docs = None, {d: matched.run[d] for d in _doc_columns(options)}
-    else:
-        kept = np.flatnonzero(ranks <= options.depth)
-        ids, ranks, grade_row = ids[kept], ranks[kept], grade_row[kept]
-        docs = {d: matched.run[d].gather(kept) for d in _doc_columns(options)}
-    grades = qrels[options.relevance].cast(pl.Int64)
-    ranking = fresh_name(RANKING, _doc_columns(options))  # a doc column may be named so
-    retrieved = pl.DataFrame(
-        {
-            ranking: pl.Series(ids, dtype=pl.UInt32),
-            **docs,
-            options.rank: pl.Series(ranks, dtype=pl.UInt32),
-            options.relevance: _gather_or_null(grades, grade_row),
-        }
-    )
-    judged = grade_row >= 0
     decided = ranking_scope(matched, options, options.missing, None)
     wanted = decided.flags.filter((pl.col(HAS_RUN) | pl.col(SCORED)) & pl.col(FACT).is_not_null())
-    missed_ranking, at = unretrieved_judgments(
+    missed_of = partial(
+        unretrieved_judgments,
         wanted[RANKING].to_numpy().astype(np.int64),
         wanted[FACT].to_numpy().astype(np.int64),
         matched.side.judgments[FACT].to_numpy().astype(np.int64),
         matched.side.judgments[JUDGMENT].to_numpy().astype(np.int64),
-        ids[judged].astype(np.int64),
-        grade_row[judged],
     )
-    missed = pl.DataFrame(
-        {
-            ranking: pl.Series(missed_ranking, dtype=pl.UInt32),
-            **{d: qrels[d].gather(at) for d in _doc_columns(options)},
-            options.rank: pl.Series([None] * len(at), dtype=pl.UInt32),
-            options.relevance: grades.gather(at),
-        }
-    )
-    placed = ranking_order(ids, ranks, missed_ranking, decided.keys.height)
-    # one chunk first: a gather from the run's chunks (one a Parquet row group) costs 5x
-    table = pl.concat([retrieved, missed], how="vertical_relaxed", rechunk=True)[placed]
-    keys = decided.keys.select(options.output_keys)[table[ranking].to_numpy()]
-    return keys.hstack(table.drop(ranking))
+    doc_columns = _doc_columns(options)
+    with ThreadPoolExecutor(max_workers=1) as second:  # numpy and Polars release the GIL
+        run_docs = second.submit(lambda: matched.run.select(doc_columns).rechunk())
+        missed = None  # without a depth cut, every matched row is kept: no rank needed
+        if options.depth is None:
+            found_rankings = matched.groups.ids[matched.run_rows].astype(np.int64)
+            missed = second.submit(missed_of, found_rankings, matched.judgments)
+        grade_row = np.full(n, -1, np.int64)  # each run row's qrels row (-1: none)
+        grade_row[matched.run_rows] = matched.judgments
+        counts = matched.groups.counts
+        _, rows = matched.order.in_rank_order()
+        ranks = matched.order.sorted_ranks()
+        if options.depth is not None:
+            kept = ranks <= options.depth
+            rows, ranks = rows[kept], ranks[kept]
+            counts = np.minimum(counts, options.depth)
+        found = grade_row[rows]
+        if missed is None:
+            ids = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # each row's ranking
+            judged = found >= 0
+            missed_ranking, at = missed_of(ids[judged], found[judged])
+        else:
+            missed_ranking, at = missed.result()
+        layout = table_layout(counts, missed_ranking, decided.keys.height)
+        total = len(rows) + len(at)
+        source = np.empty(total, np.int64)  # run row, or n + the place among the missed
+        source[layout.retrieved] = rows
+        source[layout.missed] = n + np.arange(len(at))
+
+        def gathered_docs() -> pl.DataFrame:
+            missed_docs = qrels.select(doc_columns).gather(at)
+            both = [run_docs.result(), missed_docs]
+            return pl.concat(both, how="vertical_relaxed", rechunk=True)[source]
+
+        docs = second.submit(gathered_docs)
+        graded = np.empty(total, np.int64)  # qrels row, -1 where none
+        graded[layout.retrieved] = found
+        graded[layout.missed] = at
+        rank = np.zeros(total, np.uint32)  # 0: not retrieved (null)
+        rank[layout.retrieved] = ranks
+        keys = decided.keys.select(options.output_keys)[layout.rankings]
+        grades = qrels[options.relevance].cast(pl.Int64)
+        columns = [
+            _where(rank > 0, pl.Series(options.rank, rank, dtype=pl.UInt32)),
+            _gather_or_null(grades, graded).alias(options.relevance),
+        ]
+        return keys.hstack([*docs.result().get_columns(), *columns])
+
+
+def _unretrieved_by_query(
+    rankings: np.ndarray,
+    facts: np.ndarray,
+    judgment_facts: np.ndarray,
+    judgments: np.ndarray,
+    found_judgments: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`unretrieved_judgments` when each query has one ranking (``facts`` distinct):
+    the judgments of the rankings' queries that none retrieved, in their order."""
+    n_facts = int(max(facts.max(initial=-1), judgment_facts.max(initial=-1))) + 1
+    ranking_of = np.full(n_facts, -1, np.int64)
+    ranking_of[facts] = rankings
+    found = np.zeros(int(judgments.max(initial=-1)) + 1, bool)
+    found[found_judgments[found_judgments < len(found)]] = True
+    kept = np.flatnonzero((ranking_of[judgment_facts] >= 0) & ~found[judgments])
+    missed_ranking = ranking_of[judgment_facts[kept]]
+    by_ranking = np.argsort(missed_ranking, kind="stable")
+    return missed_ranking[by_ranking], judgments[kept[by_ranking]]
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """Where the rows of :func:`judge`'s table go (see :func:`table_layout`)."""
+
+    retrieved: np.ndarray
+    """The place of each retrieved row (given ranking by ranking, each in rank order)."""
+    missed: np.ndarray
+    """The place of each unretrieved judgment (in the order given)."""
+    rankings: np.ndarray
+    """The ranking of each place of the table (int64)."""
+
+
+def table_layout(counts: np.ndarray, missed: np.ndarray, n_rankings: int) -> TableLayout:
+    """The table's places: ranking by ranking, its ``counts`` retrieved rows, then its
+    unretrieved judgments (``missed``: the ranking of each, in their order).
+
+    The retrieved rows come ranking by ranking already, so each one's place is its
+    own index plus the judgments missed by the rankings before its: no sort.
+
+    Examples
+    --------
+    >>> layout = table_layout(np.array([2, 1]), np.array([1, 0, 1]), 2)
+    >>> layout.retrieved.tolist(), layout.missed.tolist(), layout.rankings.tolist()
+    ([0, 1, 3], [4, 2, 5], [0, 0, 0, 1, 1, 1])
+    """
+    retrieved_n = np.zeros(n_rankings, np.int64)
+    retrieved_n[: len(counts)] = counts
+    missed_n = np.bincount(missed, minlength=n_rankings)
+    missed_before = np.cumsum(missed_n) - missed_n
+    retrieved = np.arange(int(retrieved_n.sum())) + np.repeat(missed_before, retrieved_n)
+    by_ranking = np.arange(len(missed))  # already ranking by ranking (judge's)
+    if len(missed) > 1 and not bool(np.all(missed[1:] >= missed[:-1])):
+        by_ranking = np.argsort(missed, kind="stable")
+    sorted_ids = missed[by_ranking]
+    sizes = retrieved_n + missed_n
+    starts = np.cumsum(sizes) - sizes
+    within = np.arange(len(missed)) - missed_before[sorted_ids]
+    places = np.empty(len(missed), np.int64)
+    places[by_ranking] = starts[sorted_ids] + retrieved_n[sorted_ids] + within
+    return TableLayout(retrieved, places, np.repeat(np.arange(n_rankings), sizes))
 
 
 def unretrieved_judgments(
@@ -442,6 +525,8 @@ def unretrieved_judgments(
     ([0, 0, 1], [10, 12, 10])
     """
     n_facts = int(max(facts.max(initial=-1), judgment_facts.max(initial=-1))) + 1
+    if len(np.unique(facts)) == len(facts):  # a ranking per query (one system): no pairs
+        return _unretrieved_by_query(rankings, facts, judgment_facts, judgments, found_judgments)
     by_fact = np.arange(len(judgment_facts))
     if len(by_fact) > 1 and not bool(np.all(judgment_facts[1:] >= judgment_facts[:-1])):
         by_fact = np.argsort(judgment_facts, kind="stable")
@@ -466,38 +551,12 @@ def unretrieved_judgments(
     return np.repeat(rankings, sizes)[kept], judgments[by_fact[pair[kept]]]
 
 
-def ranking_order(
-    ranked: np.ndarray, ranks: np.ndarray, unranked: np.ndarray, n_rankings: int
-) -> np.ndarray:
-    """The rows of ``ranked`` then ``unranked`` (their rankings' ids) in table order: ranking
-    by ranking, its rows by rank, then its unranked rows in their order.
-
-    Each ranking's ranks are 1, 2, ..., so a ranked row's place is where its ranking
-    starts plus its rank minus one: a scatter, where a sort of the table (string ids
-    carried along) took most of :func:`judge`'s time.
-
-    Examples
-    --------
-    >>> ranking_order(np.array([1, 0, 1]), np.array([2, 1, 1]), np.array([0, 1, 0]), 2).tolist()
-    [1, 3, 5, 2, 0, 4]
-    """
-    ranked_n = np.bincount(ranked, minlength=n_rankings)
-    by_ranking = np.arange(len(unranked))  # already ranking by ranking (judge's)
-    if len(unranked) > 1 and not bool(np.all(unranked[1:] >= unranked[:-1])):
-        by_ranking = np.argsort(unranked, kind="stable")
-    unranked_n = np.bincount(unranked, minlength=n_rankings)
-    start = np.cumsum(ranked_n + unranked_n) - (ranked_n + unranked_n)
-    sorted_ids = unranked[by_ranking]
-    within = np.arange(len(unranked)) - (np.cumsum(unranked_n) - unranked_n)[sorted_ids]
-    target = np.empty(len(ranked) + len(unranked), np.int64)
-    target[: len(ranked)] = start[ranked] + ranks - 1
-    target[len(ranked) + by_ranking] = start[sorted_ids] + ranked_n[sorted_ids] + within
-    order = np.empty_like(target)
-    order[target] = np.arange(len(target))
-    return order
-
-
 def _gather_or_null(values: pl.Series, at: np.ndarray) -> pl.Series:
     """``values[at]``, null where ``at`` is negative."""
     picked = values.gather(np.maximum(at, 0))
     return pl.select(pl.when(pl.Series(at >= 0)).then(picked)).to_series().alias(values.name)
+
+
+def _where(keep: np.ndarray, values: pl.Series) -> pl.Series:
+    """``values``, null where ``keep`` is False."""
+    return pl.select(pl.when(pl.Series(keep)).then(values)).to_series().alias(values.name)

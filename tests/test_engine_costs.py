@@ -253,3 +253,65 @@ def test_all_ranks_equal_the_ranks_of_every_row_and_a_plain_sort():
                 .sort("at")["rank"]
             )
             assert ranks == expected.to_list()
+
+
+@pytest.mark.parametrize("depth", [None, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rank_run_equals_a_plain_sort(depth, seed):
+    """rank_run's rows (ranking by ranking, each in rank order, read off the engine's
+    sorted keys and tie groups) against a Polars sort in trec_eval order: ties of two
+    rows and of more, several systems, shuffled rows, a depth cut, lazy or not."""
+    rng = np.random.default_rng(seed)
+    n = 2000
+    run = pl.DataFrame(
+        {
+            "system": rng.choice(["s1", "s2"], n),
+            "query": [f"q{i}" for i in rng.integers(0, 20, n)],
+            "doc": [f"d{i}" for i in rng.integers(0, 400, n)],
+            "score": rng.integers(0, 40 if seed else 4, n) / 8,
+        }
+    ).unique(["system", "query", "doc"])
+    expected = (
+        run.sort(["system", "query", "score", "doc"], descending=[False, False, True, True])
+        .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("system", "query"))
+        .filter(pl.col("rank") <= (depth or n))
+        .select("system", "query", "doc", "rank")
+    )
+    for frame in [run, run.lazy()]:
+        ranked = pr.rank_run(frame, depth=depth)
+        ranked = ranked.collect() if isinstance(ranked, pl.LazyFrame) else ranked
+        by = ["system", "query", "rank"]
+        assert_frame_equal(ranked.sort(by), expected.sort(by))
+        ranking = ranked.select(pl.concat_str("system", "query").rle_id()).to_series()
+        assert ranking.max() + 1 == ranked.select("system", "query").n_unique()  # together
+        assert ranked.select((pl.col("rank").diff().over(ranking).fill_null(1) == 1).all()).item()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unretrieved_judgments_of_one_ranking_per_query_equal_the_general_way(seed):
+    """The shortcut for a ranking per query (which unretrieved_judgments takes then)
+    against a plain set difference: rankings given in any order, queries without a
+    ranking or without judgments."""
+    from polars_rankeval.ranking import _unretrieved_by_query, unretrieved_judgments
+
+    rng = np.random.default_rng(seed)
+    n_facts, n_judgments = 30, 400
+    judgment_facts = np.sort(rng.integers(0, n_facts, n_judgments))
+    judgments = rng.permutation(n_judgments + 50)[:n_judgments]
+    facts = rng.permutation(n_facts + 5)[: n_facts - 4]  # some unjudged, some without a ranking
+    rankings = rng.permutation(len(facts))
+    of_fact = dict(zip(facts.tolist(), rankings.tolist(), strict=True))
+    picked = np.flatnonzero(rng.random(n_judgments) < 0.4)
+    picked = picked[[int(f) in of_fact for f in judgment_facts[picked]]]
+    found_rankings = np.array([of_fact[int(f)] for f in judgment_facts[picked]], np.int64)
+    args = (rankings, facts, judgment_facts, judgments, found_rankings, judgments[picked])
+    short = _unretrieved_by_query(rankings, facts, judgment_facts, judgments, judgments[picked])
+    pairs = set(zip(*[a.tolist() for a in unretrieved_judgments(*args)], strict=True))
+    expected = {
+        (of_fact[int(f)], int(j))
+        for f, j in zip(judgment_facts, judgments, strict=True)
+        if int(f) in of_fact and int(j) not in set(judgments[picked].tolist())
+    }
+    assert set(zip(*[a.tolist() for a in short], strict=True)) == expected == pairs
+    assert len(short[0]) == len(expected)
+    assert np.all(np.diff(short[0]) >= 0)  # ranking by ranking
