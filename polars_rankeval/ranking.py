@@ -19,11 +19,11 @@ precondition the metric expressions rely on (for cumulative sums).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import polars as pl
@@ -39,8 +39,10 @@ from polars_rankeval._typing import (
 )
 from polars_rankeval.call import prepare
 from polars_rankeval.conventions import Conventions
+from polars_rankeval.engine import buckets
+from polars_rankeval.engine.buckets import memory_bytes
 from polars_rankeval.engine.join import qrels_keys
-from polars_rankeval.engine.pipeline import check_values, piece_columns
+from polars_rankeval.engine.pipeline import Piece, check_values, piece_columns
 from polars_rankeval.engine.rank import Groups
 from polars_rankeval.engine.select import (
     JUDGMENT,
@@ -59,6 +61,8 @@ from polars_rankeval.validation import (
     system_column,
 )
 
+T = TypeVar("T")
+
 
 @overload
 def rank_run(
@@ -71,6 +75,7 @@ def rank_run(
     system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
+    memory_limit: int | str | None = None,
 ) -> FrameT: ...
 @overload
 def rank_run(
@@ -83,6 +88,7 @@ def rank_run(
     system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame: ...
 def rank_run(
     run: IntoFrameOrDict,
@@ -94,6 +100,7 @@ def rank_run(
     system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Order each ranking and number its rows 1..n in a ``rank`` column.
 
@@ -112,20 +119,29 @@ def rank_run(
         ``"presorted"``: rows are already in rank order; no sort is paid for.
     depth
         Keep only the top ``depth`` documents of each ranking (trec_eval ``-M``).
+    memory_limit
+        LazyFrame runs only: the most memory (bytes, or a string such as ``"2GiB"``)
+        the ranking should take beyond its result, as for
+        :func:`~polars_rankeval.evaluate`. Default ``"1GiB"``.
 
     Returns
     -------
     DataFrame or LazyFrame (a LazyFrame for a LazyFrame run, else a DataFrame)
         ``[system], query, doc, rank``: rankings in no particular order, each
-        one's rows in rank order.
+        one's rows together and in rank order.
 
     Notes
     -----
     The rows are sorted once, on packed 64-bit integers (the ranking's id, the
     score's order-preserving bits and the row number); only rows whose packed
     key ties with a neighbour's are then ordered by exact score and doc id,
-    among themselves (:mod:`polars_rankeval.engine.rank`). A LazyFrame is
-    collected when the result is (``pl.defer``).
+    among themselves (:mod:`polars_rankeval.engine.rank`). A LazyFrame run is
+    read when the result is collected (``pl.defer``), in batches, as
+    :func:`~polars_rankeval.evaluate` reads one: past an eighth of
+    ``memory_limit`` it is ranked piece by piece of whole rankings (as it comes
+    when each ranking's rows come together, else bucket by bucket of a hash of
+    the query id, spilled to disk), so that only the result and one piece are
+    held at once, never the whole run beside it.
 
     Examples
     --------
@@ -145,6 +161,7 @@ def rank_run(
     └───────┴─────┴──────┘
     """
     run = as_frame(run, "run", (query, doc, score))
+    limit = memory_bytes(memory_limit)
     check_choice("order", order, Order)
     check_int("depth", depth, minimum=0, allow_none=True)
     schema = run.lazy().collect_schema()
@@ -166,8 +183,18 @@ def rank_run(
 
     if isinstance(run, pl.DataFrame):
         return ranked(run)
-    out_schema = {k: schema[k] for k in [*keys, doc]} | {rank: pl.UInt32}
-    return pl.defer(lambda: ranked(run.collect()), schema=out_schema)
+    out_schema = pl.Schema({k: schema[k] for k in [*keys, doc]} | {rank: pl.UInt32()})
+    lazy_run = run
+
+    def piece(rows: pl.DataFrame) -> Piece:
+        return Piece(ranked(rows), pl.DataFrame(), rows.height, 0)
+
+    def pieces() -> pl.DataFrame:
+        columns = [*keys, doc, *([value] if value else [])]
+        made = buckets.score_judged_lazy(lazy_run, columns, keys, piece, None, limit)
+        return _stacked([p.scores for p in made], out_schema)
+
+    return pl.defer(pieces, schema=out_schema)
 
 
 def rank_rows(
@@ -203,6 +230,7 @@ def judge(
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
 ) -> FrameT: ...
 @overload
 def judge(
@@ -222,6 +250,7 @@ def judge(
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame: ...
 def judge(
     run: IntoFrameOrDict,
@@ -240,6 +269,7 @@ def judge(
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Join a run with its qrels into the judged table the metrics read.
 
@@ -269,6 +299,11 @@ def judge(
     by, conventions
         As for :func:`polars_rankeval.evaluate`: segment columns (kept in the
         table), and the trec_eval version whose score precision orders rankings.
+    memory_limit
+        LazyFrame runs only, as for :func:`polars_rankeval.evaluate`: past an eighth of
+        it, the run is read and joined piece by piece of whole rankings, each piece with
+        its queries' qrels rows (as it comes, or bucket by bucket), so that only the
+        table and one piece are held at once. Default ``"1GiB"``.
 
     Returns
     -------
@@ -298,6 +333,7 @@ def judge(
     """
     run = as_frame(run, "run", dict_columns(query, doc, score))
     qrels = as_frame(qrels, "qrels", dict_columns(query, doc, relevance))
+    limit = memory_bytes(memory_limit)
     given = {
         "query": query,
         "doc": doc,
@@ -334,7 +370,28 @@ def judge(
     if isinstance(run, pl.DataFrame):
         return judged(run, qrels.lazy().collect())
     schema = judged_schema(run.collect_schema(), qrels.lazy().collect_schema(), options)
-    return pl.defer(lambda: judged(run.collect(), qrels.lazy().collect()), schema=schema)
+    lazy_run = run
+
+    def piece(
+        rows: pl.DataFrame, qrels_rows: pl.DataFrame, systems: pl.Series | None, concurrent: bool
+    ) -> Piece:
+        table = judged_table(rows, qrels_rows, options, check_duplicates=validate,
+                             systems=systems, concurrent=concurrent)  # fmt: skip
+        return Piece(table, pl.DataFrame(), rows.height, qrels_rows.height)
+
+    def pieces() -> pl.DataFrame:
+        made = buckets.pieces_lazy(lazy_run, qrels, piece, options, validate=validate,
+                                   limit=limit, fractional=False)  # fmt: skip
+        return _stacked([p.scores for p in made], schema)
+
+    return pl.defer(pieces, schema=schema)
+
+
+def _stacked(tables: list[pl.DataFrame], schema: pl.Schema) -> pl.DataFrame:
+    """The pieces' tables one after the other, in the dtypes of ``schema``."""
+    if not tables:
+        return pl.DataFrame(schema=schema)
+    return pl.concat(tables, how="vertical_relaxed").cast(schema)
 
 
 def judged_schema(run: pl.Schema, qrels: pl.Schema, options: Options) -> pl.Schema:
@@ -352,7 +409,13 @@ def _doc_columns(options: Options) -> list[str]:
 
 
 def judged_table(
-    run: pl.DataFrame, qrels: pl.DataFrame, options: Options, *, check_duplicates: bool
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    options: Options,
+    *,
+    check_duplicates: bool,
+    systems: pl.Series | None = None,
+    concurrent: bool = True,
 ) -> pl.DataFrame:
     """Every retrieved row with its rank and grade, then each ranking's unretrieved judgments.
 
@@ -363,22 +426,29 @@ def judged_table(
     in the order of the engine's sorted keys, ranking by ranking
     (:meth:`~polars_rankeval.engine.rank.RankOrder.in_rank_order`): each output column
     is one gather, by a table of where each output row comes from (:func:`table_layout`).
+    ``systems``: those of the whole run, when this is one piece of it (``missing="zero"``);
+    without ``concurrent``, one step after the other (a lazy run's larger pieces).
     """
     run, qrels = piece_columns(run, qrels, options)
-    with ThreadPoolExecutor(max_workers=1) as qrels_thread:
-        joined = qrels_thread.submit(qrels_keys, qrels, options, -math.inf, check=check_duplicates)
-        matched = match_and_rank(
-            run,
-            options,
-            partial(qrels_side, qrels, options),
-            joined.result,
-            order=options.order,
-            duplicates=options.duplicates,
-            check=check_duplicates,
-            single_precision=options.single_precision,
-        )
+    join_keys = partial(qrels_keys, qrels, options, -math.inf, check=check_duplicates)
+    match = partial(
+        match_and_rank,
+        run,
+        options,
+        partial(qrels_side, qrels, options),
+        order=options.order,
+        duplicates=options.duplicates,
+        check=check_duplicates,
+        single_precision=options.single_precision,
+        concurrent=concurrent,
+    )
+    if concurrent:
+        with ThreadPoolExecutor(max_workers=1) as qrels_thread:
+            matched = match(qrels_thread.submit(join_keys).result)
+    else:
+        matched = match(join_keys)
     n = matched.run.height
-    decided = ranking_scope(matched, options, options.missing, None)
+    decided = ranking_scope(matched, options, options.missing, systems)
     wanted = decided.flags.filter((pl.col(HAS_RUN) | pl.col(SCORED)) & pl.col(FACT).is_not_null())
     missed_of = partial(
         unretrieved_judgments,
@@ -388,7 +458,7 @@ def judged_table(
         matched.side.judgments[JUDGMENT].to_numpy().astype(np.int64),
     )
     doc_columns = _doc_columns(options)
-    with ThreadPoolExecutor(max_workers=1) as second:  # numpy and Polars release the GIL
+    with _executor(concurrent) as second:  # numpy and Polars release the GIL
         run_docs = second.submit(lambda: matched.run.select(doc_columns).rechunk())
         missed = None  # without a depth cut, every matched row is kept: no rank needed
         if options.depth is None:
@@ -553,6 +623,8 @@ def unretrieved_judgments(
 
 def _gather_or_null(values: pl.Series, at: np.ndarray) -> pl.Series:
     """``values[at]``, null where ``at`` is negative."""
+    if values.is_empty():  # a piece whose queries have no qrels row
+        return pl.Series(values.name, [None] * len(at), dtype=values.dtype)
     picked = values.gather(np.maximum(at, 0))
     return pl.select(pl.when(pl.Series(at >= 0)).then(picked)).to_series().alias(values.name)
 
@@ -560,3 +632,26 @@ def _gather_or_null(values: pl.Series, at: np.ndarray) -> pl.Series:
 def _where(keep: np.ndarray, values: pl.Series) -> pl.Series:
     """``values``, null where ``keep`` is False."""
     return pl.select(pl.when(pl.Series(keep)).then(values)).to_series().alias(values.name)
+
+
+class _InOrder:
+    """An executor that runs each task when it is given (:func:`_executor`)."""
+
+    def __enter__(self) -> _InOrder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
+        done: Future[T] = Future()
+        try:
+            done.set_result(fn(*args))
+        except BaseException as err:  # raised where the result is asked for, as a thread's
+            done.set_exception(err)
+        return done
+
+
+def _executor(concurrent: bool) -> ThreadPoolExecutor | _InOrder:
+    """A second thread, or (without ``concurrent``) each task run when given."""
+    return ThreadPoolExecutor(max_workers=1) if concurrent else _InOrder()

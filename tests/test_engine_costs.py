@@ -315,3 +315,95 @@ def test_unretrieved_judgments_of_one_ranking_per_query_equal_the_general_way(se
     assert set(zip(*[a.tolist() for a in short], strict=True)) == expected == pairs
     assert len(short[0]) == len(expected)
     assert np.all(np.diff(short[0]) >= 0)  # ranking by ranking
+
+
+def judge_corpus(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Two systems, ties, judgments not retrieved, queries on one side only."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    run = pl.DataFrame(
+        {
+            "system": rng.choice(["s1", "s2"], n),
+            "query": [f"q{i}" for i in rng.integers(0, 40, n)],
+            "doc": [f"d{i}" for i in rng.integers(0, 90, n)],
+            "score": rng.integers(0, 5, n).astype(float),
+        }
+    ).unique(["system", "query", "doc"])
+    qrels = pl.DataFrame(
+        {
+            "query": [f"q{i}" for i in rng.integers(5, 45, 700)],
+            "doc": [f"d{i}" for i in rng.integers(0, 90, 700)],
+            "relevance": rng.integers(-1, 3, 700),
+        }
+    ).unique(["query", "doc"])
+    return run, qrels
+
+
+def assert_same_rankings(ours: pl.DataFrame, reference: pl.DataFrame, keys: list[str]) -> None:
+    """The same rows, each ranking's together and in the reference's order."""
+    by = [*keys, "doc"]
+    assert_frame_equal(ours.sort(by), reference.sort(by))
+    ranking = ours.select(pl.concat_str(keys).rle_id()).to_series()
+    assert ranking.max() + 1 == ours.select(keys).n_unique()
+    ordered = ours.with_row_index("at").sort([*keys, "at"]).drop("at")
+    expected = reference.with_row_index("at").sort([*keys, "at"]).drop("at")
+    assert_frame_equal(ordered, expected)
+
+
+@pytest.mark.parametrize("layout", ["sorted", "shuffled"])
+@pytest.mark.parametrize(("missing", "depth"), [("drop", None), ("zero", 3), ("error", None)])
+def test_a_lazy_judge_in_pieces_equals_the_dataframe_call(layout, missing, depth):
+    """A LazyFrame run past an eighth of memory_limit is judged piece by piece (as it
+    comes when sorted by ranking, bucket by bucket when shuffled), lazy qrels too: the
+    rows of the DataFrame call, each ranking's in its order."""
+    from polars_rankeval.engine import buckets
+
+    run, qrels = judge_corpus(3)
+    if layout == "sorted":
+        run = run.sort("system", "query")
+    else:
+        run = run.sample(fraction=1.0, shuffle=True, seed=4)
+    kw = {"missing": missing, "depth": depth}
+    reference = pr.judge(run, qrels, **kw)
+    for qrels_in in [qrels, qrels.lazy()]:
+        lazy = pr.judge(run.lazy(), qrels_in, memory_limit=40_000, **kw)
+        assert isinstance(lazy, pl.LazyFrame)
+        got = lazy.collect()
+        assert got.schema == reference.schema
+        assert_same_rankings(got, reference, ["system", "query"])
+    seen = []
+
+    def piece(rows, qrels_rows, systems, concurrent):
+        seen.append(rows.height)
+        return pipeline.Piece(pl.DataFrame(), pl.DataFrame(), rows.height, qrels_rows.height)
+
+    from polars_rankeval.call import prepare
+    from polars_rankeval.engine import pipeline
+
+    options = prepare(run.collect_schema(), qrels.collect_schema(), (), kw, scores=False).options
+    buckets.pieces_lazy(run.lazy(), qrels, piece, options, validate=True, limit=40_000)
+    assert len(seen) > 1  # in pieces indeed
+    assert sum(seen) == run.height
+
+
+def test_a_lazy_judge_in_pieces_refuses_what_the_dataframe_call_refuses():
+    """Duplicates and fractional grades: refused in pieces as in one."""
+    run, qrels = judge_corpus(5)
+    twice = pl.concat([run, run.head(1)])
+    with pytest.raises(ValueError, match="run"):
+        pr.judge(twice.lazy(), qrels, memory_limit=40_000).collect()
+    halves = qrels.with_columns(pl.col("relevance").cast(pl.Float64) / 2)
+    with pytest.raises(ValueError) as whole:
+        pr.judge(run, halves)
+    with pytest.raises(ValueError) as pieces:
+        pr.judge(run.lazy(), halves, memory_limit=40_000).collect()
+    assert str(pieces.value) == str(whole.value)
+
+
+@pytest.mark.parametrize("layout", ["sorted", "shuffled"])
+def test_a_lazy_rank_run_in_pieces_equals_the_dataframe_call(layout):
+    run, _ = judge_corpus(6)
+    run = run.sort("system", "query") if layout == "sorted" else run.sample(fraction=1.0, seed=2)
+    reference = pr.rank_run(run, depth=4)
+    got = pr.rank_run(run.lazy(), depth=4, memory_limit=40_000).collect()
+    assert_same_rankings(got, reference, ["system", "query"])
