@@ -482,9 +482,9 @@ def judged_table(
             missed_ranking, at = missed.result()
         layout = table_layout(counts, missed_ranking, decided.keys.height)
         total = len(rows) + len(at)
-        source = np.empty(total, np.int64)  # run row, or n + the place among the missed
-        source[layout.retrieved] = rows
-        source[layout.missed] = n + np.arange(len(at))
+        source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
+        source[layout.retrieved] = rows  # uint32, Polars' index type: gathered without a copy
+        source[layout.missed] = np.arange(n, n + len(at))
 
         def gathered_docs() -> pl.DataFrame:
             missed_docs = qrels.select(doc_columns).gather(at)
@@ -535,7 +535,7 @@ class TableLayout:
     missed: np.ndarray
     """The place of each unretrieved judgment (in the order given)."""
     rankings: np.ndarray
-    """The ranking of each place of the table (int64)."""
+    """The ranking of each place of the table (uint32)."""
 
 
 def table_layout(counts: np.ndarray, missed: np.ndarray, n_rankings: int) -> TableLayout:
@@ -565,7 +565,7 @@ def table_layout(counts: np.ndarray, missed: np.ndarray, n_rankings: int) -> Tab
     within = np.arange(len(missed)) - missed_before[sorted_ids]
     places = np.empty(len(missed), np.int64)
     places[by_ranking] = starts[sorted_ids] + retrieved_n[sorted_ids] + within
-    return TableLayout(retrieved, places, np.repeat(np.arange(n_rankings), sizes))
+    return TableLayout(retrieved, places, np.repeat(np.arange(n_rankings, dtype=np.uint32), sizes))
 
 
 def unretrieved_judgments(
@@ -625,8 +625,11 @@ def _gather_or_null(values: pl.Series, at: np.ndarray) -> pl.Series:
     """``values[at]``, null where ``at`` is negative."""
     if values.is_empty():  # a piece whose queries have no qrels row
         return pl.Series(values.name, [None] * len(at), dtype=values.dtype)
-    picked = values.gather(np.maximum(at, 0))
-    return pl.select(pl.when(pl.Series(at >= 0)).then(picked)).to_series().alias(values.name)
+    if values.dtype == pl.Int64 and not values.has_nulls():  # a numpy gather: no index copy
+        picked = pl.Series(values.name, values.to_numpy()[at], dtype=pl.Int64)
+    else:
+        picked = values.gather(np.maximum(at, 0))
+    return _where(at >= 0, picked).alias(values.name)
 
 
 def _where(keep: np.ndarray, values: pl.Series) -> pl.Series:

@@ -634,7 +634,7 @@ class RankOrder:
         [3, 1, 2, 0]
         """
         packed, n = self.packed, len(self.packed)
-        rows = (packed & self._mask).astype(np.int64)  # the row at each sorted position
+        rows = (packed & self._mask).view(np.int64)  # the row at each sorted position
         if self.tie_break is None or n < 2:
             return rows, rows
         key = packed >> np.uint64(self.row_bits)
