@@ -19,11 +19,11 @@ precondition the metric expressions rely on (for cumulative sums).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeVar, overload
+from typing import overload
 
 import numpy as np
 import polars as pl
@@ -60,8 +60,6 @@ from polars_rankeval.validation import (
     check_int,
     system_column,
 )
-
-T = TypeVar("T")
 
 
 @overload
@@ -422,7 +420,9 @@ def judged_table(
     The run and qrels are taken as :func:`~polars_rankeval.engine.pipeline.piece_columns`
     gives them to the engine (the ranking keys and the qrels in one chunk), and the
     qrels' hashes are made on a second thread from the start, as
-    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them. The rows come out
+    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them; the table is then
+    built on this thread alone (the columns built on two threads at once took 20% more
+    time and CPU on the 2-core machine under load, 2M rows). The rows come out
     in the order of the engine's sorted keys, ranking by ranking
     (:meth:`~polars_rankeval.engine.rank.RankOrder.in_rank_order`): each output column
     is one gather, by a table of where each output row comes from (:func:`table_layout`).
@@ -457,53 +457,45 @@ def judged_table(
         matched.side.judgments[FACT].to_numpy().astype(np.int64),
         matched.side.judgments[JUDGMENT].to_numpy().astype(np.int64),
     )
-    doc_columns = _doc_columns(options)
-    with _executor(concurrent) as second:  # numpy and Polars release the GIL
-        run_docs = second.submit(lambda: matched.run.select(doc_columns).rechunk())
-        missed = None  # without a depth cut, every matched row is kept: no rank needed
-        if options.depth is None:
-            found_rankings = matched.groups.ids[matched.run_rows].astype(np.int64)
-            missed = second.submit(missed_of, found_rankings, matched.judgments)
-        grade_row = np.full(n, -1, np.int64)  # each run row's qrels row (-1: none)
-        grade_row[matched.run_rows] = matched.judgments
-        counts = matched.groups.counts
-        _, rows = matched.order.in_rank_order()
-        ranks = matched.order.sorted_ranks()
-        if options.depth is not None:
-            kept = ranks <= options.depth
-            rows, ranks = rows[kept], ranks[kept]
-            counts = np.minimum(counts, options.depth)
+    grade_row = np.full(n, -1, np.int64)  # each run row's qrels row (-1: none)
+    grade_row[matched.run_rows] = matched.judgments
+    counts = matched.groups.counts
+    _, rows = matched.order.in_rank_order()
+    ranks = matched.order.sorted_ranks()
+    if options.depth is None:  # every matched row is kept: their rankings as matched
+        found_rankings = matched.groups.ids[matched.run_rows].astype(np.int64)
+        missed_ranking, at = missed_of(found_rankings, matched.judgments)
         found = grade_row[rows]
-        if missed is None:
-            ids = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # each row's ranking
-            judged = found >= 0
-            missed_ranking, at = missed_of(ids[judged], found[judged])
-        else:
-            missed_ranking, at = missed.result()
-        layout = table_layout(counts, missed_ranking, decided.keys.height)
-        total = len(rows) + len(at)
-        source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
-        source[layout.retrieved] = rows  # uint32, Polars' index type: gathered without a copy
-        source[layout.missed] = np.arange(n, n + len(at))
-
-        def gathered_docs() -> pl.DataFrame:
-            missed_docs = qrels.select(doc_columns).gather(at)
-            both = [run_docs.result(), missed_docs]
-            return pl.concat(both, how="vertical_relaxed", rechunk=True)[source]
-
-        docs = second.submit(gathered_docs)
-        graded = np.empty(total, np.int64)  # qrels row, -1 where none
-        graded[layout.retrieved] = found
-        graded[layout.missed] = at
-        rank = np.zeros(total, np.uint32)  # 0: not retrieved (null)
-        rank[layout.retrieved] = ranks
-        keys = decided.keys.select(options.output_keys)[layout.rankings]
-        grades = qrels[options.relevance].cast(pl.Int64)
-        columns = [
+    else:
+        kept = ranks <= options.depth
+        rows, ranks = rows[kept], ranks[kept]
+        counts = np.minimum(counts, options.depth)
+        found = grade_row[rows]
+        ids = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # each row's ranking
+        judged = found >= 0
+        missed_ranking, at = missed_of(ids[judged], found[judged])
+    layout = table_layout(counts, missed_ranking, decided.keys.height)
+    total = len(rows) + len(at)
+    source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
+    source[layout.retrieved] = rows  # uint32, Polars' index type: gathered without a copy
+    source[layout.missed] = np.arange(n, n + len(at))
+    doc_columns = _doc_columns(options)
+    both = [matched.run.select(doc_columns), qrels.select(doc_columns).gather(at)]
+    docs = pl.concat(both, how="vertical_relaxed", rechunk=True)[source]
+    graded = np.empty(total, np.int64)  # qrels row, -1 where none
+    graded[layout.retrieved] = found
+    graded[layout.missed] = at
+    rank = np.zeros(total, np.uint32)  # 0: not retrieved (null)
+    rank[layout.retrieved] = ranks
+    keys = decided.keys.select(options.output_keys)[layout.rankings]
+    grades = qrels[options.relevance].cast(pl.Int64)
+    return keys.hstack(
+        [
+            *docs.get_columns(),
             _where(rank > 0, pl.Series(options.rank, rank, dtype=pl.UInt32)),
             _gather_or_null(grades, graded).alias(options.relevance),
         ]
-        return keys.hstack([*docs.result().get_columns(), *columns])
+    )
 
 
 def _unretrieved_by_query(
@@ -635,26 +627,3 @@ def _gather_or_null(values: pl.Series, at: np.ndarray) -> pl.Series:
 def _where(keep: np.ndarray, values: pl.Series) -> pl.Series:
     """``values``, null where ``keep`` is False."""
     return pl.select(pl.when(pl.Series(keep)).then(values)).to_series().alias(values.name)
-
-
-class _InOrder:
-    """An executor that runs each task when it is given (:func:`_executor`)."""
-
-    def __enter__(self) -> _InOrder:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        return None
-
-    def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
-        done: Future[T] = Future()
-        try:
-            done.set_result(fn(*args))
-        except BaseException as err:  # raised where the result is asked for, as a thread's
-            done.set_exception(err)
-        return done
-
-
-def _executor(concurrent: bool) -> ThreadPoolExecutor | _InOrder:
-    """A second thread, or (without ``concurrent``) each task run when given."""
-    return ThreadPoolExecutor(max_workers=1) if concurrent else _InOrder()
