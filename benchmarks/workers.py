@@ -474,9 +474,9 @@ def versus_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str,
 
 def cost_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, Any]]:
     """The costs issue 37 names, each beside what it should cost: a tie-heavy run (scores
-    rounded to 0.1) beside distinct scores, with pytrec_eval on both; ``judge`` beside
-    ``evaluate``; a pre-judged log shuffled across queries beside the same log ranking by
-    ranking and the DataFrame path."""
+    rounded to 0.1) beside distinct scores, with pytrec_eval on both; ``judge`` (and
+    ``rank_run``, no bar) beside ``evaluate``; a pre-judged log shuffled across queries
+    beside the same log ranking by ranking and the DataFrame path."""
     import polars_rankeval as pr
 
     run = pl.read_parquet(base / "run.parquet")
@@ -498,6 +498,7 @@ def cost_variants(base: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, A
         "pytrec_eval, distinct scores": lambda: pytrec_frames(run, qrels),
         "pytrec_eval, tie-heavy scores": lambda: pytrec_frames(tied, qrels),
         "judge": judge,
+        "rank_run": lambda: pr.rank_run(run),
         "evaluate_judged, log ranking by ranking": lambda: pr.evaluate_judged(judged, MEASURES),
         "evaluate_judged, shuffled log": lambda: pr.evaluate_judged(shuffled, MEASURES),
     }

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import overload
 
@@ -37,9 +39,11 @@ from polars_rankeval._typing import (
 )
 from polars_rankeval.call import prepare
 from polars_rankeval.conventions import Conventions
+from polars_rankeval.engine import buckets
+from polars_rankeval.engine.buckets import memory_bytes
 from polars_rankeval.engine.join import qrels_keys
-from polars_rankeval.engine.pipeline import align_ids, check_values
-from polars_rankeval.engine.rank import Groups, gather_rows
+from polars_rankeval.engine.pipeline import Piece, check_values, piece_columns
+from polars_rankeval.engine.rank import Groups
 from polars_rankeval.engine.select import (
     JUDGMENT,
     match_and_rank,
@@ -54,7 +58,6 @@ from polars_rankeval.validation import (
     check_choice,
     check_columns,
     check_int,
-    fresh_name,
     system_column,
 )
 
@@ -70,6 +73,7 @@ def rank_run(
     system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
+    memory_limit: int | str | None = None,
 ) -> FrameT: ...
 @overload
 def rank_run(
@@ -82,6 +86,7 @@ def rank_run(
     system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame: ...
 def rank_run(
     run: IntoFrameOrDict,
@@ -93,6 +98,7 @@ def rank_run(
     system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Order each ranking and number its rows 1..n in a ``rank`` column.
 
@@ -111,20 +117,29 @@ def rank_run(
         ``"presorted"``: rows are already in rank order; no sort is paid for.
     depth
         Keep only the top ``depth`` documents of each ranking (trec_eval ``-M``).
+    memory_limit
+        LazyFrame runs only: the most memory (bytes, or a string such as ``"2GiB"``)
+        the ranking should take beyond its result, as for
+        :func:`~polars_rankeval.evaluate`. Default ``"1GiB"``.
 
     Returns
     -------
     DataFrame or LazyFrame (a LazyFrame for a LazyFrame run, else a DataFrame)
         ``[system], query, doc, rank``: rankings in no particular order, each
-        one's rows in rank order.
+        one's rows together and in rank order.
 
     Notes
     -----
     The rows are sorted once, on packed 64-bit integers (the ranking's id, the
     score's order-preserving bits and the row number); only rows whose packed
     key ties with a neighbour's are then ordered by exact score and doc id,
-    among themselves (:mod:`polars_rankeval.engine.rank`). A LazyFrame is
-    collected when the result is (``pl.defer``).
+    among themselves (:mod:`polars_rankeval.engine.rank`). A LazyFrame run is
+    read when the result is collected (``pl.defer``), in batches, as
+    :func:`~polars_rankeval.evaluate` reads one: past an eighth of
+    ``memory_limit`` it is ranked piece by piece of whole rankings (as it comes
+    when each ranking's rows come together, else bucket by bucket of a hash of
+    the query id, spilled to disk), so that only the result and one piece are
+    held at once, never the whole run beside it.
 
     Examples
     --------
@@ -144,6 +159,7 @@ def rank_run(
     └───────┴─────┴──────┘
     """
     run = as_frame(run, "run", (query, doc, score))
+    limit = memory_bytes(memory_limit)
     check_choice("order", order, Order)
     check_int("depth", depth, minimum=0, allow_none=True)
     schema = run.lazy().collect_schema()
@@ -160,13 +176,23 @@ def rank_run(
     def ranked(frame: pl.DataFrame) -> pl.DataFrame:
         rows = frame.select(*keys, doc, *([value] if value else []))
         by_rank, ranks = rank_rows(rows, options, depth)
-        out = gather_rows(rows.select(*keys, doc), by_rank)
+        out = rows.select(*keys, doc).rechunk()[by_rank]  # one chunk: a gather from many copies
         return out.with_columns(pl.Series(rank, ranks, dtype=pl.UInt32))
 
     if isinstance(run, pl.DataFrame):
         return ranked(run)
-    out_schema = {k: schema[k] for k in [*keys, doc]} | {rank: pl.UInt32}
-    return pl.defer(lambda: ranked(run.collect()), schema=out_schema)
+    out_schema = pl.Schema({k: schema[k] for k in [*keys, doc]} | {rank: pl.UInt32()})
+    lazy_run = run
+
+    def piece(rows: pl.DataFrame) -> Piece:
+        return Piece(ranked(rows), pl.DataFrame(), rows.height, 0)
+
+    def pieces() -> pl.DataFrame:
+        columns = [*keys, doc, *([value] if value else [])]
+        made = buckets.score_judged_lazy(lazy_run, columns, keys, piece, None, limit)
+        return _stacked([p.scores for p in made], out_schema)
+
+    return pl.defer(pieces, schema=out_schema)
 
 
 def rank_rows(
@@ -176,11 +202,12 @@ def rank_rows(
     :func:`rank_run` orders them; rows past ``depth`` are left out."""
     groups = Groups.of(frame, options.keys)
     order = rank_order_of(frame, options, groups, options.order, options.single_precision)
-    ranks = order.ranks(np.arange(frame.height))
-    by_rank = np.lexsort((ranks, groups.ids))
+    _, by_rank = order.in_rank_order()
+    ranks = order.sorted_ranks()
     if depth is not None:
-        by_rank = by_rank[ranks[by_rank] <= depth]
-    return by_rank, ranks[by_rank]
+        kept = ranks <= depth
+        by_rank, ranks = by_rank[kept], ranks[kept]
+    return by_rank, ranks
 
 
 @overload
@@ -201,6 +228,7 @@ def judge(
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
 ) -> FrameT: ...
 @overload
 def judge(
@@ -220,6 +248,7 @@ def judge(
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame: ...
 def judge(
     run: IntoFrameOrDict,
@@ -238,6 +267,7 @@ def judge(
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
+    memory_limit: int | str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Join a run with its qrels into the judged table the metrics read.
 
@@ -267,6 +297,11 @@ def judge(
     by, conventions
         As for :func:`polars_rankeval.evaluate`: segment columns (kept in the
         table), and the trec_eval version whose score precision orders rankings.
+    memory_limit
+        LazyFrame runs only, as for :func:`polars_rankeval.evaluate`: past an eighth of
+        it, the run is read and joined piece by piece of whole rankings, each piece with
+        its queries' qrels rows (as it comes, or bucket by bucket), so that only the
+        table and one piece are held at once. Default ``"1GiB"``.
 
     Returns
     -------
@@ -296,6 +331,7 @@ def judge(
     """
     run = as_frame(run, "run", dict_columns(query, doc, score))
     qrels = as_frame(qrels, "qrels", dict_columns(query, doc, relevance))
+    limit = memory_bytes(memory_limit)
     given = {
         "query": query,
         "doc": doc,
@@ -332,7 +368,28 @@ def judge(
     if isinstance(run, pl.DataFrame):
         return judged(run, qrels.lazy().collect())
     schema = judged_schema(run.collect_schema(), qrels.lazy().collect_schema(), options)
-    return pl.defer(lambda: judged(run.collect(), qrels.lazy().collect()), schema=schema)
+    lazy_run = run
+
+    def piece(
+        rows: pl.DataFrame, qrels_rows: pl.DataFrame, systems: pl.Series | None, concurrent: bool
+    ) -> Piece:
+        table = judged_table(rows, qrels_rows, options, check_duplicates=validate,
+                             systems=systems, concurrent=concurrent)  # fmt: skip
+        return Piece(table, pl.DataFrame(), rows.height, qrels_rows.height)
+
+    def pieces() -> pl.DataFrame:
+        made = buckets.pieces_lazy(lazy_run, qrels, piece, options, validate=validate,
+                                   limit=limit, fractional=False)  # fmt: skip
+        return _stacked([p.scores for p in made], schema)
+
+    return pl.defer(pieces, schema=schema)
+
+
+def _stacked(tables: list[pl.DataFrame], schema: pl.Schema) -> pl.DataFrame:
+    """The pieces' tables one after the other, in the dtypes of ``schema``."""
+    if not tables:
+        return pl.DataFrame(schema=schema)
+    return pl.concat(tables, how="vertical_relaxed").cast(schema)
 
 
 def judged_schema(run: pl.Schema, qrels: pl.Schema, options: Options) -> pl.Schema:
@@ -350,69 +407,157 @@ def _doc_columns(options: Options) -> list[str]:
 
 
 def judged_table(
-    run: pl.DataFrame, qrels: pl.DataFrame, options: Options, *, check_duplicates: bool
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    options: Options,
+    *,
+    check_duplicates: bool,
+    systems: pl.Series | None = None,
+    concurrent: bool = True,
 ) -> pl.DataFrame:
-    """Every retrieved row with its rank and grade, then each ranking's unretrieved judgments."""
-    run, qrels = align_ids(
-        run.select(options.run_columns),
-        qrels.select(options.qrels_columns),
-        [options.query, options.doc],
-    )
-    matched = match_and_rank(
+    """Every retrieved row with its rank and grade, then each ranking's unretrieved judgments.
+
+    The run and qrels are taken as :func:`~polars_rankeval.engine.pipeline.piece_columns`
+    gives them to the engine (the ranking keys and the qrels in one chunk), and the
+    qrels' hashes are made on a second thread from the start, as
+    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them; the table is then
+    built on this thread alone (the columns built on two threads at once took 20% more
+    time and CPU on the 2-core machine under load, 2M rows). The rows come out
+    in the order of the engine's sorted keys, ranking by ranking
+    (:meth:`~polars_rankeval.engine.rank.RankOrder.in_rank_order`): each output column
+    is one gather, by a table of where each output row comes from (:func:`table_layout`).
+    ``systems``: those of the whole run, when this is one piece of it (``missing="zero"``);
+    without ``concurrent``, one step after the other (a lazy run's larger pieces).
+    """
+    run, qrels = piece_columns(run, qrels, options)
+    join_keys = partial(qrels_keys, qrels, options, -math.inf, check=check_duplicates)
+    match = partial(
+        match_and_rank,
         run,
         options,
         partial(qrels_side, qrels, options),
-        partial(qrels_keys, qrels, options, -math.inf, check=check_duplicates),
         order=options.order,
         duplicates=options.duplicates,
         check=check_duplicates,
         single_precision=options.single_precision,
+        concurrent=concurrent,
     )
-    n = matched.run.height
-    ranks = matched.order.all_ranks()
-    grade_row = np.full(n, -1, np.int64)
-    grade_row[matched.run_rows] = matched.judgments
-    ids = matched.groups.ids
-    if options.depth is None:
-        kept, docs = None, {d: matched.run[d] for d in _doc_columns(options)}
+    if concurrent:
+        with ThreadPoolExecutor(max_workers=1) as qrels_thread:
+            matched = match(qrels_thread.submit(join_keys).result)
     else:
-        kept = np.flatnonzero(ranks <= options.depth)
-        ids, ranks, grade_row = ids[kept], ranks[kept], grade_row[kept]
-        docs = {d: matched.run[d].gather(kept) for d in _doc_columns(options)}
-    grades = qrels[options.relevance].cast(pl.Int64)
-    ranking = fresh_name(RANKING, _doc_columns(options))  # a doc column may be named so
-    retrieved = pl.DataFrame(
-        {
-            ranking: pl.Series(ids, dtype=pl.UInt32),
-            **docs,
-            options.rank: pl.Series(ranks, dtype=pl.UInt32),
-            options.relevance: _gather_or_null(grades, grade_row),
-        }
-    )
-    judged = grade_row >= 0
-    decided = ranking_scope(matched, options, options.missing, None)
+        matched = match(join_keys)
+    n = matched.run.height
+    decided = ranking_scope(matched, options, options.missing, systems)
     wanted = decided.flags.filter((pl.col(HAS_RUN) | pl.col(SCORED)) & pl.col(FACT).is_not_null())
-    missed_ranking, at = unretrieved_judgments(
+    missed_of = partial(
+        unretrieved_judgments,
         wanted[RANKING].to_numpy().astype(np.int64),
         wanted[FACT].to_numpy().astype(np.int64),
         matched.side.judgments[FACT].to_numpy().astype(np.int64),
         matched.side.judgments[JUDGMENT].to_numpy().astype(np.int64),
-        ids[judged].astype(np.int64),
-        grade_row[judged],
     )
-    missed = pl.DataFrame(
-        {
-            ranking: pl.Series(missed_ranking, dtype=pl.UInt32),
-            **{d: qrels[d].gather(at) for d in _doc_columns(options)},
-            options.rank: pl.Series([None] * len(at), dtype=pl.UInt32),
-            options.relevance: grades.gather(at),
-        }
+    grade_row = np.full(n, -1, np.int64)  # each run row's qrels row (-1: none)
+    grade_row[matched.run_rows] = matched.judgments
+    counts = matched.groups.counts
+    _, rows = matched.order.in_rank_order()
+    ranks = matched.order.sorted_ranks()
+    if options.depth is None:  # every matched row is kept: their rankings as matched
+        found_rankings = matched.groups.ids[matched.run_rows].astype(np.int64)
+        missed_ranking, at = missed_of(found_rankings, matched.judgments)
+        found = grade_row[rows]
+    else:
+        kept = ranks <= options.depth
+        rows, ranks = rows[kept], ranks[kept]
+        counts = np.minimum(counts, options.depth)
+        found = grade_row[rows]
+        ids = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # each row's ranking
+        judged = found >= 0
+        missed_ranking, at = missed_of(ids[judged], found[judged])
+    layout = table_layout(counts, missed_ranking, decided.keys.height)
+    total = len(rows) + len(at)
+    source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
+    source[layout.retrieved] = rows  # uint32, Polars' index type: gathered without a copy
+    source[layout.missed] = np.arange(n, n + len(at))
+    doc_columns = _doc_columns(options)
+    both = [matched.run.select(doc_columns), qrels.select(doc_columns).gather(at)]
+    docs = pl.concat(both, how="vertical_relaxed", rechunk=True)[source]
+    graded = np.empty(total, np.int64)  # qrels row, -1 where none
+    graded[layout.retrieved] = found
+    graded[layout.missed] = at
+    rank = np.zeros(total, np.uint32)  # 0: not retrieved (null)
+    rank[layout.retrieved] = ranks
+    keys = decided.keys.select(options.output_keys)[layout.rankings]
+    grades = qrels[options.relevance].cast(pl.Int64)
+    return keys.hstack(
+        [
+            *docs.get_columns(),
+            _where(rank > 0, pl.Series(options.rank, rank, dtype=pl.UInt32)),
+            _gather_or_null(grades, graded).alias(options.relevance),
+        ]
     )
-    placed = ranking_order(ids, ranks, missed_ranking, decided.keys.height)
-    # one chunk first: a gather from the run's chunks (one a Parquet row group) costs 5x
-    table = pl.concat([retrieved, missed], how="vertical_relaxed", rechunk=True)[placed]
-    keys = decided.keys.select(options.output_keys)[table[ranking].to_numpy()]
-    return keys.hstack(table.drop(ranking))
+
+
+def _unretrieved_by_query(
+    rankings: np.ndarray,
+    facts: np.ndarray,
+    judgment_facts: np.ndarray,
+    judgments: np.ndarray,
+    found_judgments: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`unretrieved_judgments` when each query has one ranking (``facts`` distinct):
+    the judgments of the rankings' queries that none retrieved, in their order."""
+    n_facts = int(max(facts.max(initial=-1), judgment_facts.max(initial=-1))) + 1
+    ranking_of = np.full(n_facts, -1, np.int64)
+    ranking_of[facts] = rankings
+    found = np.zeros(int(judgments.max(initial=-1)) + 1, bool)
+    found[found_judgments[found_judgments < len(found)]] = True
+    kept = np.flatnonzero((ranking_of[judgment_facts] >= 0) & ~found[judgments])
+    missed_ranking = ranking_of[judgment_facts[kept]]
+    by_ranking = np.argsort(missed_ranking, kind="stable")
+    return missed_ranking[by_ranking], judgments[kept[by_ranking]]
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """Where the rows of :func:`judge`'s table go (see :func:`table_layout`)."""
+
+    retrieved: np.ndarray
+    """The place of each retrieved row (given ranking by ranking, each in rank order)."""
+    missed: np.ndarray
+    """The place of each unretrieved judgment (in the order given)."""
+    rankings: np.ndarray
+    """The ranking of each place of the table (uint32)."""
+
+
+def table_layout(counts: np.ndarray, missed: np.ndarray, n_rankings: int) -> TableLayout:
+    """The table's places: ranking by ranking, its ``counts`` retrieved rows, then its
+    unretrieved judgments (``missed``: the ranking of each, in their order).
+
+    The retrieved rows come ranking by ranking already, so each one's place is its
+    own index plus the judgments missed by the rankings before its: no sort.
+
+    Examples
+    --------
+    >>> layout = table_layout(np.array([2, 1]), np.array([1, 0, 1]), 2)
+    >>> layout.retrieved.tolist(), layout.missed.tolist(), layout.rankings.tolist()
+    ([0, 1, 3], [4, 2, 5], [0, 0, 0, 1, 1, 1])
+    """
+    retrieved_n = np.zeros(n_rankings, np.int64)
+    retrieved_n[: len(counts)] = counts
+    missed_n = np.bincount(missed, minlength=n_rankings)
+    missed_before = np.cumsum(missed_n) - missed_n
+    retrieved = np.arange(int(retrieved_n.sum())) + np.repeat(missed_before, retrieved_n)
+    by_ranking = np.arange(len(missed))  # already ranking by ranking (judge's)
+    if len(missed) > 1 and not bool(np.all(missed[1:] >= missed[:-1])):
+        by_ranking = np.argsort(missed, kind="stable")
+    sorted_ids = missed[by_ranking]
+    sizes = retrieved_n + missed_n
+    starts = np.cumsum(sizes) - sizes
+    within = np.arange(len(missed)) - missed_before[sorted_ids]
+    places = np.empty(len(missed), np.int64)
+    places[by_ranking] = starts[sorted_ids] + retrieved_n[sorted_ids] + within
+    return TableLayout(retrieved, places, np.repeat(np.arange(n_rankings, dtype=np.uint32), sizes))
 
 
 def unretrieved_judgments(
@@ -442,6 +587,8 @@ def unretrieved_judgments(
     ([0, 0, 1], [10, 12, 10])
     """
     n_facts = int(max(facts.max(initial=-1), judgment_facts.max(initial=-1))) + 1
+    if len(np.unique(facts)) == len(facts):  # a ranking per query (one system): no pairs
+        return _unretrieved_by_query(rankings, facts, judgment_facts, judgments, found_judgments)
     by_fact = np.arange(len(judgment_facts))
     if len(by_fact) > 1 and not bool(np.all(judgment_facts[1:] >= judgment_facts[:-1])):
         by_fact = np.argsort(judgment_facts, kind="stable")
@@ -466,38 +613,17 @@ def unretrieved_judgments(
     return np.repeat(rankings, sizes)[kept], judgments[by_fact[pair[kept]]]
 
 
-def ranking_order(
-    ranked: np.ndarray, ranks: np.ndarray, unranked: np.ndarray, n_rankings: int
-) -> np.ndarray:
-    """The rows of ``ranked`` then ``unranked`` (their rankings' ids) in table order: ranking
-    by ranking, its rows by rank, then its unranked rows in their order.
-
-    Each ranking's ranks are 1, 2, ..., so a ranked row's place is where its ranking
-    starts plus its rank minus one: a scatter, where a sort of the table (string ids
-    carried along) took most of :func:`judge`'s time.
-
-    Examples
-    --------
-    >>> ranking_order(np.array([1, 0, 1]), np.array([2, 1, 1]), np.array([0, 1, 0]), 2).tolist()
-    [1, 3, 5, 2, 0, 4]
-    """
-    ranked_n = np.bincount(ranked, minlength=n_rankings)
-    by_ranking = np.arange(len(unranked))  # already ranking by ranking (judge's)
-    if len(unranked) > 1 and not bool(np.all(unranked[1:] >= unranked[:-1])):
-        by_ranking = np.argsort(unranked, kind="stable")
-    unranked_n = np.bincount(unranked, minlength=n_rankings)
-    start = np.cumsum(ranked_n + unranked_n) - (ranked_n + unranked_n)
-    sorted_ids = unranked[by_ranking]
-    within = np.arange(len(unranked)) - (np.cumsum(unranked_n) - unranked_n)[sorted_ids]
-    target = np.empty(len(ranked) + len(unranked), np.int64)
-    target[: len(ranked)] = start[ranked] + ranks - 1
-    target[len(ranked) + by_ranking] = start[sorted_ids] + ranked_n[sorted_ids] + within
-    order = np.empty_like(target)
-    order[target] = np.arange(len(target))
-    return order
-
-
 def _gather_or_null(values: pl.Series, at: np.ndarray) -> pl.Series:
     """``values[at]``, null where ``at`` is negative."""
-    picked = values.gather(np.maximum(at, 0))
-    return pl.select(pl.when(pl.Series(at >= 0)).then(picked)).to_series().alias(values.name)
+    if values.is_empty():  # a piece whose queries have no qrels row
+        return pl.Series(values.name, [None] * len(at), dtype=values.dtype)
+    if values.dtype == pl.Int64 and not values.has_nulls():  # a numpy gather: no index copy
+        picked = pl.Series(values.name, values.to_numpy()[at], dtype=pl.Int64)
+    else:
+        picked = values.gather(np.maximum(at, 0))
+    return _where(at >= 0, picked).alias(values.name)
+
+
+def _where(keep: np.ndarray, values: pl.Series) -> pl.Series:
+    """``values``, null where ``keep`` is False."""
+    return pl.select(pl.when(pl.Series(keep)).then(values)).to_series().alias(values.name)

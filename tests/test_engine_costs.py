@@ -253,3 +253,157 @@ def test_all_ranks_equal_the_ranks_of_every_row_and_a_plain_sort():
                 .sort("at")["rank"]
             )
             assert ranks == expected.to_list()
+
+
+@pytest.mark.parametrize("depth", [None, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rank_run_equals_a_plain_sort(depth, seed):
+    """rank_run's rows (ranking by ranking, each in rank order, read off the engine's
+    sorted keys and tie groups) against a Polars sort in trec_eval order: ties of two
+    rows and of more, several systems, shuffled rows, a depth cut, lazy or not."""
+    rng = np.random.default_rng(seed)
+    n = 2000
+    run = pl.DataFrame(
+        {
+            "system": rng.choice(["s1", "s2"], n),
+            "query": [f"q{i}" for i in rng.integers(0, 20, n)],
+            "doc": [f"d{i}" for i in rng.integers(0, 400, n)],
+            "score": rng.integers(0, 40 if seed else 4, n) / 8,
+        }
+    ).unique(["system", "query", "doc"])
+    expected = (
+        run.sort(["system", "query", "score", "doc"], descending=[False, False, True, True])
+        .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("system", "query"))
+        .filter(pl.col("rank") <= (depth or n))
+        .select("system", "query", "doc", "rank")
+    )
+    for frame in [run, run.lazy()]:
+        ranked = pr.rank_run(frame, depth=depth)
+        ranked = ranked.collect() if isinstance(ranked, pl.LazyFrame) else ranked
+        by = ["system", "query", "rank"]
+        assert_frame_equal(ranked.sort(by), expected.sort(by))
+        ranking = ranked.select(pl.concat_str("system", "query").rle_id()).to_series()
+        assert ranking.max() + 1 == ranked.select("system", "query").n_unique()  # together
+        assert ranked.select((pl.col("rank").diff().over(ranking).fill_null(1) == 1).all()).item()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unretrieved_judgments_of_one_ranking_per_query_equal_the_general_way(seed):
+    """The shortcut for a ranking per query (which unretrieved_judgments takes then)
+    against a plain set difference: rankings given in any order, queries without a
+    ranking or without judgments."""
+    from polars_rankeval.ranking import _unretrieved_by_query, unretrieved_judgments
+
+    rng = np.random.default_rng(seed)
+    n_facts, n_judgments = 30, 400
+    judgment_facts = np.sort(rng.integers(0, n_facts, n_judgments))
+    judgments = rng.permutation(n_judgments + 50)[:n_judgments]
+    facts = rng.permutation(n_facts + 5)[: n_facts - 4]  # some unjudged, some without a ranking
+    rankings = rng.permutation(len(facts))
+    of_fact = dict(zip(facts.tolist(), rankings.tolist(), strict=True))
+    picked = np.flatnonzero(rng.random(n_judgments) < 0.4)
+    picked = picked[[int(f) in of_fact for f in judgment_facts[picked]]]
+    found_rankings = np.array([of_fact[int(f)] for f in judgment_facts[picked]], np.int64)
+    args = (rankings, facts, judgment_facts, judgments, found_rankings, judgments[picked])
+    short = _unretrieved_by_query(rankings, facts, judgment_facts, judgments, judgments[picked])
+    pairs = set(zip(*[a.tolist() for a in unretrieved_judgments(*args)], strict=True))
+    expected = {
+        (of_fact[int(f)], int(j))
+        for f, j in zip(judgment_facts, judgments, strict=True)
+        if int(f) in of_fact and int(j) not in set(judgments[picked].tolist())
+    }
+    assert set(zip(*[a.tolist() for a in short], strict=True)) == expected == pairs
+    assert len(short[0]) == len(expected)
+    assert np.all(np.diff(short[0]) >= 0)  # ranking by ranking
+
+
+def judge_corpus(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Two systems, ties, judgments not retrieved, queries on one side only."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    run = pl.DataFrame(
+        {
+            "system": rng.choice(["s1", "s2"], n),
+            "query": [f"q{i}" for i in rng.integers(0, 40, n)],
+            "doc": [f"d{i}" for i in rng.integers(0, 90, n)],
+            "score": rng.integers(0, 5, n).astype(float),
+        }
+    ).unique(["system", "query", "doc"])
+    qrels = pl.DataFrame(
+        {
+            "query": [f"q{i}" for i in rng.integers(5, 45, 700)],
+            "doc": [f"d{i}" for i in rng.integers(0, 90, 700)],
+            "relevance": rng.integers(-1, 3, 700),
+        }
+    ).unique(["query", "doc"])
+    return run, qrels
+
+
+def assert_same_rankings(ours: pl.DataFrame, reference: pl.DataFrame, keys: list[str]) -> None:
+    """The same rows, each ranking's together and in the reference's order."""
+    by = [*keys, "doc"]
+    assert_frame_equal(ours.sort(by), reference.sort(by))
+    ranking = ours.select(pl.concat_str(keys).rle_id()).to_series()
+    assert ranking.max() + 1 == ours.select(keys).n_unique()
+    ordered = ours.with_row_index("at").sort([*keys, "at"]).drop("at")
+    expected = reference.with_row_index("at").sort([*keys, "at"]).drop("at")
+    assert_frame_equal(ordered, expected)
+
+
+@pytest.mark.parametrize("layout", ["sorted", "shuffled"])
+@pytest.mark.parametrize(("missing", "depth"), [("drop", None), ("zero", 3), ("error", None)])
+def test_a_lazy_judge_in_pieces_equals_the_dataframe_call(layout, missing, depth):
+    """A LazyFrame run past an eighth of memory_limit is judged piece by piece (as it
+    comes when sorted by ranking, bucket by bucket when shuffled), lazy qrels too: the
+    rows of the DataFrame call, each ranking's in its order."""
+    from polars_rankeval.engine import buckets
+
+    run, qrels = judge_corpus(3)
+    if layout == "sorted":
+        run = run.sort("system", "query")
+    else:
+        run = run.sample(fraction=1.0, shuffle=True, seed=4)
+    kw = {"missing": missing, "depth": depth}
+    reference = pr.judge(run, qrels, **kw)
+    for qrels_in in [qrels, qrels.lazy()]:
+        lazy = pr.judge(run.lazy(), qrels_in, memory_limit=40_000, **kw)
+        assert isinstance(lazy, pl.LazyFrame)
+        got = lazy.collect()
+        assert got.schema == reference.schema
+        assert_same_rankings(got, reference, ["system", "query"])
+    seen = []
+
+    def piece(rows, qrels_rows, systems, concurrent):
+        seen.append(rows.height)
+        return pipeline.Piece(pl.DataFrame(), pl.DataFrame(), rows.height, qrels_rows.height)
+
+    from polars_rankeval.call import prepare
+    from polars_rankeval.engine import pipeline
+
+    options = prepare(run.collect_schema(), qrels.collect_schema(), (), kw, scores=False).options
+    buckets.pieces_lazy(run.lazy(), qrels, piece, options, validate=True, limit=40_000)
+    assert len(seen) > 1  # in pieces indeed
+    assert sum(seen) == run.height
+
+
+def test_a_lazy_judge_in_pieces_refuses_what_the_dataframe_call_refuses():
+    """Duplicates and fractional grades: refused in pieces as in one."""
+    run, qrels = judge_corpus(5)
+    twice = pl.concat([run, run.head(1)])
+    with pytest.raises(ValueError, match="run"):
+        pr.judge(twice.lazy(), qrels, memory_limit=40_000).collect()
+    halves = qrels.with_columns(pl.col("relevance").cast(pl.Float64) / 2)
+    with pytest.raises(ValueError) as whole:
+        pr.judge(run, halves)
+    with pytest.raises(ValueError) as pieces:
+        pr.judge(run.lazy(), halves, memory_limit=40_000).collect()
+    assert str(pieces.value) == str(whole.value)
+
+
+@pytest.mark.parametrize("layout", ["sorted", "shuffled"])
+def test_a_lazy_rank_run_in_pieces_equals_the_dataframe_call(layout):
+    run, _ = judge_corpus(6)
+    run = run.sort("system", "query") if layout == "sorted" else run.sample(fraction=1.0, seed=2)
+    reference = pr.rank_run(run, depth=4)
+    got = pr.rank_run(run.lazy(), depth=4, memory_limit=40_000).collect()
+    assert_same_rankings(got, reference, ["system", "query"])

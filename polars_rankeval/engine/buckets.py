@@ -798,10 +798,37 @@ def score_lazy(
     piece by piece, when its qrels fit the budget; one found otherwise after a
     piece was scored is read again and taken bucket by bucket.
     """
-    job = partial(_run_job, run, qrels, measures, options, validate=validate)
+
+    def scored(
+        rows: pl.DataFrame, qrels_rows: pl.DataFrame, systems: pl.Series | None, concurrent: bool
+    ) -> Piece:
+        return score_piece(rows, qrels_rows, measures, options, check_duplicates=validate,
+                           systems=systems, concurrent=concurrent)  # fmt: skip
+
+    job = partial(_run_job, run, qrels, scored, options, validate=validate)
     pieces = _score_table(job, Budget(limit))
     warn_unscored_queries(pl.concat([p.no_qrels[options.query].cast(pl.String) for p in pieces]))
     return pl.concat([p.scores for p in pieces], how="vertical_relaxed")
+
+
+def pieces_lazy(
+    run: pl.LazyFrame,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    piece: RunPieceScorer,
+    options: Options,
+    *,
+    validate: bool,
+    limit: int,
+    fractional: bool = True,
+) -> list[Piece]:
+    """Every piece of a lazy run and its qrels, as :func:`score_lazy` reads and splits
+    them (in bounded memory), each made by ``piece`` instead of scored: what
+    :func:`polars_rankeval.judge` builds its table from, piece after piece. The
+    queries the run lacks are not refused here (``missing="error"`` reads as
+    ``"drop"``); ``fractional``: whether grades with a fraction pass the checks."""
+    job = partial(_run_job, run, qrels, piece, options, validate=validate, fractional=fractional,
+                  refuse_absent=False)  # fmt: skip
+    return _score_table(job, Budget(limit))
 
 
 def score_judged_lazy(
@@ -833,16 +860,24 @@ def score_judged_lazy(
     return _score_table(job, Budget(limit), stream=stream)
 
 
+RunPieceScorer = Callable[[pl.DataFrame, pl.DataFrame, "pl.Series | None", bool], Piece]
+"""Makes one in-memory piece of a run: ``(run rows, their queries' qrels rows, the systems
+of the whole run (``missing="zero"``), concurrent)``."""
+
+
 def _run_job(
     run: pl.LazyFrame,
     qrels: pl.DataFrame | pl.LazyFrame,
-    measures: Sequence[Scored],
+    scorer: RunPieceScorer,
     options: Options,
     *,
     validate: bool,
+    fractional: bool = True,
+    refuse_absent: bool = True,
 ) -> _Job:
     """A lazy run and its qrels as the :class:`_Job` of one pass: what the pass sees of
-    their queries and systems is its own."""
+    their queries and systems is its own. ``refuse_absent``: raise for the qrels queries
+    the run lacks under ``missing="error"``."""
     seen, qrels_seen = _Seen(options), _Seen(options)
     systems: pl.Series | None = None  # once read: missing="zero" only, never as it comes
 
@@ -853,7 +888,7 @@ def _run_job(
 
     def after_read() -> None:
         nonlocal systems
-        if options.missing == "error":
+        if options.missing == "error" and refuse_absent:
             keys = pl.concat(seen.rankings) if seen.rankings else None
             if keys is None:
                 raise_absent_queries(qrels_seen.all_queries().unique().sort())
@@ -865,8 +900,7 @@ def _run_job(
         systems = seen.all_systems()
 
     def piece(rows: pl.DataFrame, qrels_rows: pl.DataFrame, concurrent: bool) -> Piece:
-        return score_piece(rows, qrels_rows, measures, options, check_duplicates=validate,
-                           systems=systems, concurrent=concurrent)  # fmt: skip
+        return scorer(rows, qrels_rows, systems, concurrent)
 
     return _Job(
         "run",
@@ -876,7 +910,7 @@ def _run_job(
         options.query,
         check,
         piece,
-        qrels=_Qrels(qrels, options, qrels_seen, validate=validate),
+        qrels=_Qrels(qrels, options, qrels_seen, validate=validate, fractional=fractional),
         missing_zero=options.missing == "zero",
         at_once=0 if _reads_ahead(run) else PIECES_AT_ONCE,
         after_read=after_read,
@@ -925,6 +959,9 @@ class _Qrels:
     seen: _Seen
     """Their queries, for ``missing="error"``."""
     validate: bool
+    fractional: bool = True
+    """Whether grades with a fraction pass the checks (:func:`polars_rankeval.judge`'s
+    do not)."""
 
     @property
     def in_memory(self) -> bool:
@@ -941,7 +978,9 @@ class _Qrels:
         whole_below = sys.maxsize if self.in_memory else budget.piece
         for batch in _batches(self.table, self.options.qrels_columns, whole_below=whole_below):
             if self.validate:
-                check_qrels_rows(batch, self.options, offset=qrels_in.rows)
+                check_qrels_rows(
+                    batch, self.options, offset=qrels_in.rows, fractional=self.fractional
+                )
             if self.options.missing == "error":
                 self.seen.queries.append(batch[self.options.query].cast(pl.String).unique())
             qrels_in.add(batch)

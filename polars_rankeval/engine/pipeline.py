@@ -264,8 +264,10 @@ def aggregate(
     features, values = formulas(tuple(measures), context, empty != "zero")
     per_ranking = features.evaluate(shape, values, facts, concurrent=concurrent)
     scored = shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
+    keys = shape.keys.columns
     for measure in measures:  # the values a measure refuses, named by their rankings
-        measure.check_values(scored.select(*shape.keys.columns, str(measure)))
+        # picked eagerly: a select per measure (a query plan each) took 7 ms of all_trec at 1M
+        measure.check_values(scored[[*keys, str(measure)]])
     if empty == "zero":
         return scored
     return empty_rankings(scored, [str(m) for m in measures if not m.summed], empty)

@@ -455,8 +455,45 @@ class TieBreak:
         ...                doc=pl.Series(["a", "b", "c", "d"]))
         >>> tie.group_places(np.array([0, 1, 3, 2]), np.array([3, 1])).tolist()
         [2, 1, 0, 0]
+        >>> tie.group_places(np.array([0, 3, 1, 2]), np.array([2, 2])).tolist()  # pairs
+        [1, 0, 1, 0]
         """
         offsets = np.cumsum(sizes) - sizes
+        pair = sizes == 2  # most tie groups: two rows, put in order by one comparison
+        if not pair.any():
+            return self._sorted_places(rows, sizes, offsets)
+        place = np.zeros(len(rows), np.int64)
+        first = offsets[pair]
+        second_first = ~self._before(rows[first], rows[first + 1])
+        place[first] = second_first
+        place[first + 1] = ~second_first
+        rest = ~pair
+        if rest.any():
+            listed = np.flatnonzero(np.repeat(rest, sizes))
+            sizes = sizes[rest]
+            place[listed] = self._sorted_places(rows[listed], sizes, np.cumsum(sizes) - sizes)
+        return place
+
+    def _before(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether row ``a[i]`` comes before row ``b[i]`` (rows of one tie group): by value,
+        then doc id descending compared as strings (or row order)."""
+        value_a, value_b = self.values[a], self.values[b]
+        by_value = value_a > value_b if self.descending else value_a < value_b
+        if self.by_doc:
+            both = np.concatenate([a, b])
+            by_row = np.argsort(both, kind="stable")  # gathered in row order: each chunk once
+            docs = gather_sorted(self.doc, both[by_row]).cast(pl.String).rechunk()
+            at = np.empty(len(both), np.int64)
+            at[by_row] = np.arange(len(both))
+            later = (docs.gather(at[: len(a)]) > docs.gather(at[len(a) :])).to_numpy()
+        else:
+            later = a < b
+        return np.where(value_a == value_b, later, by_value)
+
+    def _sorted_places(
+        self, rows: np.ndarray, sizes: np.ndarray, offsets: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`group_places` by one sort of the rows of every group."""
         by_row = sort_order(rows)  # distinct row numbers
         in_row_order = rows[by_row]
         group = np.repeat(np.arange(len(sizes)), sizes)[by_row]
@@ -564,26 +601,57 @@ class RankOrder:
         >>> order.all_ranks().tolist()  # the tie of a and c: doc id descending
         [4, 2, 3, 1]
         """
-        groups, packed, n = self.groups, self.packed, len(self.packed)
-        rows = (packed & self._mask).astype(np.int64)  # the row at each sorted position
-        in_order = np.arange(1, n + 1, dtype=np.int64) - np.repeat(groups.starts, groups.counts)
-        if self.tie_break is not None and n > 1:
-            key = packed >> np.uint64(self.row_bits)
-            same = key[1:] == key[:-1]  # a position and the next tie
-            if bool(same.any()):
-                tied = np.zeros(n, bool)
-                tied[1:] |= same
-                tied[:-1] |= same
-                at = np.flatnonzero(tied)
-                opens = np.ones(len(at), bool)  # a tie group's first position
-                opens[1:] = ~same[at[1:] - 1]
-                lo_of_group = at[opens]
-                sizes = np.diff(np.append(np.flatnonzero(opens), len(at)))
-                places = self.tie_break.group_places(rows[at], sizes)
-                in_order[at] = in_order[np.repeat(lo_of_group, sizes)] + places
-        ranks = np.empty(n, np.int64)
-        ranks[rows] = in_order
+        rows, in_rank_order = self.in_rank_order()
+        ranks = np.empty(len(rows), np.int64)
+        ranks[in_rank_order] = self.sorted_ranks()
         return ranks
+
+    def sorted_ranks(self) -> np.ndarray:
+        """The rank (int64) at each sorted position: its place in its ranking, plus one
+        (the rankings lie one after the other, in id order)."""
+        groups, n = self.groups, len(self.packed)
+        return np.arange(1, n + 1, dtype=np.int64) - np.repeat(groups.starts, groups.counts)
+
+    def in_rank_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the row at each sorted position, the row at each rank): two int64 arrays of
+        every row, ranking by ranking (in id order), the second with each tie group in
+        its exact order, so that its i-th row has rank :meth:`sorted_ranks` ``[i]``.
+
+        The tie groups are the stretches of equal packed keys, found by comparing each
+        key with the next; only their rows are put in order
+        (:meth:`TieBreak.group_places`). Neither a sort of every row nor a scatter
+        by rank is needed: :func:`polars_rankeval.judge` and
+        :func:`polars_rankeval.rank_run` give their rows in this order.
+
+        Examples
+        --------
+        >>> run = pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "d"],
+        ...                     "score": [1.0, 2.0, 1.0, 3.0]})
+        >>> order = rank_order(Groups.of(run, ["query"]), run["score"].to_numpy(),
+        ...     TieBreak(run["score"].to_numpy(), descending=True, doc=run["doc"]),
+        ...     descending=True)
+        >>> order.in_rank_order()[1].tolist()  # d, b, then c before a (doc id descending)
+        [3, 1, 2, 0]
+        """
+        packed, n = self.packed, len(self.packed)
+        rows = (packed & self._mask).view(np.int64)  # the row at each sorted position
+        if self.tie_break is None or n < 2:
+            return rows, rows
+        key = packed >> np.uint64(self.row_bits)
+        same = key[1:] == key[:-1]  # a position and the next tie
+        if not bool(same.any()):
+            return rows, rows
+        tied = np.zeros(n, bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        at = np.flatnonzero(tied)
+        opens = np.ones(len(at), bool)  # a tie group's first position
+        opens[1:] = ~same[at[1:] - 1]
+        sizes = np.diff(np.append(np.flatnonzero(opens), len(at)))
+        places = self.tie_break.group_places(rows[at], sizes)
+        by_rank = rows.copy()
+        by_rank[np.repeat(at[opens], sizes) + places] = rows[at]
+        return rows, by_rank
 
     def ranks_beside(self, rows: np.ndarray, spans: Spans, depth: int | None) -> np.ndarray:
         """Ranks of ``rows`` (int64) exact enough to compare them with the rows ranked by
