@@ -68,8 +68,8 @@ class Side:
     users: pl.DataFrame | None = None
     """The distinct users of ``train`` (one column, the run's ``query``)."""
     user_items: pl.LazyFrame | None = None
-    """``query, doc, ROWS``: the rows of ``train`` per (user, item), lazily (the measures of
-    item co-occurrence read them)."""
+    """``query, doc, ROWS``: the rows of ``train`` per (user, item), computed with the
+    per-item table when a measure reads them (the measures of item co-occurrence)."""
     n_catalog: int | None = None
     """Distinct items of the catalogue."""
     features: pl.LazyFrame | None = None
@@ -198,18 +198,18 @@ def reduce_side(
             pl.col(INTERACTIONS).rank("dense", descending=True).cast(pl.Int64).alias(POP_RANK)
         )
         users = train.select(pl.col(query).unique())
-        items, users_df, n = pl.collect_all(
-            [counts, users, train.select(pl.len())], engine="streaming"
-        )
+        plans = [counts, users, train.select(pl.len())]
+        if history:  # in the same pass over train
+            plans.append(train.group_by(query, doc).agg(pl.len().cast(pl.Int64).alias(ROWS)))
+        items, users_df, n, *user_items = pl.collect_all(plans, engine="streaming")
         out |= {
             "items": items,
             "users": users_df,
             "n_users": users_df.height,
             "n_interactions": int(n.item()),
         }
-        if history:
-            rows = pl.len().cast(pl.Int64).alias(ROWS)
-            out["user_items"] = train.group_by(query, doc).agg(rows)
+        if user_items:
+            out["user_items"] = user_items[0].lazy()
     if "catalog" in given:
         catalog = given["catalog"].lazy().select(pl.col(doc).n_unique())
         out["n_catalog"] = int(catalog.collect().item())
