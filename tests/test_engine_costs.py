@@ -255,6 +255,37 @@ def test_all_ranks_equal_the_ranks_of_every_row_and_a_plain_sort():
             assert ranks == expected.to_list()
 
 
+@pytest.mark.parametrize("values", [2, 40, 1000])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_ranks_of_some_rows_equal_their_ranks_among_all(values, seed):
+    """RankOrder.ranks of a few rows (each compared with the other members of its tie
+    group), of many (the members put in order) and of tie groups larger than the
+    neighbours read before a binary search, against all_ranks: both tie breaks, both
+    directions, true ties and values closer than the packed keys' bits."""
+    from polars_rankeval.engine.rank import Groups, TieBreak, rank_order
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    score = rng.integers(0, values, n).astype(float)
+    if seed:  # a few ulps apart: equal in the packed keys, not in value
+        score = 1.0 + score + rng.integers(0, 3, n) * 1e-15
+    run = pl.DataFrame(
+        {
+            "query": np.sort(rng.integers(0, 6, n)),
+            "doc": [f"d{i}" for i in rng.permutation(n)],
+            "score": score,
+        }
+    )
+    groups, scores = Groups.of(run, ["query"]), run["score"].to_numpy()
+    for descending, by_doc in [(True, True), (False, True), (True, False)]:
+        tie = TieBreak(scores, descending=descending, doc=run["doc"], by_doc=by_doc)
+        order = rank_order(groups, scores, tie, descending=descending)
+        every = order.all_ranks()
+        for share in [0.01, 0.1, 0.9]:
+            rows = np.sort(rng.choice(n, int(n * share), replace=False))
+            assert order.ranks(rows).tolist() == every[rows].tolist()
+
+
 @pytest.mark.parametrize("depth", [None, 3])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_rank_run_equals_a_plain_sort(depth, seed):

@@ -174,8 +174,7 @@ def engine_ranks(rows: pl.DataFrame, keys: Sequence[str], by: str, groups: Group
         key = order.packed >> bits  # ranking and value, sorted: equal neighbours tie
         lo = np.searchsorted(key, key[pos], "left")
         hi = np.searchsorted(key, key[pos], "right")
-        at = (order.packed[pos] & mask).astype(np.int64)
-        places = tie_break.places(order.packed, mask, lo, hi, at)
+        places = tie_break.places(order.packed, mask, lo, hi, pos)
         rank[pos] += lo - pos + places  # the rank of the tie group's first position, + place
     # the row at each position, in the sorted keys' own array (read for the last time)
     at_row = np.bitwise_and(order.packed, mask, out=order.packed).view(np.int64)
