@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -769,7 +770,8 @@ class RankOrder:
         packed, bits = self.packed, np.uint64(self.row_bits)
         key = packed[pos] >> bits
         ends = []
-        for step, side in ((-1, "left"), (1, "right")):
+        sides: tuple[tuple[int, Literal["left", "right"]], ...] = ((-1, "left"), (1, "right"))
+        for step, side in sides:
             end = pos.copy()  # the last position of the key found so far, this way
             open_ = np.arange(len(pos))
             for _ in range(_NEAR):
