@@ -1,8 +1,8 @@
 """The engine's shortcuts for the costs of issue 37, each against a plain reference.
 
 Ranking ids from hashes (:func:`~polars_rankeval.engine.rank.dense_ids`,
-:func:`~polars_rankeval.engine.rank.hashed_codes`), rows put in place by their rank
-(:func:`~polars_rankeval.engine.rank.placed_by_rank`), and the pre-judged tables and
+:func:`~polars_rankeval.engine.rank.hashed_codes`), the check of one row a rank
+(:func:`~polars_rankeval.engine.select._check_one_row_a_rank`), and the pre-judged tables and
 runs whose rows are shuffled across rankings, which take them.
 """
 
@@ -14,7 +14,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
-from polars_rankeval.engine.rank import dense_ids, hashed_codes, placed_by_rank
+from polars_rankeval.engine.rank import dense_ids, hashed_codes
+from polars_rankeval.engine.select import _check_one_row_a_rank
 
 MEASURES = ["AP", "AP@10", "P@5", "R@10", "RR", "nDCG", "nDCG@10", "Rprec", "Bpref", "NumRel"]
 
@@ -70,26 +71,29 @@ def test_hashed_codes_never_merge_colliding_keys(collide):
     assert len(set(zip(codes.tolist(), reference, strict=True))) == len(set(reference))
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_placed_by_rank_is_the_sort_by_id_then_rank(seed):
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(0, 30, 50)
-    ids = np.repeat(np.arange(len(sizes)), sizes)
-    ranks = np.concatenate([rng.permutation(s) + 1 for s in sizes])
-    shuffle = rng.permutation(len(ids))
-    ids, ranks = ids[shuffle], ranks[shuffle]
-    order = placed_by_rank(ids, ranks, np.bincount(ids, minlength=len(sizes)))
-    assert order is not None
-    assert order.tolist() == np.lexsort((ranks, ids)).tolist()
-
-
 @pytest.mark.parametrize(
-    ("ranks", "why"),
-    [([1, 3, 2, 4], "a gap"), ([1, 2, 1, 1], "a rank held twice"), ([0, 1, 1, 2], "rank 0")],
+    ("ranks", "twice"),
+    [
+        ([3, 1, 2, 2, 1], None),  # each ranking's ranks 1..n: marked, no sort
+        ([1, 5, 2, 1, 9], None),  # gaps: sorted
+        ([2, 1, 2, 2, 1], 2),  # a rank held twice, no gap elsewhere
+        ([7, 1, 7, 3, 1], 7),  # a rank held twice beside gaps
+        ([0, 1, 2, 0, 1], None),  # rank 0 (refused earlier by the validation)
+        ([0, 0, 2, 1, 2], 2),
+    ],
 )
-def test_placed_by_rank_leaves_other_ranks_to_a_sort(ranks, why):
-    ids = np.array([0, 0, 1, 1])
-    assert placed_by_rank(ids, np.array(ranks), np.bincount(ids)) is None, why
+def test_one_row_a_rank_is_checked_with_or_without_a_sort(ranks, twice):
+    """Rankings 0 (rows 0, 2, 4) and 1 (rows 1, 3)."""
+    ids = np.array([0, 1, 0, 1, 0])
+    table = pl.DataFrame({"q": ["a", "b", "a", "b", "a"], "r": ranks})
+    check = lambda: _check_one_row_a_rank(  # noqa: E731
+        table, ["q"], "r", np.arange(5), ids, np.array(ranks), np.bincount(ids)
+    )
+    if twice is None:
+        check()
+        return
+    with pytest.raises(ValueError, match=f"two rows at the same rank \\(q='a', r={twice}\\)"):
+        check()
 
 
 def judged_log(seed: int, *, gaps: bool) -> pl.DataFrame:
@@ -127,8 +131,9 @@ def test_a_shuffled_judged_log_scores_as_the_ordered_one(gaps, seed):
     assert_frame_equal(pr.evaluate_judged(shuffled, MEASURES), ordered, rel_tol=1e-12)
 
 
-def test_a_shuffled_judged_log_with_a_rank_held_twice_is_refused():
-    log = judged_log(4, gaps=False)
+@pytest.mark.parametrize("gaps", [False, True])
+def test_a_shuffled_judged_log_with_a_rank_held_twice_is_refused(gaps):
+    log = judged_log(4, gaps=gaps)
     twice = pl.concat([log, log.filter(pl.col("rank") == 3).head(1)])
     with pytest.raises(ValueError, match="two rows at the same rank"):
         pr.evaluate_judged(twice.sample(fraction=1.0, shuffle=True, seed=0), MEASURES)

@@ -67,6 +67,10 @@ def ranking_ids(run: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, boo
     """
     if run.height == 0:
         return np.zeros(0, np.uint32), True
+    if run.height > 2 * _PEEK and _stretches(run.head(_PEEK), keys) > _PEEK // 2:
+        codes = _codes(run, keys)  # shuffled rows (most likely): no run-length ids
+        changes = int(np.count_nonzero(codes[1:] != codes[:-1]))
+        return codes, changes + 1 == int(codes.max()) + 1
     firsts = np.zeros(run.height, bool)  # first row of a stretch of equal keys
     stretches = np.zeros(run.height, np.uint32)
     for k in keys:
@@ -87,6 +91,17 @@ def ranking_ids(run: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, boo
     if len(keys) == 1:
         return stretches.astype(np.uint32, copy=False), True
     return np.cumsum(firsts, dtype=np.uint32) - np.uint32(1), True
+
+
+_PEEK = 4096
+"""Rows :func:`ranking_ids` reads first: past half as many stretches of equal keys in
+them, the rows are taken as shuffled (coded by their hashes at once)."""
+
+
+def _stretches(run: pl.DataFrame, keys: Sequence[str]) -> int:
+    """The number of stretches of equal ``keys`` in ``run``'s rows."""
+    changed = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
+    return int(run.select(changed.fill_null(True).sum()).item())
 
 
 def _codes(run: pl.DataFrame, keys: Sequence[str]) -> np.ndarray:
@@ -151,7 +166,8 @@ def dense_ids(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     ([0, 1, 0, 2, 1], [0, 1, 3])
     """
     n = len(hashes)
-    rows = np.arange(n, dtype=np.int64)
+    index = np.int32 if n < 2**31 else np.int64
+    rows = np.arange(n, dtype=index)
     step = max(1, n // _SAMPLE)
     seen = len(np.unique(hashes[::step]))
     many = n if seen * 2 > len(hashes[::step]) else seen  # most rows differ: as many ids
@@ -162,10 +178,12 @@ def dense_ids(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         spread = 8 if round_ == 0 and many < n else 2  # slots per distinct hash
         bits = max(10, (spread * many).bit_length())
         mix = np.uint64(_MIX[round_ % len(_MIX)] + 2 * (round_ // len(_MIX)))
-        slot = ((pending_hashes * mix) >> np.uint64(64 - bits)).astype(np.intp)
-        table = np.empty(1 << bits, np.int32 if n < 2**31 else np.int64)
+        slot = pending_hashes * mix
+        slot >>= np.uint64(64 - bits)
+        slot = slot.view(np.int64)  # under 2^bits: an index as it is (no cast by numpy)
+        table = np.empty(1 << bits, index)
         table[slot[::-1]] = pending[::-1]  # the first row of a slot is written last
-        candidate = table[slot].astype(np.int64)
+        candidate = table[slot]
         same = hashes[candidate] == pending_hashes
         if round_ == 0:
             first_of = candidate
@@ -323,30 +341,6 @@ def sort_order(keys: np.ndarray) -> np.ndarray:
     packed.sort()
     packed &= np.uint64((1 << row_bits) - 1)
     return packed.view(np.int64)
-
-
-def placed_by_rank(ids: np.ndarray, ranks: np.ndarray, counts: np.ndarray) -> np.ndarray | None:
-    """The permutation that sorts rows by (id, rank) when the ranks of each id are exactly
-    1 to its number of rows (``counts``, by id): a row's place is its id's first place
-    plus its rank less one, found without a sort. None for any other ranks (a gap, a
-    rank held twice): they need a sort.
-
-    Examples
-    --------
-    >>> ids, ranks = np.array([1, 0, 1, 0, 0]), np.array([2, 3, 1, 1, 2])
-    >>> placed_by_rank(ids, ranks, np.bincount(ids)).tolist()
-    [3, 4, 1, 2, 0]
-    >>> placed_by_rank(ids, np.array([2, 3, 1, 1, 1]), np.bincount(ids)) is None
-    True
-    """
-    if not len(ids):
-        return np.zeros(0, np.int64)
-    if int(ranks.min()) < 1 or bool(np.any(ranks > counts[ids])):
-        return None
-    places = (np.cumsum(counts) - counts)[ids] + ranks.astype(np.int64) - 1
-    order = np.full(len(ids), -1, np.int64)
-    order[places] = np.arange(len(ids))
-    return None if bool(np.any(order < 0)) else order  # a place left empty: one taken twice
 
 
 def gather_sorted(column: pl.Series, rows: np.ndarray, *, few: int = _DIRECT_ROWS) -> pl.Series:

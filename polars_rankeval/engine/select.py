@@ -28,7 +28,6 @@ from polars_rankeval.engine.rank import (
     TieBreak,
     gather_rows,
     order_values,
-    placed_by_rank,
     rank_order,
     sort_order,
 )
@@ -525,37 +524,38 @@ def judged_from_table(
     scored when it has a judgment (a row with a grade, any grade), as a run
     query is scored when it has a qrels row (:func:`~polars_rankeval.engine.scope.scope`
     decides, each ranking its own query). Rows already in rank order within
-    contiguous rankings (the usual layout of logs) are taken as they are; others
-    are put in place by their rank when each ranking's ranks are 1 to its number of
-    shown rows (:func:`~polars_rankeval.engine.rank.placed_by_rank`), else sorted.
-    ``check`` refuses two rows at one rank.
+    contiguous rankings (the usual layout of logs) are taken as they are; otherwise
+    only the rows kept are sorted, and ``check`` refuses two rows at one rank
+    (:func:`_check_one_row_a_rank`, without a sort when each ranking's ranks are 1 to
+    its number of shown rows).
     """
     groups = Groups.of(table, list(keys))
     ids = groups.ids.astype(np.int64)
     ranks = table[rank].cast(pl.Int64)
     grades = table[relevance].cast(pl.Int64)
-    shown = np.flatnonzero(ranks.is_not_null().to_numpy())
+    is_shown = ranks.is_not_null()
+    shown = np.flatnonzero(is_shown.to_numpy())
     shown_ids, shown_ranks = ids[shown], ranks.gather(shown).to_numpy()
-    key = (shown_ids.astype(np.uint64) << np.uint64(32)) | shown_ranks.astype(np.uint64)
     nret = np.bincount(shown_ids, minlength=groups.n)
-    placed = None  # each ranking's ranks are 1 to its number of shown rows
-    if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
-        placed = placed_by_rank(shown_ids, shown_ranks, nret)  # no sort
-        order = sort_order(key) if placed is None else placed
-        shown, key = shown[order], key[order]
-    if check and placed is None and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
-        at = shown[np.flatnonzero(key[1:] == key[:-1])[0]]
-        where = ", ".join(f"{k}={table[k][int(at)]!r}" for k in [*keys, rank])
-        msg = f"judged has two rows at the same rank ({where}): each rank holds one document."
-        raise ValueError(msg)
     graded_any = grades.is_not_null()
     has_judgment = np.bincount(ids[graded_any.to_numpy()], minlength=groups.n) > 0
     read = graded_any & (grades >= reads.rows)
     if retrieved_only:
-        read = read & ranks.is_not_null()
+        read = read & is_shown
     matched = graded_any & (grades >= reads.matched)
-    wanted = matched.gather(shown).to_numpy()
-    picked, key = shown[wanted], key[wanted]
+    key = _rank_keys(shown_ids, shown_ranks)
+    if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):  # not in rank order
+        if check:
+            _check_one_row_a_rank(table, keys, rank, shown, shown_ids, shown_ranks, nret)
+        picked = np.flatnonzero((matched & is_shown).to_numpy())  # only these are put in order
+        key = _rank_keys(ids[picked], ranks.gather(picked).to_numpy())
+        order = sort_order(key)
+        picked, key = picked[order], key[order]
+    else:
+        if check and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
+            _two_rows_at_a_rank(table, keys, rank, shown[np.flatnonzero(key[1:] == key[:-1])[0]])
+        wanted = matched.gather(shown).to_numpy()
+        picked, key = shown[wanted], key[wanted]
     left = None
     if reads.counted:
         grade = grades.gather(picked).to_numpy()
@@ -601,6 +601,54 @@ def judged_from_table(
             [left.retrieved, pl.Series(LEFT_NONREL_JUDGED, per_ranking, dtype=pl.Int64)]
         )
     return Judged(decided.keys, rankings, rows, judgments)
+
+
+def _rank_keys(ids: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """One integer per row, ordering rows by ranking then rank: ``id << 32 | rank``."""
+    return (ids.astype(np.uint64) << np.uint64(32)) | ranks.astype(np.uint64)
+
+
+def _check_one_row_a_rank(
+    table: pl.DataFrame,
+    keys: Sequence[str],
+    rank: str,
+    shown: np.ndarray,
+    ids: np.ndarray,
+    ranks: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """Refuse two ``shown`` rows (their ranking ``ids`` and ``ranks``) at one rank of a
+    ranking, without a sort when each ranking's ranks are 1 to its number of shown rows
+    (``counts``): each row then marks its place, and every place is marked once.
+
+    Examples
+    --------
+    >>> table = pl.DataFrame({"q": ["a", "a", "b"], "r": [1, 1, 1]})
+    >>> _check_one_row_a_rank(table, ["q"], "r", np.arange(3), np.array([0, 0, 1]),
+    ...                       np.array([1, 1, 1]), np.array([2, 1]))
+    Traceback (most recent call last):
+    ...
+    ValueError: judged has two rows at the same rank (q='a', r=1): each rank holds one document.
+    """
+    if not len(ids):
+        return
+    if int(ranks.min()) >= 1 and not bool(np.any(ranks > counts[ids])):
+        marked = np.zeros(len(ids), bool)
+        marked[(np.cumsum(counts) - counts)[ids] + ranks - 1] = True
+        if bool(marked.all()):
+            return
+    key = _rank_keys(ids, ranks)
+    ordered = np.sort(key)
+    twice = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if len(twice):
+        _two_rows_at_a_rank(table, keys, rank, shown[np.flatnonzero(key == ordered[twice[0]])[0]])
+
+
+def _two_rows_at_a_rank(table: pl.DataFrame, keys: Sequence[str], rank: str, at: int) -> None:
+    """Refuse a table whose row ``at`` shares its rank with another row of its ranking."""
+    where = ", ".join(f"{k}={table[k][int(at)]!r}" for k in [*keys, rank])
+    msg = f"judged has two rows at the same rank ({where}): each rank holds one document."
+    raise ValueError(msg)
 
 
 def _first_rows(ids: np.ndarray, n: int) -> np.ndarray:
