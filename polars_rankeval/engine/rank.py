@@ -167,11 +167,11 @@ def dense_ids(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """
     n = len(hashes)
     index = np.int32 if n < 2**31 else np.int64
-    rows = np.arange(n, dtype=index)
+    rows: np.ndarray = np.arange(n, dtype=index)
     step = max(1, n // _SAMPLE)
     seen = len(np.unique(hashes[::step]))
     many = n if seen * 2 > len(hashes[::step]) else seen  # most rows differ: as many ids
-    first_of = rows  # replaced in the first round
+    first_of: np.ndarray = rows  # replaced in the first round
     pending, pending_hashes = rows, hashes
     round_ = 0
     while len(pending):
