@@ -487,9 +487,15 @@ class TieBreak:
     def _ahead(self, members: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Whether member ``a[i]`` comes before member ``b[i]`` (indices into ``members``,
         rows of one tie group): by value, then doc id descending compared as strings
-        (or row order). The members' doc ids are gathered once, in row order."""
+        (or row order). The members' doc ids are gathered once, in row order, when two
+        of them have equal values."""
         value = self.values[members]
         value_a, value_b = value[a], value[b]
+        same = value_a == value_b
+        before = value_a > value_b if self.descending else value_a < value_b
+        if not bool(same.any()):
+            return before
+        a, b = a[same], b[same]
         if self.by_doc:
             by_row = sort_order(members)
             docs = gather_sorted(self.doc, members[by_row]).cast(pl.String).rechunk()
@@ -498,11 +504,8 @@ class TieBreak:
             later = (docs.gather(at[a]) > docs.gather(at[b])).to_numpy()
         else:
             later = members[a] < members[b]
-        same = value_a == value_b
-        if bool(same.all()):  # true ties (the usual case)
-            return later
-        by_value = value_a > value_b if self.descending else value_a < value_b
-        return np.where(same, later, by_value)
+        before[same] = later
+        return before
 
     def group_places(self, rows: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """Place (0 = first) of each of ``rows`` within its tie group, the rows listed
@@ -535,19 +538,26 @@ class TieBreak:
 
     def _before(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Whether row ``a[i]`` comes before row ``b[i]`` (rows of one tie group): by value,
-        then doc id descending compared as strings (or row order)."""
+        then doc id descending compared as strings (or row order). Only the pairs of
+        equal values read their doc ids (none when the packed keys tie values that
+        differ, as distinct scores do past the bits kept)."""
         value_a, value_b = self.values[a], self.values[b]
-        by_value = value_a > value_b if self.descending else value_a < value_b
-        if self.by_doc:
-            both = np.concatenate([a, b])
-            by_row = np.argsort(both, kind="stable")  # gathered in row order: each chunk once
-            docs = gather_sorted(self.doc, both[by_row]).cast(pl.String).rechunk()
-            at = np.empty(len(both), np.int64)
-            at[by_row] = np.arange(len(both))
-            later = (docs.gather(at[: len(a)]) > docs.gather(at[len(a) :])).to_numpy()
-        else:
-            later = a < b
-        return np.where(value_a == value_b, later, by_value)
+        same = value_a == value_b
+        before = value_a > value_b if self.descending else value_a < value_b
+        if not self.by_doc:
+            before[same] = a[same] < b[same]
+            return before
+        equal = np.flatnonzero(same)
+        if not len(equal):
+            return before
+        a, b = a[equal], b[equal]
+        both = np.concatenate([a, b])
+        by_row = np.argsort(both, kind="stable")  # gathered in row order: each chunk once
+        docs = gather_sorted(self.doc, both[by_row]).cast(pl.String).rechunk()
+        at = np.empty(len(both), np.int64)
+        at[by_row] = np.arange(len(both))
+        before[equal] = (docs.gather(at[: len(a)]) > docs.gather(at[len(a) :])).to_numpy()
+        return before
 
     def _sorted_places(
         self, rows: np.ndarray, sizes: np.ndarray, offsets: np.ndarray
@@ -573,6 +583,12 @@ class TieBreak:
         tied = pl.DataFrame(
             {"group": group, "row": rows, "value": self.values[rows], "at": np.arange(len(rows))}
         )
+        if self.by_doc and not uniform:  # the values may leave no tie for the doc ids
+            at = tied.sort(["group", "value"], descending=[False, self.descending])["at"]
+            order = at.to_numpy()
+            g, v = group[order], tied["value"].to_numpy()[order]
+            if not bool(np.any((g[1:] == g[:-1]) & (v[1:] == v[:-1]))):
+                return order
         if self.by_doc:  # one chunk: a sort of many chunks costs twice as much
             doc = gather_sorted(self.doc, rows).cast(pl.String).rechunk()
             tied = tied.with_columns(doc=doc)
