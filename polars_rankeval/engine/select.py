@@ -543,15 +543,15 @@ def judged_from_table(
     if retrieved_only:
         read = read & is_shown
     matched = graded_any & (grades >= reads.matched)
-    key = _rank_keys(shown_ids, shown_ranks)
-    if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):  # not in rank order
+    key = _rank_keys(shown_ids, shown_ranks) if groups.contiguous else None
+    if key is None or (len(key) > 1 and not bool(np.all(key[1:] >= key[:-1]))):  # out of order
         if check:
             _check_one_row_a_rank(table, keys, rank, shown, shown_ids, shown_ranks, nret)
         picked = np.flatnonzero((matched & is_shown).to_numpy())  # only these are put in order
         key = _rank_keys(ids[picked], ranks.gather(picked).to_numpy())
         order = sort_order(key)
         picked, key = picked[order], key[order]
-    else:
+    else:  # in rank order: taken as they are
         if check and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
             _two_rows_at_a_rank(table, keys, rank, shown[np.flatnonzero(key[1:] == key[:-1])[0]])
         wanted = matched.gather(shown).to_numpy()
@@ -652,7 +652,25 @@ def _two_rows_at_a_rank(table: pl.DataFrame, keys: Sequence[str], rank: str, at:
 
 
 def _first_rows(ids: np.ndarray, n: int) -> np.ndarray:
-    """The first row of each id 0..n-1."""
+    """The first row of each id 0..n-1 (each id has a row).
+
+    Ids numbered in order of first appearance (as
+    :func:`~polars_rankeval.engine.rank.hashed_codes` numbers them) first appear where
+    their running maximum grows: one pass, where a minimum per id takes several.
+
+    Examples
+    --------
+    >>> _first_rows(np.array([0, 1, 0, 2, 1]), 3).tolist()
+    [0, 1, 3]
+    >>> _first_rows(np.array([1, 0, 1]), 2).tolist()  # another numbering
+    [1, 0]
+    """
+    if len(ids):
+        grows = np.ones(len(ids), bool)
+        grows[1:] = ids[1:] > np.maximum.accumulate(ids)[:-1]
+        first = np.flatnonzero(grows)
+        if len(first) == n and bool(np.all(ids[first] == np.arange(n))):
+            return first
     first = np.full(n, len(ids), dtype=np.int64)
     np.minimum.at(first, ids, np.arange(len(ids)))
     return first
