@@ -19,11 +19,12 @@ precondition the metric expressions rely on (for cumulative sums).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial
-from typing import overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import polars as pl
@@ -60,6 +61,8 @@ from polars_rankeval.validation import (
     check_int,
     system_column,
 )
+
+T = TypeVar("T")
 
 
 @overload
@@ -420,9 +423,10 @@ def judged_table(
     The run and qrels are taken as :func:`~polars_rankeval.engine.pipeline.piece_columns`
     gives them to the engine (the ranking keys and the qrels in one chunk), and the
     qrels' hashes are made on a second thread from the start, as
-    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them; the table is then
-    built on this thread alone (the columns built on two threads at once took 20% more
-    time and CPU on the 2-core machine under load, 2M rows). The rows come out
+    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them; the doc columns
+    (the largest) are then stacked and gathered on a second thread while this one
+    puts the rows in rank order and makes the other columns (2M rows: the two took
+    43 ms one after the other, 27 ms side by side, at load 2). The rows come out
     in the order of the engine's sorted keys, ranking by ranking
     (:meth:`~polars_rankeval.engine.rank.RankOrder.in_rank_order`): each output column
     is one gather, by a table of where each output row comes from (:func:`table_layout`).
@@ -460,42 +464,62 @@ def judged_table(
     grade_row = np.full(n, -1, np.int64)  # each run row's qrels row (-1: none)
     grade_row[matched.run_rows] = matched.judgments
     counts = matched.groups.counts
-    _, rows = matched.order.in_rank_order()
-    ranks = matched.order.sorted_ranks()
-    if options.depth is None:  # every matched row is kept: their rankings as matched
-        found_rankings = matched.groups.ids[matched.run_rows].astype(np.int64)
-        missed_ranking, at = missed_of(found_rankings, matched.judgments)
-        found = grade_row[rows]
-    else:
-        kept = ranks <= options.depth
-        rows, ranks = rows[kept], ranks[kept]
-        counts = np.minimum(counts, options.depth)
-        found = grade_row[rows]
-        ids = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # each row's ranking
-        judged = found >= 0
-        missed_ranking, at = missed_of(ids[judged], found[judged])
-    layout = table_layout(counts, missed_ranking, decided.keys.height)
-    total = len(rows) + len(at)
-    source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
-    source[layout.retrieved] = rows  # uint32, Polars' index type: gathered without a copy
-    source[layout.missed] = np.arange(n, n + len(at))
     doc_columns = _doc_columns(options)
-    both = [matched.run.select(doc_columns), qrels.select(doc_columns).gather(at)]
-    docs = pl.concat(both, how="vertical_relaxed", rechunk=True)[source]
-    graded = np.empty(total, np.int64)  # qrels row, -1 where none
-    graded[layout.retrieved] = found
-    graded[layout.missed] = at
-    rank = np.zeros(total, np.uint32)  # 0: not retrieved (null)
-    rank[layout.retrieved] = ranks
-    keys = decided.keys.select(options.output_keys)[layout.rankings]
-    grades = qrels[options.relevance].cast(pl.Int64)
-    return keys.hstack(
-        [
-            *docs.get_columns(),
+    with ThreadPoolExecutor(max_workers=1) if concurrent else nullcontext() as docs_thread:
+        run_docs = matched.run.select(doc_columns)
+        if options.depth is None:  # the judgments missed are known before the rank order
+            found_rankings = matched.groups.ids[matched.run_rows].astype(np.int64)
+            missed_ranking, at = missed_of(found_rankings, matched.judgments)
+            stacked = _submit(docs_thread, _docs_stacked, run_docs, qrels, doc_columns, at)
+        _, rows = matched.order.in_rank_order()
+        ranks = matched.order.sorted_ranks()
+        if options.depth is None:  # every matched row is kept: their rankings as matched
+            found = grade_row[rows]
+        else:
+            kept = ranks <= options.depth
+            rows, ranks = rows[kept], ranks[kept]
+            counts = np.minimum(counts, options.depth)
+            found = grade_row[rows]
+            ids = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # each row's ranking
+            judged = found >= 0
+            missed_ranking, at = missed_of(ids[judged], found[judged])
+            stacked = _submit(docs_thread, _docs_stacked, run_docs, qrels, doc_columns, at)
+        layout = table_layout(counts, missed_ranking, decided.keys.height)
+        total = len(rows) + len(at)
+        source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
+        source[layout.retrieved] = rows  # uint32, Polars' index type: gathered without a copy
+        source[layout.missed] = np.arange(n, n + len(at))
+        docs = _submit(docs_thread, lambda: stacked.result()[source])  # beside the columns below
+        graded = np.empty(total, np.int64)  # qrels row, -1 where none
+        graded[layout.retrieved] = found
+        graded[layout.missed] = at
+        rank = np.zeros(total, np.uint32)  # 0: not retrieved (null)
+        rank[layout.retrieved] = ranks
+        keys = decided.keys.select(options.output_keys)[layout.rankings]
+        grades = qrels[options.relevance].cast(pl.Int64)
+        columns = [
             _where(rank > 0, pl.Series(options.rank, rank, dtype=pl.UInt32)),
             _gather_or_null(grades, graded).alias(options.relevance),
         ]
-    )
+        return keys.hstack([*docs.result().get_columns(), *columns])
+
+
+def _submit(pool: ThreadPoolExecutor | None, work: Callable[..., T], *args: Any) -> Future[T]:
+    """``work(*args)`` on ``pool``'s thread, or done now without a pool."""
+    if pool is not None:
+        return pool.submit(work, *args)
+    done: Future[T] = Future()
+    done.set_result(work(*args))
+    return done
+
+
+def _docs_stacked(
+    run_docs: pl.DataFrame, qrels: pl.DataFrame, doc_columns: list[str], missed: np.ndarray
+) -> pl.DataFrame:
+    """The run's doc columns, then those of the qrels rows ``missed``, in one chunk (a
+    gather from many chunks copies them first)."""
+    both = [run_docs, qrels.select(doc_columns).gather(missed)]
+    return pl.concat(both, how="vertical_relaxed", rechunk=True)
 
 
 def _unretrieved_by_query(
