@@ -423,10 +423,11 @@ def judged_table(
     The run and qrels are taken as :func:`~polars_rankeval.engine.pipeline.piece_columns`
     gives them to the engine (the ranking keys and the qrels in one chunk), and the
     qrels' hashes are made on a second thread from the start, as
-    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them; the doc columns
-    (the largest) are then stacked and gathered on a second thread while this one
-    puts the rows in rank order and makes the other columns (2M rows: the two took
-    43 ms one after the other, 27 ms side by side, at load 2). The rows come out
+    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them; the key and doc
+    columns (the largest) are then made on a second thread while this one puts the
+    rows in rank order and makes the others (2M rows: the doc and key columns
+    and the others took 43 ms one after the other, 27 ms side by side, at load 2). The
+    rows come out
     in the order of the engine's sorted keys, ranking by ranking
     (:meth:`~polars_rankeval.engine.rank.RankOrder.in_rank_order`): each output column
     is one gather, by a table of where each output row comes from (:func:`table_layout`).
@@ -465,43 +466,43 @@ def judged_table(
     grade_row[matched.run_rows] = matched.judgments
     counts = matched.groups.counts
     doc_columns = _doc_columns(options)
-    with ThreadPoolExecutor(max_workers=1) if concurrent else nullcontext() as docs_thread:
+    output_keys = decided.keys.select(options.output_keys)
+    with ThreadPoolExecutor(max_workers=1) if concurrent else nullcontext() as second:
         run_docs = matched.run.select(doc_columns)
-        if options.depth is None:  # the judgments missed are known before the rank order
+        if options.depth is None:  # the table's layout is known before the rank order
             found_rankings = matched.groups.ids[matched.run_rows].astype(np.int64)
             missed_ranking, at = missed_of(found_rankings, matched.judgments)
-            stacked = _submit(docs_thread, _docs_stacked, run_docs, qrels, doc_columns, at)
+            layout = table_layout(counts, missed_ranking, decided.keys.height)
+            stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
+            keys = _submit(second, output_keys.__getitem__, layout.rankings)
         _, rows = matched.order.in_rank_order()
         ranks = matched.order.sorted_ranks()
-        if options.depth is None:  # every matched row is kept: their rankings as matched
-            found = grade_row[rows]
-        else:
+        if options.depth is not None:
             kept = ranks <= options.depth
             rows, ranks = rows[kept], ranks[kept]
             counts = np.minimum(counts, options.depth)
-            found = grade_row[rows]
             ids = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # each row's ranking
-            judged = found >= 0
-            missed_ranking, at = missed_of(ids[judged], found[judged])
-            stacked = _submit(docs_thread, _docs_stacked, run_docs, qrels, doc_columns, at)
-        layout = table_layout(counts, missed_ranking, decided.keys.height)
+            judged = grade_row[rows] >= 0
+            missed_ranking, at = missed_of(ids[judged], grade_row[rows[judged]])
+            layout = table_layout(counts, missed_ranking, decided.keys.height)
+            stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
+            keys = _submit(second, output_keys.__getitem__, layout.rankings)
         total = len(rows) + len(at)
         source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
         source[layout.retrieved] = rows  # uint32, Polars' index type: gathered without a copy
         source[layout.missed] = np.arange(n, n + len(at))
-        docs = _submit(docs_thread, lambda: stacked.result()[source])  # beside the columns below
+        docs = _submit(second, lambda: stacked.result()[source])  # beside the columns below
         graded = np.empty(total, np.int64)  # qrels row, -1 where none
-        graded[layout.retrieved] = found
+        graded[layout.retrieved] = grade_row[rows]
         graded[layout.missed] = at
         rank = np.zeros(total, np.uint32)  # 0: not retrieved (null)
         rank[layout.retrieved] = ranks
-        keys = decided.keys.select(options.output_keys)[layout.rankings]
         grades = qrels[options.relevance].cast(pl.Int64)
         columns = [
             _where(rank > 0, pl.Series(options.rank, rank, dtype=pl.UInt32)),
             _gather_or_null(grades, graded).alias(options.relevance),
         ]
-        return keys.hstack([*docs.result().get_columns(), *columns])
+        return keys.result().hstack([*docs.result().get_columns(), *columns])
 
 
 def _submit(pool: ThreadPoolExecutor | None, work: Callable[..., T], *args: Any) -> Future[T]:
