@@ -366,7 +366,7 @@ def gather_sorted(column: pl.Series, rows: np.ndarray, *, few: int = _DIRECT_ROW
     ends = np.cumsum([len(c) for c in chunks])
     cuts = np.searchsorted(rows, ends)
     parts = [
-        chunk.gather(rows[lo:hi] - (end - len(chunk)))
+        chunk[rows[lo:hi] - (end - len(chunk))]  # [], not gather: a third of its cost a call
         for chunk, end, lo, hi in zip(chunks, ends, [0, *cuts[:-1]], cuts, strict=True)
     ]
     return pl.concat(parts)

@@ -529,20 +529,24 @@ def judged_from_table(
     (:func:`_check_one_row_a_rank`, without a sort when each ranking's ranks are 1 to
     its number of shown rows).
     """
-    groups = Groups.of(table, list(keys))
+    with ThreadPoolExecutor(max_workers=1) as second:  # the ids beside the masks
+        grouped = second.submit(Groups.of, table, list(keys))
+        ranks = table[rank].cast(pl.Int64)
+        grades = table[relevance].cast(pl.Int64)
+        is_shown = ranks.is_not_null()
+        shown = np.flatnonzero(is_shown.to_numpy())
+        shown_ranks = ranks.gather(shown).to_numpy()
+        graded_any = grades.is_not_null()
+        read = graded_any & (grades >= reads.rows)
+        if retrieved_only:
+            read = read & is_shown
+        matched = graded_any & (grades >= reads.matched)
+        graded_rows = graded_any.to_numpy()
+        groups = grouped.result()
     ids = groups.ids.astype(np.int64)
-    ranks = table[rank].cast(pl.Int64)
-    grades = table[relevance].cast(pl.Int64)
-    is_shown = ranks.is_not_null()
-    shown = np.flatnonzero(is_shown.to_numpy())
-    shown_ids, shown_ranks = ids[shown], ranks.gather(shown).to_numpy()
+    shown_ids = ids[shown]
     nret = np.bincount(shown_ids, minlength=groups.n)
-    graded_any = grades.is_not_null()
-    has_judgment = np.bincount(ids[graded_any.to_numpy()], minlength=groups.n) > 0
-    read = graded_any & (grades >= reads.rows)
-    if retrieved_only:
-        read = read & is_shown
-    matched = graded_any & (grades >= reads.matched)
+    has_judgment = np.bincount(ids[graded_rows], minlength=groups.n) > 0
     key = _rank_keys(shown_ids, shown_ranks) if groups.contiguous else None
     if key is None or (len(key) > 1 and not bool(np.all(key[1:] >= key[:-1]))):  # out of order
         if check:
@@ -619,7 +623,10 @@ def _check_one_row_a_rank(
 ) -> None:
     """Refuse two ``shown`` rows (their ranking ``ids`` and ``ranks``) at one rank of a
     ranking, without a sort when each ranking's ranks are 1 to its number of shown rows
-    (``counts``): each row then marks its place, and every place is marked once.
+    (``counts``): each row marks the place its rank gives it among the rows sorted by
+    (ranking, rank), and when every place is marked, no two rows share one (ranks
+    that fall in another ranking's places then do so one a place too). Otherwise the
+    (ranking, rank) keys are sorted and compared.
 
     Examples
     --------
@@ -632,9 +639,12 @@ def _check_one_row_a_rank(
     """
     if not len(ids):
         return
-    if int(ranks.min()) >= 1 and not bool(np.any(ranks > counts[ids])):
-        marked = np.zeros(len(ids), bool)
-        marked[(np.cumsum(counts) - counts)[ids] + ranks - 1] = True
+    places = (np.cumsum(counts) - counts)[ids]
+    places += ranks
+    places -= 1
+    if int(places.min()) >= 0 and int(places.max()) < len(places):
+        marked = np.zeros(len(places), bool)  # two rows at one rank mark one place
+        marked[places] = True
         if bool(marked.all()):
             return
     key = _rank_keys(ids, ranks)
