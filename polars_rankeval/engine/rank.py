@@ -552,7 +552,7 @@ class TieBreak:
             return before
         a, b = a[equal], b[equal]
         both = np.concatenate([a, b])
-        by_row = np.argsort(both, kind="stable")  # gathered in row order: each chunk once
+        by_row = sort_order(both)  # gathered in row order: each chunk once
         docs = gather_sorted(self.doc, both[by_row]).cast(pl.String).rechunk()
         at = np.empty(len(both), np.int64)
         at[by_row] = np.arange(len(both))
