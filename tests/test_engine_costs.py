@@ -160,6 +160,32 @@ def test_a_shuffled_run_of_many_small_rankings_scores_as_the_ordered_one():
     )
 
 
+@pytest.mark.parametrize("layout", ["shuffled", "one row a ranking first", "contiguous"])
+def test_ranking_ids_of_tables_larger_than_the_rows_read_first(layout):
+    """ranking_ids against first-appearance codes and a plain contiguity check, past the
+    rows it reads first to tell shuffled rows (coded by hashes at once) from others:
+    a contiguous table whose first rows are rankings of one row is coded by its hashes
+    and still found contiguous."""
+    from polars_rankeval.engine.rank import _PEEK, ranking_ids
+
+    rng = np.random.default_rng(3)
+    n = 3 * _PEEK
+    if layout == "one row a ranking first":
+        query = np.concatenate(
+            [np.arange(_PEEK), np.repeat(np.arange(_PEEK, _PEEK + 20), 2 * _PEEK // 20)]
+        )
+    else:
+        query = np.repeat(np.arange(50), n // 50)
+        if layout == "shuffled":
+            query = rng.permutation(query)
+    table = pl.DataFrame({"system": "a", "query": [f"q{q}" for q in query]})
+    ids, contiguous = ranking_ids(table, ["system", "query"])
+    assert ids.tolist() == first_appearance_codes(table["query"].to_list())
+    stretches = 1 + int(np.count_nonzero(query[1:] != query[:-1]))
+    assert contiguous == (stretches == len(set(query.tolist())))
+    assert contiguous == (layout != "shuffled")
+
+
 def reference_judge(
     run: pl.DataFrame, qrels: pl.DataFrame, depth: int | None, missing: str
 ) -> pl.DataFrame:
