@@ -455,8 +455,9 @@ def _sorted_rows(
     A ranking holds one row at each rank, so the (ranking, rank) keys are distinct and
     any sort gives the one order (:func:`~polars_rankeval.engine.rank.sort_order`).
     """
-    key = (ranking.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64)
-    order = sort_order(key)
+    width = np.uint64(int(rank.max(initial=0)).bit_length())  # as few bits as the ranks need
+    key = (ranking.astype(np.uint64) << width) | rank.astype(np.uint64)
+    order = sort_order(key)  # with the row number in 64 bits: one numpy sort
     rows = pl.DataFrame(
         {
             RANKING: pl.Series(ranking[order], dtype=pl.UInt32),
