@@ -490,7 +490,7 @@ def test_a_hash_collision_cannot_match_different_documents():
     merged = order.frame(join.ROW).join(keys.by_hash, on=join.KEY)
     for found, was_merged in ((join._hash_join(same_hash, keys), False), (merged, True)):
         rows, judgments = join._exact(run["doc"], found, keys, merged=was_merged)
-        same = select._same_query(rows, judgments, np.array([0, 0, 1]), side)  # their queries
+        same = select._same_query(judgments, np.array([0, 0, 1])[rows], side)  # their queries
         rows, judgments = rows[same], judgments[same]
         assert sorted(zip(rows.tolist(), judgments.tolist(), strict=True)) == [(1, 0), (2, 1)]
 

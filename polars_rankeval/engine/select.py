@@ -175,14 +175,18 @@ def match_and_rank(
         with ThreadPoolExecutor(max_workers=1) as second:
             paired = second.submit(pairs, run, columns, join_keys, look)
             groups = Groups.of(run, columns.keys)
-            ranked = rank_order_of(run, columns, groups, order, single_precision)
+            ranked = rank_order_of(  # its slices one after the other: the join has the other core
+                run, columns, groups, order, single_precision, parallel=False
+            )
             judged = side()  # while the join goes on
+            keys, facts = _ranking_facts(run, columns, ranked, judged)
             found = paired.result()
     else:
         found = pairs(run, columns, join_keys, look)
         groups = Groups.of(run, columns.keys)
         ranked = rank_order_of(run, columns, groups, order, single_precision)
         judged = side()
+        keys, facts = _ranking_facts(run, columns, ranked, judged)
     if found is None:  # equal (keys, doc) hashes: a duplicate, or a collision
         if duplicates != "keep_best":
             validation.check_duplicates(run.lazy(), [*columns.keys, doc], "run")
@@ -190,16 +194,25 @@ def match_and_rank(
             run = _keep_best(run, columns, order)
             groups = Groups.of(run, columns.keys)
             ranked = rank_order_of(run, columns, groups, order, single_precision)
+            keys, facts = _ranking_facts(run, columns, ranked, judged)
         found = pairs(run, columns, join_keys, False)
     assert found is not None
     rows, judgments = found
+    ranking_query = facts.fill_null(-1).to_numpy().astype(np.int64)  # -1: no qrels
+    same = _same_query(judgments, ranking_query[groups.ids[rows]], judged)
+    return Matched(run, groups, ranked, rows[same], judgments[same], judged, keys, facts)
+
+
+def _ranking_facts(
+    run: pl.DataFrame, columns: Options, ranked: RankOrder, side: QrelsSide
+) -> tuple[pl.DataFrame, pl.Series]:
+    """The key columns of each ranking (row i: ranking i), and its query's ``FACT`` in the
+    qrels (null when it has none)."""
     keys = gather_rows(run.select(columns.keys), ranked.first_rows())
     facts = keys.select(columns.query).join(
-        judged.facts, on=columns.query, how="left", maintain_order="left"
+        side.facts, on=columns.query, how="left", maintain_order="left"
     )[FACT]
-    ranking_query = facts.fill_null(-1).to_numpy().astype(np.int64)  # -1: no qrels
-    same = _same_query(rows, judgments, ranking_query[groups.ids], judged)
-    return Matched(run, groups, ranked, rows[same], judgments[same], judged, keys, facts)
+    return keys, facts
 
 
 def judged_from_run(
@@ -396,17 +409,24 @@ def ranking_scope(
 
 
 def rank_order_of(
-    run: pl.DataFrame, columns: Options, groups: Groups, order: Order, single_precision: bool
+    run: pl.DataFrame,
+    columns: Options,
+    groups: Groups,
+    order: Order,
+    single_precision: bool,
+    *,
+    parallel: bool = True,
 ) -> RankOrder:
     """Every row's place: by value (score or rank) then doc id (or row order, as the
-    conventions' tie rule says), or the row order as given."""
+    conventions' tie rule says), or the row order as given (``parallel``: see
+    :func:`~polars_rankeval.engine.rank.rank_order`)."""
     if order == "presorted" or columns.value is None:
-        return rank_order(groups, None, None, descending=False)
+        return rank_order(groups, None, None, descending=False, parallel=parallel)
     by_rank = order == "rank"
     values = order_values(run[columns.value], by_rank=by_rank, single_precision=single_precision)
     by_doc = columns.conventions.order_ties == "doc_desc"
     tie_break = TieBreak(values, descending=not by_rank, doc=run[columns.doc], by_doc=by_doc)
-    return rank_order(groups, values, tie_break, descending=not by_rank)
+    return rank_order(groups, values, tie_break, descending=not by_rank, parallel=parallel)
 
 
 def _facts(qrels: pl.DataFrame, options: Options) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -477,13 +497,11 @@ def _sorted_rows(
     return rows if left is None else rows.hstack([count.gather(order) for count in left.above])
 
 
-def _same_query(
-    rows: np.ndarray, judgments: np.ndarray, row_query: np.ndarray, side: QrelsSide
-) -> np.ndarray:
-    """Whether each pair's run row and qrels row have the same query: ``row_query``, the
-    ``FACT`` of each run row's query (-1 for a query without qrels), against the
+def _same_query(judgments: np.ndarray, pair_query: np.ndarray, side: QrelsSide) -> np.ndarray:
+    """Whether each pair's run row and qrels row have the same query: ``pair_query``, the
+    ``FACT`` of each pair's run row's query (-1 for a query without qrels), against the
     side's query id of the qrels row."""
-    return row_query[rows] == side.query_ids[judgments]
+    return pair_query == side.query_ids[judgments]
 
 
 def _keep_best(run: pl.DataFrame, columns: Options, order: Order) -> pl.DataFrame:
