@@ -469,3 +469,55 @@ def test_a_lazy_rank_run_in_pieces_equals_the_dataframe_call(layout):
     reference = pr.rank_run(run, depth=4)
     got = pr.rank_run(run.lazy(), depth=4, memory_limit=40_000).collect()
     assert_same_rankings(got, reference, ["system", "query"])
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_rank_order_slices_one_after_the_other_equal_slices_in_parallel(contiguous):
+    """rank_order(parallel=False), as the engine sorts beside the join, against the slices on
+    threads and a Polars sort: runs of several slices (over 2^18 rows), rankings contiguous
+    or shuffled, true ties broken by doc id."""
+    from polars_rankeval.engine import rank
+    from polars_rankeval.engine.rank import Groups, TieBreak, rank_order
+
+    rng = np.random.default_rng(11)
+    per, n_rankings = 300, 2000  # 600,000 rows: three slices
+    n = per * n_rankings
+    run = pl.DataFrame(
+        {
+            "query": np.repeat(np.arange(n_rankings), per),
+            "doc": pl.Series(rng.permutation(n)).cast(pl.String),
+            "score": rng.integers(0, 50, n).astype(float),
+        }
+    )
+    if not contiguous:
+        run = run.sample(fraction=1.0, shuffle=True, seed=2)
+    groups, values = Groups.of(run, ["query"]), run["score"].to_numpy()
+    assert groups.contiguous == contiguous and len(groups.slices()) > (2 if contiguous else 1)
+    tie = TieBreak(values, descending=True, doc=run["doc"])
+    alone = rank_order(groups, values, tie, descending=True, parallel=False)
+    threaded = rank_order(groups, values, tie, descending=True, parallel=True)
+    assert np.array_equal(alone.packed, threaded.packed)
+    assert np.array_equal(alone.position, threaded.position)
+    expected = (
+        run.with_row_index("at")
+        .sort(["query", "score", "doc"], descending=[False, True, True])
+        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query"))
+        .sort("at")["rank"]
+    )
+    assert alone.all_ranks().tolist() == expected.to_list()
+    calls: list[bool] = []
+    plain = rank.in_parallel
+
+    def spy(work, parts, *, parallel=True):  # which way the engine's call takes
+        calls.append(parallel)
+        return plain(work, parts, parallel=parallel)
+
+    queries = run.select("query", "doc").unique("query", keep="first")  # every query judged
+    qrels = queries.with_columns(relevance=pl.col("doc").str.len_bytes() % 2)
+    try:
+        rank.in_parallel = spy
+        scored = pr.evaluate(run, qrels, MEASURES)
+    finally:
+        rank.in_parallel = plain
+    assert calls and not any(calls)  # beside the join: one slice after the other
+    assert_frame_equal(scored, pr.evaluate(run.lazy(), qrels, MEASURES).collect())
