@@ -474,7 +474,7 @@ def judged_table(
             missed_ranking, at = missed_of(found_rankings, matched.judgments)
             layout = table_layout(counts, missed_ranking, decided.keys.height)
             stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
-            keys = _submit(second, output_keys.__getitem__, layout.rankings)
+            keys = _submit(_keys_thread(second, n, at), output_keys.__getitem__, layout.rankings)
         _, rows = matched.order.in_rank_order()
         ranks = matched.order.sorted_ranks()
         if options.depth is not None:
@@ -486,7 +486,7 @@ def judged_table(
             missed_ranking, at = missed_of(ids[judged], grade_row[rows[judged]])
             layout = table_layout(counts, missed_ranking, decided.keys.height)
             stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
-            keys = _submit(second, output_keys.__getitem__, layout.rankings)
+            keys = _submit(_keys_thread(second, n, at), output_keys.__getitem__, layout.rankings)
         total = len(rows) + len(at)
         source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
         source[layout.retrieved] = rows  # uint32, Polars' index type: gathered without a copy
@@ -512,6 +512,16 @@ def _submit(pool: ThreadPoolExecutor | None, work: Callable[..., T], *args: Any)
     done: Future[T] = Future()
     done.set_result(work(*args))
     return done
+
+
+def _keys_thread(
+    second: ThreadPoolExecutor | None, n: int, missed: np.ndarray
+) -> ThreadPoolExecutor | None:
+    """Where the key column is gathered: beside the doc columns on the second thread,
+    unless the unretrieved judgments outnumber the run's rows (the doc columns then
+    take the second thread longer than this one takes the rest: 2M run rows with 2.7M
+    missed judgments)."""
+    return second if len(missed) <= n else None
 
 
 def _docs_stacked(
@@ -573,15 +583,16 @@ def table_layout(counts: np.ndarray, missed: np.ndarray, n_rankings: int) -> Tab
     missed_n = np.bincount(missed, minlength=n_rankings)
     missed_before = np.cumsum(missed_n) - missed_n
     retrieved = np.arange(int(retrieved_n.sum())) + np.repeat(missed_before, retrieved_n)
-    by_ranking = np.arange(len(missed))  # already ranking by ranking (judge's)
+    sizes = retrieved_n + missed_n
+    # a missed judgment's place: its ranking's first place after the retrieved rows, plus
+    # its index among the missed less the missed of the rankings before
+    shift = np.cumsum(sizes) - sizes + retrieved_n - missed_before
     if len(missed) > 1 and not bool(np.all(missed[1:] >= missed[:-1])):
         by_ranking = np.argsort(missed, kind="stable")
-    sorted_ids = missed[by_ranking]
-    sizes = retrieved_n + missed_n
-    starts = np.cumsum(sizes) - sizes
-    within = np.arange(len(missed)) - missed_before[sorted_ids]
-    places = np.empty(len(missed), np.int64)
-    places[by_ranking] = starts[sorted_ids] + retrieved_n[sorted_ids] + within
+        places = np.empty(len(missed), np.int64)
+        places[by_ranking] = shift[missed[by_ranking]] + np.arange(len(missed))
+    else:  # already ranking by ranking (judge's)
+        places = shift[missed] + np.arange(len(missed))
     return TableLayout(retrieved, places, np.repeat(np.arange(n_rankings, dtype=np.uint32), sizes))
 
 
