@@ -548,19 +548,23 @@ def judged_from_table(
     (:func:`_check_one_row_a_rank`, without a sort when each ranking's ranks are 1 to
     its number of shown rows).
     """
-    with ThreadPoolExecutor(max_workers=1) as second:  # the ids beside the masks
+    with ThreadPoolExecutor(max_workers=1) as second:  # the ids beside what needs none
         grouped = second.submit(Groups.of, table, list(keys))
         ranks = table[rank].cast(pl.Int64)
         grades = table[relevance].cast(pl.Int64)
         is_shown = ranks.is_not_null()
+        rank_of = ranks.fill_null(0).to_numpy()
         shown = np.flatnonzero(is_shown.to_numpy())
-        shown_ranks = ranks.gather(shown).to_numpy()
+        shown_ranks = rank_of[shown]
         graded_any = grades.is_not_null()
         read = graded_any & (grades >= reads.rows)
         if retrieved_only:
             read = read & is_shown
-        matched = graded_any & (grades >= reads.matched)
+        matched = (graded_any & (grades >= reads.matched)).to_numpy()
+        kept = np.flatnonzero(matched & is_shown.to_numpy())  # the rows ranked, if sorted
         graded_rows = graded_any.to_numpy()
+        graded = np.flatnonzero(read.to_numpy())  # the judgments: in any order
+        judgment_grades = grades.gather(graded)
         groups = grouped.result()
     ids = groups.ids.astype(np.int64)
     shown_ids = ids[shown]
@@ -570,14 +574,13 @@ def judged_from_table(
     if key is None or (len(key) > 1 and not bool(np.all(key[1:] >= key[:-1]))):  # out of order
         if check:
             _check_one_row_a_rank(table, keys, rank, shown, shown_ids, shown_ranks, nret)
-        picked = np.flatnonzero((matched & is_shown).to_numpy())  # only these are put in order
-        key = _rank_keys(ids[picked], ranks.gather(picked).to_numpy())
+        key = _rank_keys(ids[kept], rank_of[kept])  # only these are put in order
         order = sort_order(key)
-        picked, key = picked[order], key[order]
+        picked, key = kept[order], key[order]
     else:  # in rank order: taken as they are
         if check and len(key) > 1 and bool(np.any(key[1:] == key[:-1])):
             _two_rows_at_a_rank(table, keys, rank, shown[np.flatnonzero(key[1:] == key[:-1])[0]])
-        wanted = matched.gather(shown).to_numpy()
+        wanted = matched[shown]
         picked, key = shown[wanted], key[wanted]
     left = None
     if reads.counted:
@@ -590,16 +593,15 @@ def judged_from_table(
     rows = pl.DataFrame(
         {
             RANKING: pl.Series(ids[picked], dtype=pl.UInt32),
-            RANK: pl.Series(ranks.gather(picked), dtype=pl.UInt32),
+            RANK: pl.Series(rank_of[picked], dtype=pl.UInt32),
             GRADE: grades.gather(picked),
         },
         schema=ROW_SCHEMA,
     )
     if left is not None:
         rows = rows.hstack(left.above)
-    graded = np.flatnonzero(read.to_numpy())  # the judgments: in any order
     judgments = pl.DataFrame(
-        {FACT: pl.Series(ids[graded], dtype=pl.UInt32), GRADE: grades.gather(graded)},
+        {FACT: pl.Series(ids[graded], dtype=pl.UInt32), GRADE: judgment_grades},
         schema=JUDGMENT_SCHEMA,
     )
     first = groups.starts if groups.contiguous else _first_rows(ids, groups.n)
