@@ -547,10 +547,14 @@ def _unretrieved_by_query(
     ranking_of[facts] = rankings
     found = np.zeros(int(judgments.max(initial=-1)) + 1, bool)
     found[found_judgments[found_judgments < len(found)]] = True
-    kept = np.flatnonzero((ranking_of[judgment_facts] >= 0) & ~found[judgments])
+    # every qrels row, in order (the usual case): a judgment is its own row number
+    every = len(found) == len(judgments) and np.array_equal(judgments, np.arange(len(found)))
+    kept = np.flatnonzero(
+        (ranking_of[judgment_facts] >= 0) & ~(found if every else found[judgments])
+    )
     missed_ranking = ranking_of[judgment_facts[kept]]
     by_ranking = np.argsort(missed_ranking, kind="stable")
-    return missed_ranking[by_ranking], judgments[kept[by_ranking]]
+    return missed_ranking[by_ranking], (kept if every else judgments[kept])[by_ranking]
 
 
 @dataclass(frozen=True)
