@@ -475,7 +475,10 @@ def judged_table(
             layout = table_layout(counts, missed_ranking, decided.keys.height)
             stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
             keys = _submit(_keys_thread(second, n, at), output_keys.__getitem__, layout.rankings)
-        _, rows = matched.order.in_rank_order()
+        one_doc = doc_columns == [options.doc] and options.depth is None
+        _, rows = matched.order.in_rank_order(  # ties read the doc ids the table stacks
+            (lambda: stacked.result()[options.doc]) if one_doc else None
+        )
         ranks = matched.order.sorted_ranks()
         if options.depth is not None:
             kept = ranks <= options.depth

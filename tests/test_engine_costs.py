@@ -286,9 +286,10 @@ def test_all_ranks_equal_the_ranks_of_every_row_and_a_plain_sort():
             assert ranks == expected.to_list()
 
 
+@pytest.mark.parametrize("chunks", [1, 3])
 @pytest.mark.parametrize("values", [2, 40, 1000])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_ranks_of_some_rows_equal_their_ranks_among_all(values, seed):
+def test_ranks_of_some_rows_equal_their_ranks_among_all(values, seed, chunks):
     """RankOrder.ranks of a few rows (each compared with the other members of its tie
     group), of many (the members put in order) and of tie groups larger than the
     neighbours read before a binary search, against all_ranks: both tie breaks, both
@@ -308,10 +309,22 @@ def test_ranks_of_some_rows_equal_their_ranks_among_all(values, seed):
         }
     )
     groups, scores = Groups.of(run, ["query"]), run["score"].to_numpy()
+    parts = np.array_split(np.arange(n), chunks)
+    doc = pl.concat([run["doc"].gather(part) for part in parts], rechunk=False)
+    assert doc.n_chunks() == chunks
     for descending, by_doc in [(True, True), (False, True), (True, False)]:
-        tie = TieBreak(scores, descending=descending, doc=run["doc"], by_doc=by_doc)
+        tie = TieBreak(scores, descending=descending, doc=doc, by_doc=by_doc)
         order = rank_order(groups, scores, tie, descending=descending)
         every = order.all_ranks()
+        reference = run.with_row_index("at").sort(
+            ["query", "score", "doc" if by_doc else "at"],
+            descending=[False, descending, by_doc],
+        )
+        expected = np.empty(n, np.int64)
+        expected[reference["at"].to_numpy()] = (
+            reference.select(pl.int_range(1, pl.len() + 1).over("query")).to_series().to_numpy()
+        )
+        assert every.tolist() == expected.tolist()
         for share in [0.01, 0.1, 0.9]:
             rows = np.sort(rng.choice(n, int(n * share), replace=False))
             assert order.ranks(rows).tolist() == every[rows].tolist()

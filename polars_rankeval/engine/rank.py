@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -556,6 +556,10 @@ class TieBreak:
         if not len(equal):
             return before
         a, b = a[equal], b[equal]
+        if self.doc.n_chunks() == 1:  # gathered as they come
+            doc_a, doc_b = (self.doc.gather(x).cast(pl.String) for x in (a, b))
+            before[equal] = (doc_a > doc_b).to_numpy()
+            return before
         both = np.concatenate([a, b])
         by_row = sort_order(both)  # gathered in row order: each chunk once
         docs = gather_sorted(self.doc, both[by_row]).cast(pl.String).rechunk()
@@ -692,7 +696,9 @@ class RankOrder:
         groups, n = self.groups, len(self.packed)
         return np.arange(1, n + 1, dtype=np.int64) - np.repeat(groups.starts, groups.counts)
 
-    def in_rank_order(self) -> tuple[np.ndarray, np.ndarray]:
+    def in_rank_order(
+        self, doc: Callable[[], pl.Series] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(the row at each sorted position, the row at each rank): two int64 arrays of
         every row, ranking by ranking (in id order), the second with each tie group in
         its exact order, so that its i-th row has rank :meth:`sorted_ranks` ``[i]``.
@@ -702,6 +708,9 @@ class RankOrder:
         (:meth:`TieBreak.group_places`). Neither a sort of every row nor a scatter
         by rank is needed: :func:`polars_rankeval.judge` and
         :func:`polars_rankeval.rank_run` give their rows in this order.
+        ``doc``, if given, returns the doc id column (the same values, any chunks) read
+        in place of the tie break's own, asked for only when rows tie: one chunk, it is
+        gathered from without sorting the rows first.
 
         Examples
         --------
@@ -728,7 +737,10 @@ class RankOrder:
         opens = np.ones(len(at), bool)  # a tie group's first position
         opens[1:] = ~same[at[1:] - 1]
         sizes = np.diff(np.append(np.flatnonzero(opens), len(at)))
-        places = self.tie_break.group_places(rows[at], sizes)
+        tie_break = self.tie_break
+        if doc is not None and tie_break.by_doc:  # the caller's copy of the doc ids
+            tie_break = replace(tie_break, doc=doc())
+        places = tie_break.group_places(rows[at], sizes)
         by_rank = rows.copy()
         by_rank[np.repeat(at[opens], sizes) + places] = rows[at]
         return rows, by_rank
