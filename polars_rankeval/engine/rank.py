@@ -502,15 +502,32 @@ class TieBreak:
             return before
         a, b = a[same], b[same]
         if self.by_doc:
-            by_row = sort_order(members)
-            docs = gather_sorted(self.doc, members[by_row]).cast(pl.String).rechunk()
-            at = np.empty(len(members), np.int64)
-            at[by_row] = np.arange(len(members))
+            docs, at = self._doc_ids(members)
             later = (docs.gather(at[a]) > docs.gather(at[b])).to_numpy()
         else:
             later = members[a] < members[b]
         before[same] = later
         return before
+
+    def _doc_ids(self, rows: np.ndarray) -> tuple[pl.Series, np.ndarray]:
+        """The doc ids of ``rows`` as strings in one chunk, and where each row's id is in
+        it: the doc column itself when it is one chunk of strings, else the rows' ids
+        gathered chunk by chunk in row order (a gather from many chunks copies them).
+
+        Examples
+        --------
+        >>> tie = TieBreak(np.zeros(3), descending=True, doc=pl.Series(["a", "b", "c"]))
+        >>> docs, at = tie._doc_ids(np.array([2, 0]))
+        >>> docs.gather(at).to_list()
+        ['c', 'a']
+        """
+        if self.doc.n_chunks() == 1 and self.doc.dtype == pl.String:
+            return self.doc, rows
+        by_row = sort_order(rows)
+        docs = gather_sorted(self.doc, rows[by_row]).cast(pl.String).rechunk()
+        at = np.empty(len(rows), np.int64)
+        at[by_row] = np.arange(len(rows))
+        return docs, at
 
     def group_places(self, rows: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """Place (0 = first) of each of ``rows`` within its tie group, the rows listed
@@ -555,17 +572,9 @@ class TieBreak:
         equal = np.flatnonzero(same)
         if not len(equal):
             return before
-        a, b = a[equal], b[equal]
-        if self.doc.n_chunks() == 1:  # gathered as they come
-            doc_a, doc_b = (self.doc.gather(x).cast(pl.String) for x in (a, b))
-            before[equal] = (doc_a > doc_b).to_numpy()
-            return before
-        both = np.concatenate([a, b])
-        by_row = sort_order(both)  # gathered in row order: each chunk once
-        docs = gather_sorted(self.doc, both[by_row]).cast(pl.String).rechunk()
-        at = np.empty(len(both), np.int64)
-        at[by_row] = np.arange(len(both))
-        before[equal] = (docs.gather(at[: len(a)]) > docs.gather(at[len(a) :])).to_numpy()
+        docs, at = self._doc_ids(np.concatenate([a[equal], b[equal]]))
+        k = len(equal)
+        before[equal] = (docs.gather(at[:k]) > docs.gather(at[k:])).to_numpy()
         return before
 
     def _sorted_places(
