@@ -165,7 +165,7 @@ def test_ranx_optimize_fusion_itself_where_nothing_ties():
     ranking the same documents by continuous scores no fused score ties (zero weights
     included), and the best weights and every configuration's score are ranx's."""
     runs, qrels = corpus(8)
-    docs = pl.concat(runs.values()).select("query", "doc").unique()
+    docs = pl.concat(runs.values()).select("query", "doc").unique(maintain_order=True)
     rng = np.random.default_rng(0)
     runs = {k: docs.with_columns(pl.Series("score", rng.uniform(0, 1, docs.height))) for k in runs}
     rx, rq = to_ranx(runs, qrels)
