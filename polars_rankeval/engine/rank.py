@@ -570,11 +570,9 @@ class TieBreak:
             before[same] = a[same] < b[same]
             return before
         equal = np.flatnonzero(same)
-        if not len(equal):
-            return before
-        docs, at = self._doc_ids(np.concatenate([a[equal], b[equal]]))
-        k = len(equal)
-        before[equal] = (docs.gather(at[:k]) > docs.gather(at[k:])).to_numpy()
+        if len(equal):  # the pairs of equal values, as members compared by doc id
+            k = np.arange(len(equal))
+            before[equal] = self._ahead(np.concatenate([a[equal], b[equal]]), k, k + len(k))
         return before
 
     def _sorted_places(

@@ -475,8 +475,7 @@ def _sorted_rows(
     A ranking holds one row at each rank, so the (ranking, rank) keys are distinct and
     any sort gives the one order (:func:`~polars_rankeval.engine.rank.sort_order`).
     """
-    width = np.uint64(int(rank.max(initial=0)).bit_length())  # as few bits as the ranks need
-    key = (ranking.astype(np.uint64) << width) | rank.astype(np.uint64)
+    key = _rank_keys(ranking, rank, _rank_width(rank))
     order = sort_order(key)  # with the row number in 64 bits: one numpy sort
     rows = pl.DataFrame(
         {
@@ -570,11 +569,12 @@ def judged_from_table(
     shown_ids = ids[shown]
     nret = np.bincount(shown_ids, minlength=groups.n)
     has_judgment = np.bincount(ids[graded_rows], minlength=groups.n) > 0
-    key = _rank_keys(shown_ids, shown_ranks) if groups.contiguous else None
+    width = _rank_width(rank_of)
+    key = _rank_keys(shown_ids, shown_ranks, width) if groups.contiguous else None
     if key is None or (len(key) > 1 and not bool(np.all(key[1:] >= key[:-1]))):  # out of order
         if check:
             _check_one_row_a_rank(table, keys, rank, shown, shown_ids, shown_ranks, nret)
-        key = _rank_keys(ids[kept], rank_of[kept])  # only these are put in order
+        key = _rank_keys(ids[kept], rank_of[kept], width)  # only these are put in order
         order = sort_order(key)
         picked, key = kept[order], key[order]
     else:  # in rank order: taken as they are
@@ -586,7 +586,7 @@ def judged_from_table(
     if reads.counted:
         grade = grades.gather(picked).to_numpy()
         below = grade < reads.rows
-        tops = ids[picked[~below]].astype(np.uint64) << np.uint64(32)
+        tops = ids[picked[~below]].astype(np.uint64) << np.uint64(width)  # a ranking's rank 0
         left_out = (key[below], grade[below], ids[picked[below]])
         left = count_left_out(key[~below], tops, *left_out, groups.n)
         picked = picked[~below]
@@ -628,9 +628,17 @@ def judged_from_table(
     return Judged(decided.keys, rankings, rows, judgments)
 
 
-def _rank_keys(ids: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    """One integer per row, ordering rows by ranking then rank: ``id << 32 | rank``."""
-    return (ids.astype(np.uint64) << np.uint64(32)) | ranks.astype(np.uint64)
+def _rank_keys(ids: np.ndarray, ranks: np.ndarray, width: int) -> np.ndarray:
+    """One integer per row, ordering rows by ranking then rank: ``id << width | rank``
+    (ranks under ``2**width``, :func:`_rank_width`)."""
+    return (ids.astype(np.uint64) << np.uint64(width)) | ranks.astype(np.uint64)
+
+
+def _rank_width(ranks: np.ndarray) -> int:
+    """The bits the largest of ``ranks`` needs: keys as narrow as that leave room for a
+    row number beside them in one numpy sort (:func:`~polars_rankeval.engine.rank.sort_order`).
+    """
+    return max(1, int(ranks.max(initial=0)).bit_length())
 
 
 def _check_one_row_a_rank(
@@ -668,7 +676,7 @@ def _check_one_row_a_rank(
         marked[places] = True
         if bool(marked.all()):
             return
-    key = _rank_keys(ids, ranks)
+    key = _rank_keys(ids, ranks, _rank_width(ranks))
     ordered = np.sort(key)
     twice = np.flatnonzero(ordered[1:] == ordered[:-1])
     if len(twice):
