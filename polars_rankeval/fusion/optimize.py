@@ -181,8 +181,11 @@ def optimize_fusion(
     query, doc, score, system, relevance
         Column names.
     conventions
-        Passed to :func:`~polars_rankeval.evaluate` (``"ranx"`` scores as ranx does:
-        every qrels query, a missing one as 0).
+        Passed to :func:`~polars_rankeval.evaluate`: each configuration scores as
+        ``fuse`` then ``evaluate`` with them. The default is trec_eval's (equal fused
+        scores ordered by doc id, descending); ``"ranx"`` scores as ranx does (every
+        qrels query, a missing one as 0; equal fused scores in the fused run's row
+        order), which ``ranx.optimize_fusion``'s report equals where fused scores tie.
     show_progress
         A progress bar on stderr; default: when stderr is a terminal.
 
