@@ -232,6 +232,8 @@ _TOOLS: dict[str, dict[str, Any]] = {
         measure_params=_params(
             ERR={"max_grade": 4},
             Judged={"ties": "doc_asc", "negative": "judged"},
+            # the compat provider: equal scores by doc id ascending, its ideal by score
+            Compat={"ties": "doc_asc"},
             **{"RR@": {"ties": "doc_asc"}},
             # cwl_eval keeps equal scores in the run's row order
             **{name: {"ties": "input"} for name in CWL_EVAL_FAMILIES},
@@ -246,10 +248,10 @@ _TOOLS: dict[str, dict[str, Any]] = {
             "grade as judged: negative=judged). Those providers compare scores as doubles "
             "where the preset orders them as pytrec_eval's floats. cwl_eval's measures "
             "(SDCG, NERR8-11, BPM, INSQ, INST) keep equal scores in the run's row order "
-            "(ties=input: scored in a ranking pass of their own). Compat is not reproduced "
-            "on equal scores: its provider orders them by doc id ascending, and the "
-            "documents of one grade in its ideal ranking by the run's score, then in the "
-            "qrels' row order.",
+            "(ties=input: scored in a ranking pass of their own). Compat comes from the "
+            "compat provider: equal scores by doc id ascending, and the documents of one "
+            "grade in its ideal ranking by the run's score (an unretrieved one scoring 0), "
+            "then in the qrels' row order (Compat(ties=doc_asc)).",
         ),
     ),
     "sklearn": dict(
@@ -462,6 +464,7 @@ ROW_LABELS: Mapping[str, str] = MappingProxyType(
         "Judged.ties": "Judged@k over equal scores",
         "Judged.negative": "Judged@k: a negative grade is",
         "RR@.ties": "RR@k over equal scores",
+        "Compat.ties": "Compat over equal scores",
         "C/W/L.ties": "C/W/L measures (SDCG, NERR8-11, BPM, INSQ, INST) over equal scores",
         "nDCG.ideal": "nDCG ideal",
         "nDCG.discount": "nDCG discount at rank i",
@@ -494,6 +497,10 @@ VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
         "Judged.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
         "Judged.negative": {"unjudged": "unjudged", "judged": "judged"},
         "RR@.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
+        "Compat.ties": {
+            "ranked": "as ranked (ideal: retrieved first, as ranked)",
+            "doc_asc": "doc id ascending (ideal: by score, then qrels row)",
+        },
         "C/W/L.ties": {"ranked": "as ranked", "input": "input order"},
         "nDCG.ideal": {"qrels": "the qrels, sorted by gain", "k": "k documents of gain 1"},
         "nDCG.discount": {"plus_one": "log2(i + 1)", "clipped": "log2(max(i, 2))"},
@@ -529,6 +536,7 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "Judged.ties": "ranked",
         "Judged.negative": "unjudged",
         "RR@.ties": "ranked",
+        "Compat.ties": "ranked",
         "C/W/L.ties": "ranked",
     }
 )

@@ -132,6 +132,9 @@ class Built:
     """One row per ranking: ``RANKING, FACT, NRET, ...`` and the per-ranking features."""
     ideals: dict[str, pl.DataFrame]
     """Per gain function: ``FACT, IDEAL_GAIN, IDEAL_POS`` and the ideal columns asked for."""
+    judgments: pl.DataFrame | None = None
+    """The shape's judgments (``FACT, GRADE``, and ``JUDGMENT_ROW`` from a run's qrels), for
+    the features that read the qrels' row order (:meth:`Features.judgment_order`)."""
     cache: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     """Arrays computed once for several features: the suffix maxima and relevant counts of
     :meth:`Features.max_from_hit`, by key."""
@@ -502,6 +505,9 @@ class Features:
         self._late: dict[str, RowFunction] = {}
         self._constants: dict[str, float] = {}
         self._tables: dict[str, tuple[str, pl.Expr]] = {}
+        self.reads_judgment_order = False
+        """Whether a formula reads each judged row's qrels row and the sign of its score
+        (:meth:`judgment_order`): the engine then carries them in the rows."""
         self.counts_left_out = False
         """Whether a formula reads the counts of the rows left out of the shape
         (:meth:`nonrelevant_above`, :meth:`unjudged_above`, :meth:`nonrelevant_retrieved`,
@@ -560,6 +566,15 @@ class Features:
             self.row_function(f"tie|{TIE_FIRST}", bound(TIE_FIRST)),
             self.row_function(f"tie|{TIE_LAST}", bound(TIE_LAST)),
         )
+
+    def judgment_order(self) -> None:
+        """Ask for each judged retrieved row's qrels row and the sign of its score
+        (:data:`~polars_rankeval.engine.shape.JUDGMENT_ROW`,
+        :data:`~polars_rankeval.engine.shape.SCORE_SIGN` in the rows) and the judgments'
+        qrels rows (:attr:`Built.judgments`), read by row functions. A shape made from a
+        pre-judged table has neither (no scores, no qrels rows): row functions then read
+        the ranks in their place, the scores as positive."""
+        self.reads_judgment_order = True
 
     def rank_doc_asc(self) -> pl.Expr:
         """Row-level: the row's rank (Float64) with its tie group read the other way, doc id
@@ -914,7 +929,7 @@ class Features:
         if facts is None:
             facts = self.query_facts(shape.judgments)
         per_ranking = self._with_facts(shape, facts).with_columns(**self._ranking_cols)
-        built = Built(shape.rows, per_ranking, facts.ideals)
+        built = Built(shape.rows, per_ranking, facts.ideals, shape.judgments)
         built.rows = self._row_features(built)
         built.per_ranking = self._reduce_rows(built, concurrent=concurrent)
         for name, fn in self._late.items():  # a Series is added without a query plan

@@ -28,13 +28,14 @@ import polars as pl
 from polars_rankeval import validation
 from polars_rankeval.engine.plan import Options
 from polars_rankeval.engine.rank import gather_sorted
+from polars_rankeval.engine.shape import JUDGMENT_ROW
 from polars_rankeval.validation import key_hash
 
 ROW = "__rk_row"
 """A run row (UInt32), in the pairs (in their low 32 bits, UInt64, from a merge)."""
-JUDGMENT = "__rk_judgment"
+JUDGMENT = JUDGMENT_ROW
 """A qrels row (UInt32), in the pairs and in the judgments of
-:class:`~polars_rankeval.engine.select.QrelsSide`."""
+:class:`~polars_rankeval.engine.select.QrelsSide` (the shape's :data:`JUDGMENT_ROW`)."""
 KEY = "__rk_key"
 """The top 32 bits of a row's hash (UInt64, the low bits 0), which :class:`HashOrder`
 sorts on."""

@@ -154,13 +154,15 @@ def judged_piece(
     systems: pl.Series | None = None,
     reads: Reads = EVERY_ROW,
     tie_spans: bool = False,
+    judgment_order: bool = False,
     side: Callable[[], QrelsSide] | None = None,
     concurrent: bool = True,
     join_keys: Callable[[], QrelsKeys] | None = None,
 ) -> Judged:
     """Scope, rank and select: a piece's run and qrels, as :func:`piece_columns` gives
     them, as the judged shape, with the judged rows and judgments ``reads`` keeps
-    (and each row's tie group with ``tie_spans``).
+    (and each row's tie group with ``tie_spans``, its qrels row and the sign of its score
+    with ``judgment_order``).
 
     ``side`` and ``join_keys`` give the qrels' parts
     (:func:`~polars_rankeval.engine.select.qrels_side`,
@@ -186,6 +188,7 @@ def judged_piece(
         single_precision=options.single_precision,
         systems=systems,
         tie_spans=tie_spans,
+        judgment_order=judgment_order,
         concurrent=concurrent,
     )
 
@@ -394,6 +397,7 @@ def score_in_order(
         check_duplicates=check_duplicates,
         systems=systems,
         tie_spans=reads_ties(measures),
+        judgment_order=features.reads_judgment_order,
         concurrent=concurrent,
     )
     query_facts = None

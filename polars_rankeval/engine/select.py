@@ -35,6 +35,7 @@ from polars_rankeval.engine.scope import Scope, scope
 from polars_rankeval.engine.shape import (
     FACT,
     GRADE,
+    JUDGMENT_ROW,
     JUDGMENT_SCHEMA,
     LEFT_NONREL_ABOVE,
     LEFT_NONREL_JUDGED,
@@ -45,6 +46,7 @@ from polars_rankeval.engine.shape import (
     RANK,
     RANKING,
     ROW_SCHEMA,
+    SCORE_SIGN,
     TIE_FIRST,
     TIE_LAST,
     Judged,
@@ -230,6 +232,7 @@ def judged_from_run(
     single_precision: bool = False,
     systems: pl.Series | None = None,
     tie_spans: bool = False,
+    judgment_order: bool = False,
     concurrent: bool = True,
 ) -> Judged:
     """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels
@@ -237,7 +240,9 @@ def judged_from_run(
     :func:`~polars_rankeval.engine.join.qrels_keys`, see :func:`match_and_rank`).
 
     ``tie_spans`` adds each row's tie group (``TIE_FIRST, TIE_LAST``) for the measures
-    that average over ties. Under the conventions' ``judgments="retrieved"`` each
+    that average over ties; ``judgment_order`` each row's qrels row and the sign of its
+    score (``JUDGMENT_ROW, SCORE_SIGN``) for those that read the qrels' row order. Under
+    the conventions' ``judgments="retrieved"`` each
     ranking is scored against its own retrieved judged rows (scikit-learn,
     torchmetrics), not its query's qrels.
 
@@ -261,25 +266,30 @@ def judged_from_run(
     )
     reads, placed = matched.side.reads, matched.order
     run_rows, grades = matched.run_rows, grade_column(qrels[columns.relevance])
-    grades = grades.gather(matched.judgments)
+    grades, judgments = grades.gather(matched.judgments), matched.judgments
     counted = None
     if reads.counted:  # the rows under reads.rows: counted, not ranked one by one
         below = (grades < reads.rows).fill_null(False).to_numpy()
         counted = run_rows[below], grades.filter(below).to_numpy()
-        run_rows, grades = run_rows[~below], grades.filter(~below)
+        run_rows, grades, judgments = run_rows[~below], grades.filter(~below), judgments[~below]
     ranks, ties = placed.ranked(run_rows)
     of = matched.groups.ids[run_rows].astype(np.int64)
     spans = placed.tie_spans(run_rows) if tie_spans else None
+    in_qrels = None
+    if judgment_order:
+        in_qrels = (judgments, score_signs(matched.run, columns, order, run_rows))
     if depth is not None:
         kept = ranks <= depth
         of, ranks, grades = of[kept], ranks[kept], grades.filter(kept)
         if spans is not None:
             spans = (spans[0][kept], np.minimum(spans[1][kept], depth))
+        if in_qrels is not None:
+            in_qrels = (in_qrels[0][kept], in_qrels[1][kept])
     in_scope = ranking_scope(matched, columns, missing, systems)
     left = None
     if counted is not None:
         left = _left_out(matched, counted, (of, ranks, ties), depth, in_scope.keys.height)
-    rows = _sorted_rows(of, ranks, grades, spans, left)
+    rows = _sorted_rows(of, ranks, grades, spans, left, in_qrels)
     judgment_rows = matched.side.judgments
     counts = matched.groups.counts
     nret = counts if depth is None else np.minimum(counts, depth)
@@ -468,9 +478,11 @@ def _sorted_rows(
     grade: pl.Series,
     spans: tuple[np.ndarray, np.ndarray] | None = None,
     left: LeftOut | None = None,
+    in_qrels: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> pl.DataFrame:
     """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` from ``spans``, the
-    ``left.above`` counts) sorted by ranking then rank.
+    ``left.above`` counts, ``JUDGMENT_ROW, SCORE_SIGN`` from ``in_qrels``) sorted by
+    ranking then rank.
 
     A ranking holds one row at each rank, so the (ranking, rank) keys are distinct and
     any sort gives the one order (:func:`~polars_rankeval.engine.rank.sort_order`).
@@ -493,7 +505,33 @@ def _sorted_rows(
                 pl.Series(TIE_LAST, last[order], dtype=pl.UInt32),
             ]
         )
+    if in_qrels is not None:
+        judgment, sign = in_qrels
+        rows = rows.hstack(
+            [
+                pl.Series(JUDGMENT_ROW, judgment[order], dtype=pl.UInt32),
+                pl.Series(SCORE_SIGN, sign[order], dtype=pl.Int8),
+            ]
+        )
     return rows if left is None else rows.hstack([count.gather(order) for count in left.above])
+
+
+def score_signs(run: pl.DataFrame, columns: Options, order: Order, rows: np.ndarray
+                ) -> np.ndarray:  # fmt: skip
+    """The sign (-1, 0 or 1, int8) of the score of each of ``rows`` of ``run``; 1 for every
+    row of a run ranked by its ranks or row order (no score to compare with 0).
+
+    Examples
+    --------
+    >>> from polars_rankeval.engine.plan import Options
+    >>> run = pl.DataFrame({"score": [2.5, 0.0, -1.0]})
+    >>> score_signs(run, Options(), "score", np.array([0, 1, 2])).tolist()
+    [1, 0, -1]
+    """
+    if order != "score" or columns.value is None:
+        return np.ones(len(rows), np.int8)
+    scores = run[columns.value].gather(rows).cast(pl.Float64).to_numpy()
+    return np.sign(scores).astype(np.int8)
 
 
 def _same_query(judgments: np.ndarray, pair_query: np.ndarray, side: QrelsSide) -> np.ndarray:

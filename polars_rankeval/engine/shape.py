@@ -59,6 +59,14 @@ Only in ``rows`` when a measure averages over ties (``nDCG(ties=average)``)."""
 TIE_LAST = "__rk_tie_last"
 """Last rank of a row's tie group (UInt32), with :data:`TIE_FIRST`."""
 
+JUDGMENT_ROW = "__rk_judgment"
+"""The qrels row (UInt32, 0 = first) of a judged retrieved row's judgment, in ``rows``, and
+of each judgment, in ``judgments``. Only in ``rows`` when a measure reads the qrels' row
+order (``Compat(ties=doc_asc)``, ir_measures' compat provider), with :data:`SCORE_SIGN`."""
+SCORE_SIGN = "__rk_score_sign"
+"""The sign of a judged retrieved row's score (Int8: -1, 0 or 1; 1 for a run ranked by its
+ranks or row order), with :data:`JUDGMENT_ROW`."""
+
 LEFT_NONREL_ABOVE = "__rk_left_nonrel_above"
 """Rows left out of ``rows`` (their grade is under the lowest the measures read) of grade 0
 or more (judged non-relevant for every measure asked) that lie above a row in its ranking
@@ -93,9 +101,9 @@ class Judged:
     ``LEFT_NONREL_RET, LEFT_NONREL_JUDGED`` when rows were left out), one row per
     ranking."""
     rows: pl.DataFrame
-    """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST`` when asked for,
-    ``LEFT_NONREL_ABOVE, LEFT_UNJUDGED_ABOVE`` when rows were left out): judged
-    retrieved rows, sorted by ranking then rank."""
+    """``RANKING, RANK, GRADE`` (and ``TIE_FIRST, TIE_LAST``, ``JUDGMENT_ROW, SCORE_SIGN``
+    when asked for, ``LEFT_NONREL_ABOVE, LEFT_UNJUDGED_ABOVE`` when rows were left out):
+    judged retrieved rows, sorted by ranking then rank."""
     judgments: pl.DataFrame
     """``FACT, GRADE``: the judged documents of every query (in any order)."""
 

@@ -9,10 +9,20 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
+    TIE_ORDER,
     Param,
     declare,
 )
-from polars_rankeval.engine.shape import FACT, GRADE, IDEAL_GAIN, RANK, RANKING
+from polars_rankeval.engine.shape import (
+    FACT,
+    GRADE,
+    IDEAL_GAIN,
+    JUDGMENT_ROW,
+    RANK,
+    RANKING,
+    SCORE_SIGN,
+    TIE_FIRST,
+)
 from polars_rankeval.metrics._common import check_probability, col
 
 if TYPE_CHECKING:
@@ -110,14 +120,92 @@ def _lookup(table: str, p: float, column: str, *, rows: bool = False) -> RowFunc
     return at
 
 
-def compat_formula(f: Features, p: float, normalize: bool) -> pl.Expr:
+def _places_by_score(fact: str, higher: str) -> RowFunction:
+    """A row function: each row's position in its query's ideal ranking as ir_measures'
+    compat provider orders it (the rows' ``higher`` column: the query's documents of a
+    higher positive grade; ``fact``: the row's query id).
+
+    Within a grade the provider sorts the documents by the run's score, descending, an
+    unretrieved one scoring 0, then keeps the qrels' row order. Before a row of grade
+    g come the query's documents of a higher grade; the retrieved ones of grade g that
+    score higher (an earlier tie group) or as high and come earlier in the qrels; and
+    the unretrieved ones of grade g when the row scores below 0 (all of them) or 0
+    (those earlier in the qrels). The rows carry their qrels row and the sign of their
+    score (:meth:`~polars_rankeval.engine.features.Features.judgment_order`); a shape
+    without them (a pre-judged table) is read by rank, its scores as positive.
+    """
+
+    def places(built: Built) -> pl.Series:
+        rows = built.rows
+        by_score = JUDGMENT_ROW in rows.columns
+        tie = TIE_FIRST if TIE_FIRST in rows.columns else RANK
+        table = rows.select(
+            RANKING,
+            GRADE,
+            pl.col(fact).cast(pl.UInt32).alias(FACT),
+            pl.col(JUDGMENT_ROW if by_score else RANK).cast(pl.Int64).alias(JUDGMENT_ROW),
+            (pl.col(SCORE_SIGN) if by_score else pl.lit(1, pl.Int8)).alias(SCORE_SIGN),
+            (pl.col(tie).cast(pl.Int64) * (1 << 32) + pl.col(JUDGMENT_ROW if by_score else RANK))
+            .rank("ordinal")
+            .over(RANKING, GRADE)
+            .alias("ahead"),
+            pl.col(higher),
+        )
+        unretrieved = pl.lit(0, pl.Int64)
+        if by_score and built.judgments is not None and bool((table[SCORE_SIGN] <= 0).any()):
+            unretrieved = _unretrieved_ahead(table, built.judgments)
+        place = pl.col(higher) + pl.col("ahead") + unretrieved
+        return table.select(place.cast(pl.Float64)).to_series()
+
+    return places
+
+
+def _unretrieved_ahead(table: pl.DataFrame, judgments: pl.DataFrame) -> pl.Expr:
+    """Per row of ``table`` (``RANKING, GRADE, FACT, JUDGMENT_ROW, SCORE_SIGN``): the
+    judgments of its query and grade that the ranking did not retrieve and that the
+    provider's ideal puts before it (all of them under a negative score; those of an
+    earlier qrels row under a score of 0; none under a positive one), as a column."""
+    of_grade = judgments.select(FACT, GRADE, pl.col(JUDGMENT_ROW).cast(pl.Int64)).sort(JUDGMENT_ROW)
+    counted = of_grade.with_columns(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(FACT, GRADE).alias("upto")
+    )
+    rows = table.with_row_index("__row").with_columns(
+        (pl.col(JUDGMENT_ROW) - 1).alias("__before"),
+        pl.col(JUDGMENT_ROW).rank("ordinal").over(RANKING, GRADE).cast(pl.Int64).alias("ret_upto"),
+        pl.len().over(RANKING, GRADE).cast(pl.Int64).alias("ret_all"),
+    )
+    totals = of_grade.group_by(FACT, GRADE).agg(pl.len().cast(pl.Int64).alias("all"))
+    found = (
+        rows.sort("__before")
+        .join_asof(
+            counted.select(FACT, GRADE, pl.col(JUDGMENT_ROW).alias("__before"), "upto"),
+            on="__before",
+            by=[FACT, GRADE],
+            strategy="backward",
+            check_sortedness=False,  # sorted above
+        )
+        .join(totals, on=[FACT, GRADE], how="left")
+        .sort("__row")
+    )
+    zero = found["upto"].fill_null(0) - (found["ret_upto"] - 1)
+    negative = found["all"].fill_null(0) - found["ret_all"]
+    sign = found[SCORE_SIGN]
+    ahead = pl.select(
+        pl.when(sign < 0).then(negative).when(sign == 0).then(zero).otherwise(0)
+    ).to_series()
+    return pl.lit(ahead)
+
+
+def compat_formula(f: Features, p: float, normalize: bool, ties: str = "ranked") -> pl.Expr:
     """Compat over the engine's features (see :func:`compat`).
 
     A relevant retrieved document at rank r and ideal position q is in both
     prefixes from depth m = max(r, q) on, so the overlap sum is
     :math:`\\sum_d (H(D) - H(m_d - 1))` with :math:`H(n) = \\sum_{i \\le n}
     p^{i-1}/i`; the ideal's own sum is :math:`W(L) + L (H(D) - H(L))` with
-    :math:`W(n) = \\sum_{i \\le n} p^{i-1}` and L its length.
+    :math:`W(n) = \\sum_{i \\le n} p^{i-1}` and L its length. With
+    ``ties="doc_asc"`` (ir_measures' compat provider), r reads each tie group doc
+    id ascending and q is the place the provider gives (:func:`_places_by_score`).
     """
     check_probability(p, "persistence p", "Compat")
     ideal = f.ideal()
@@ -141,8 +229,16 @@ def compat_formula(f: Features, p: float, normalize: bool) -> pl.Expr:
         return found["higher"].fill_null(0).cast(pl.Float64)
 
     higher = f.row_function(f"compat_higher|{ideal.key}", higher_grades)
-    within = f.row(pl.col(RANK).rank("ordinal").over([RANKING, GRADE]).cast(pl.Float64))
-    both_from = f.row(pl.max_horizontal(higher + within, f.rank) - 1.0).meta.output_name()
+    if ties == "doc_asc":
+        f.judgment_order()
+        rank = f.rank_doc_asc()
+        place = f.row_function(
+            f"compat_place|{ideal.key}", _places_by_score(fact, higher.meta.output_name())
+        )
+    else:
+        rank = f.rank
+        place = higher + f.row(pl.col(RANK).rank("ordinal").over([RANKING, GRADE]).cast(pl.Float64))
+    both_from = f.row(pl.max_horizontal(place, rank) - 1.0).meta.output_name()
     before = f.row_function(f"compat_h|{p}|{both_from}", _lookup("h", p, both_from, rows=True))
     h_depth = f.late(f"compat_h|{p}|{depth}", _lookup("h", p, depth))
     overlap = f.hits(1) * h_depth - f.sum(pl.when(relevant).then(before).otherwise(0.0))
@@ -166,9 +262,12 @@ declare(
     "none",
     Param("p", float, COMPAT_P),
     Param("normalize", bool, True),
+    TIE_ORDER,
     summary="compatibility: rank-biased overlap with the ideal ranking (Clarke et al. 2021)",
     reads=lambda x, c: 1.0,
-    formula=lambda x, f: compat_formula(f, x.setting("p"), x.setting("normalize")),
+    formula=lambda x, f: compat_formula(
+        f, x.setting("p"), x.setting("normalize"), x.setting("ties")
+    ),
     aliases=("compat",),
     order=39,
 )
