@@ -207,10 +207,14 @@ class Measure:
 
     @property
     def tie_order(self) -> Ties | None:
-        """``ties=input`` (cwl_eval's measures under ``conventions="ir_measures"``): equal
-        scores in the run's row order whatever the conventions' rule, scored in a pass of
-        their own (:func:`~polars_rankeval.engine.plan.by_tie_order`); None otherwise."""
-        return "input" if self.get("ties") == "input" else None
+        """The order of equal scores in the ranking it reads, when it needs one whatever
+        the conventions' rule: ``ties=input`` (cwl_eval's measures under
+        ``conventions="ir_measures"``) the run's row order; ``ties=doc_asc`` doc id
+        descending, which it reads the other way. A pass of their own scores such
+        measures (:func:`~polars_rankeval.engine.plan.by_tie_order`) unless the
+        conventions already rank so. None otherwise."""
+        ties = self.get("ties")
+        return "input" if ties == "input" else "doc_desc" if ties == "doc_asc" else None
 
     def check_values(self, scored: pl.DataFrame) -> None:
         """Raise for per-ranking values the measure refuses (its family's ``refuse``)."""
@@ -367,9 +371,11 @@ REL = Param("rel", int)
 TIE_ORDER = Param("ties", str, "ranked", ("ranked", "doc_asc"))
 """The order of equal scores a measure reads: ``ranked`` (the rank stage's, the
 conventions' ``ties``: trec_eval's doc id descending) or ``doc_asc`` (doc id ascending:
-ir_measures' judged and msmarco providers). A measure with ``doc_asc`` reads each row's
-tie group, and places a row at ``first + last - rank`` of it: the group read the
-other way."""
+ir_measures' judged, msmarco and compat providers). A measure with ``doc_asc`` reads each
+row's tie group in a ranking by doc id descending, and places a row at ``first + last -
+rank`` of it: the group read the other way. Under conventions that keep equal scores
+in the row order, such measures are ranked in a pass of their own
+(:attr:`Measure.tie_order`)."""
 """The relevance threshold of a measure of relevant documents (default: the context's)."""
 NORM = Param("norm", str, "R", get_args(Norm))
 GAINS = Param("gains", GainMap)

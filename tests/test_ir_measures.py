@@ -166,6 +166,52 @@ def test_compat_by_score_reads_a_pre_judged_table_as_compat():
     assert out["Compat(ties=doc_asc)"].equals(out["Compat"], check_names=False)
 
 
+def test_compat_by_score_over_retrieved_judgments_only():
+    """Under judgments="retrieved" (scikit-learn's preset) a ranking's judgments are its
+    retrieved judged rows: Compat(ties=doc_asc) equals the provider given only those."""
+    run, qrels = random_corpus(6, n_queries=20, tie_levels=3)
+    run = run.with_columns(pl.col("score") - 0.5)
+    names = ["Compat(ties=doc_asc)", "Compat(p=0.8,ties=doc_asc)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        out = pr.evaluate(run, qrels, names, conventions="sklearn")
+    shown = qrels.join(run.select("query", "doc"), on=["query", "doc"], how="semi")
+    theirs = peer_values(["Compat", "Compat(p=0.8)"], run, shown, "compat")
+    checked = 0
+    for row in out.iter_rows(named=True):
+        for ours, peer in zip(names, ["Compat", "Compat(p=0.8)"], strict=True):
+            if (row["query"], peer) in theirs:
+                assert abs(row[ours] - theirs[row["query"], peer]) <= TOL, (row, peer)
+                checked += 1
+    assert checked > 20
+
+
+@pytest.mark.parametrize("conventions", [None, "ranx", "rectools"])
+def test_doc_id_ascending_ties_whatever_the_conventions_rule(conventions):
+    """``ties=doc_asc`` reads equal scores by doc id ascending under every preset, those
+    that keep the row order for the others included (a ranking pass of their own):
+    equal to ir_measures' judged, msmarco and compat providers per query (scikit-learn's
+    preset reads only the retrieved judgments: its Compat is checked above)."""
+    run, qrels = random_corpus(8, n_queries=25, tie_levels=3)
+    run = run.sample(fraction=1.0, shuffle=True, seed=8)  # the row order is not doc order
+    pairs = {
+        "Judged(negative=judged,ties=doc_asc)@10": ("Judged@10", "judged"),
+        "RR(ties=doc_asc)@5": ("RR@5", "msmarco"),
+        "Compat(ties=doc_asc)": ("Compat", "compat"),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pr.UnscoredQueriesWarning)
+        out = pr.evaluate(run, qrels, list(pairs), conventions=conventions)
+    checked = 0
+    for ours, (name, provider) in pairs.items():
+        theirs = peer_values([name], run, qrels, provider)
+        for query, value in zip(out["query"], out[ours], strict=True):
+            if (query, name) in theirs:
+                assert abs(value - theirs[query, name]) <= TOL, (ours, query)
+                checked += 1
+    assert checked > 40
+
+
 CWL = [
     "SDCG(max_rel=3)@10",
     "SDCG(max_rel=2,min_rel=1)@5",

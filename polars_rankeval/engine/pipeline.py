@@ -323,11 +323,12 @@ def score_piece(
     """Score one piece (see the module docstring): values and the unscored rankings.
 
     Measures that read equal scores in an order of their own (:attr:`Scored.tie_order`:
-    cwl_eval's under ``conventions="ir_measures"``) are scored in a pass of their own
+    cwl_eval's under ``conventions="ir_measures"``, ``ties=doc_asc`` under conventions
+    that keep the row order) are scored in a pass of their own
     over the same piece, ranked with that order (:func:`score_in_order`); the values of
     the passes are put side by side on the ranking keys, in the order of ``measures``.
     """
-    groups = by_tie_order(measures)
+    groups = by_tie_order(measures, options.conventions.ties)
     scoring = partial(score_in_order, run, qrels, check_duplicates=check_duplicates,
                       systems=systems, concurrent=concurrent)  # fmt: skip
     if list(groups) == [None]:
@@ -345,7 +346,9 @@ def score_piece(
 
 def _with_ties(options: Options, order: Ties | None) -> Options:
     """``options`` whose conventions order equal scores by ``order`` (None: as they do):
-    ``"input"`` is a stable sort of the run by its scores as doubles (cwl_eval's)."""
+    ``"input"`` is a stable sort of the run by its scores as doubles (cwl_eval's),
+    ``"doc_desc"`` trec_eval's order of the scores as doubles (which ``ties=doc_asc``
+    reads the other way)."""
     if order is None:
         return options
     conventions = replace(options.conventions, ties=order, score_precision="float64")

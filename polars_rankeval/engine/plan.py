@@ -205,13 +205,24 @@ def check_fractional_grades(
     return True
 
 
-def by_tie_order(measures: Sequence[Scored]) -> dict[Ties | None, list[Scored]]:
+def by_tie_order(measures: Sequence[Scored], ties: Ties = "doc_desc"
+                 ) -> dict[Ties | None, list[Scored]]:  # fmt: skip
     """The measures grouped by the order of equal scores they read
-    (:attr:`Scored.tie_order`; None: the conventions'), the groups in the order they
-    first come."""
+    (:attr:`Scored.tie_order`; None: the conventions', whose rule is ``ties``), the
+    groups in the order they first come. Doc id descending is the conventions' order
+    when their rule is that one (no pass of its own).
+
+    Examples
+    --------
+    >>> from polars_rankeval.measures import parse
+    >>> ms = [parse("AP"), parse("Judged(ties=doc_asc)@10")]
+    >>> [len(g) for g in by_tie_order(ms).values()], list(by_tie_order(ms, "input"))
+    ([2], [None, 'doc_desc'])
+    """
     groups: dict[Ties | None, list[Scored]] = {}
     for m in measures:
-        groups.setdefault(m.tie_order, []).append(m)
+        order = m.tie_order
+        groups.setdefault(None if order == "doc_desc" == ties else order, []).append(m)
     return groups
 
 

@@ -152,8 +152,14 @@ def _places_by_score(fact: str, higher: str) -> RowFunction:
             pl.col(higher),
         )
         unretrieved = pl.lit(0, pl.Int64)
-        if by_score and built.judgments is not None and bool((table[SCORE_SIGN] <= 0).any()):
-            unretrieved = _unretrieved_ahead(table, built.judgments)
+        judgments = built.judgments
+        if (
+            by_score
+            and judgments is not None
+            and JUDGMENT_ROW in judgments.columns  # else every judgment is retrieved
+            and bool((table[SCORE_SIGN] <= 0).any())
+        ):
+            unretrieved = _unretrieved_ahead(table, judgments)
         place = pl.col(higher) + pl.col("ahead") + unretrieved
         return table.select(place.cast(pl.Float64)).to_series()
 
