@@ -237,6 +237,10 @@ _TOOLS: dict[str, dict[str, Any]] = {
             **{"RR@": {"ties": "doc_asc"}},
             # cwl_eval keeps equal scores in the run's row order
             **{name: {"ties": "input"} for name in CWL_EVAL_FAMILIES},
+            # RBP from cwl_eval too (no other provider before it has it); Accuracy
+            # (AUROC here) from the accuracy provider, a stable sort by score
+            RBP={"ties": "input"},
+            AUROC={"ties": "input"},
         ),
         notes=(
             "ir_measures gives a qrels query the run lacks each measure's DEFAULT (0), "
@@ -248,7 +252,12 @@ _TOOLS: dict[str, dict[str, Any]] = {
             "grade as judged: negative=judged). Those providers compare scores as doubles "
             "where the preset orders them as pytrec_eval's floats. cwl_eval's measures "
             "(SDCG, NERR8-11, BPM, INSQ, INST) keep equal scores in the run's row order "
-            "(ties=input: scored in a ranking pass of their own). Compat comes from the "
+            "(ties=input: scored in a ranking pass of their own); so does its RBP "
+            "(RBP(ties=input): the first 1,000 ranks, weighted to sum to 1 over them). "
+            "Accuracy@k, from the "
+            "accuracy provider, is AUROC(no_pairs=skip)@k over a stable sort by score (a "
+            "query without a relevant and a non-relevant document in the top k left out; "
+            "the provider fails on one whose top k is all relevant). Compat comes from the "
             "compat provider: equal scores by doc id ascending, and the documents of one "
             "grade in its ideal ranking by the run's score (an unretrieved one scoring 0), "
             "then in the qrels' row order (Compat(ties=doc_asc)).",
@@ -465,6 +474,8 @@ ROW_LABELS: Mapping[str, str] = MappingProxyType(
         "Judged.negative": "Judged@k: a negative grade is",
         "RR@.ties": "RR@k over equal scores",
         "Compat.ties": "Compat over equal scores",
+        "RBP.ties": "RBP over equal scores",
+        "AUROC.ties": "AUROC (ir_measures' Accuracy) over equal scores",
         "C/W/L.ties": "C/W/L measures (SDCG, NERR8-11, BPM, INSQ, INST) over equal scores",
         "nDCG.ideal": "nDCG ideal",
         "nDCG.discount": "nDCG discount at rank i",
@@ -497,6 +508,8 @@ VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
         "Judged.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
         "Judged.negative": {"unjudged": "unjudged", "judged": "judged"},
         "RR@.ties": {"ranked": "as ranked", "doc_asc": "doc id ascending"},
+        "RBP.ties": {"ranked": "as ranked", "input": "input order, first 1,000 ranks"},
+        "AUROC.ties": {"ranked": "as ranked", "input": "input order"},
         "Compat.ties": {
             "ranked": "as ranked (ideal: retrieved first, as ranked)",
             "doc_asc": "doc id ascending (ideal: by score, then qrels row)",
@@ -537,6 +550,8 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "Judged.negative": "unjudged",
         "RR@.ties": "ranked",
         "Compat.ties": "ranked",
+        "RBP.ties": "ranked",
+        "AUROC.ties": "ranked",
         "C/W/L.ties": "ranked",
     }
 )

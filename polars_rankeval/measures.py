@@ -289,6 +289,9 @@ the parameters they stand for``, read where the family has no parameter of that 
 _IR_MEASURES_FAMILIES: dict[tuple[str, str, Any], str] = {("SetP", "relative", True): "SetRelP"}
 """ir_measures' parameters that name another measure here: ``SetP(relative=True)`` is
 ``SetRelP``."""
+_IR_MEASURES_KEPT: dict[tuple[str, str], str] = {("NumRet", "rel"): "NumRelRet"}
+"""ir_measures' parameters that, whatever their value, name another measure here which
+takes them too: ``NumRet(rel=2)`` is ``NumRelRet(rel=2)``."""
 
 
 def _ir_measures_params(
@@ -303,11 +306,19 @@ def _ir_measures_params(
     {'gain': 'exp'}
     >>> _ir_measures_params(REGISTRY["SetP"], {"relative": "True"})[0].name
     'SetRelP'
+    >>> family, params = _ir_measures_params(REGISTRY["NumRet"], {"rel": 2})
+    >>> family.name, params
+    ('NumRelRet', {'rel': 2})
     """
     own = {p.name for p in family.params}
     out: dict[str, Any] = {}
     for key, value in params.items():
         if key in own:
+            out[key] = value
+            continue
+        if (family.name, key) in _IR_MEASURES_KEPT:
+            family = REGISTRY[_IR_MEASURES_KEPT[family.name, key]]
+            own = {p.name for p in family.params}
             out[key] = value
             continue
         if isinstance(value, str) and value.lower() in ("true", "false"):

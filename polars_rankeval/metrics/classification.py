@@ -13,7 +13,10 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
+    INPUT_TIES,
     REL,
+    UNIT,
+    Param,
     columns,
     declare,
     optional_k,
@@ -72,6 +75,7 @@ def auroc(
     rank: IntoExpr = "rank",
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
+    no_pairs: str = "zero",
 ) -> pl.Expr:
     r"""Area under the ROC curve of the top k (``AUROC@k``).
 
@@ -80,8 +84,9 @@ def auroc(
 
     where k' = min(k, documents retrieved), P are the relevant documents (grade >=
     ``rel_level``) in the top k' and N the others there, unjudged included: the
-    share of (relevant, non-relevant) pairs that the ranking orders right. 0 when
-    P or N is empty.
+    share of (relevant, non-relevant) pairs that the ranking orders right. When P
+    or N is empty (no pair): 0 (``no_pairs="zero"``), or null, the query left out of
+    the mean (``no_pairs="skip"``).
 
     torchmetrics ``RetrievalAUROC(top_k=k)`` / ``retrieval_auroc``
     (``torchmetrics/functional/retrieval/auroc.py``: ``binary_auroc`` of the top k;
@@ -91,6 +96,12 @@ def auroc(
     half, are ordered first. torchmetrics passes predictions outside [0, 1] through a
     sigmoid first, which in single precision ties large scores (all of them 1.0):
     there its values differ unless the scores are probabilities.
+
+    ir_measures' ``Accuracy@k`` (its accuracy provider: 1 - the non-relevant
+    documents above each relevant one of the top k, summed, over |P| |N|) is the
+    same share: ``AUROC(no_pairs=skip)@k``, the name ``Accuracy@k`` here. That
+    provider reports no query without a relevant document in the top k, and fails
+    (a division by zero) on one whose top k is all relevant: both are left out here.
 
     Examples
     --------
@@ -105,13 +116,16 @@ def auroc(
     n_ret = retrieved(rank).sum().cast(pl.Float64)
     top = n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
     rank_sum = col(rank).cast(pl.Float64).filter(hit).sum()
-    return _auroc(n_pos, top, rank_sum)
+    return _auroc(n_pos, top, rank_sum, no_pairs)
 
 
-def _auroc(n_pos: pl.Expr, top: pl.Expr, rank_sum: pl.Expr) -> pl.Expr:
-    """AUROC from the relevant count in the top k', k' and the sum of their ranks."""
+def _auroc(n_pos: pl.Expr, top: pl.Expr, rank_sum: pl.Expr, no_pairs: str = "zero") -> pl.Expr:
+    """AUROC from the relevant count in the top k', k' and the sum of their ranks (0 or
+    null without a pair, as ``no_pairs`` says)."""
     right_pairs = n_pos * top - rank_sum - n_pos * (n_pos - 1.0) / 2.0
     pairs = n_pos * (top - n_pos)
+    if no_pairs == "skip":
+        return pl.when(pairs > 0).then(right_pairs / pairs).cast(pl.Float64)
     return safe_div(right_pairs, pairs)
 
 
@@ -131,11 +145,11 @@ def fall_out_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
     return safe_div(top, f.nret - f.hits(rel_level))
 
 
-def auroc_formula(f: Features, k: int | None, rel_level: int) -> pl.Expr:
+def auroc_formula(f: Features, k: int | None, rel_level: int, no_pairs: str = "zero") -> pl.Expr:
     """AUROC@k from the relevant documents in the top k and the sum of their ranks."""
     check_cutoff(k, "AUROC")
     rank_sum = f.sum_to_rank(pl.when(f.hit(rel_level)).then(f.rank).otherwise(0.0), k)
-    return _auroc(f.hits(rel_level, k), _top(f, k), rank_sum)
+    return _auroc(f.hits(rel_level, k), _top(f, k), rank_sum, no_pairs)
 
 
 # --------------------------------------------------------------------------- declarations
@@ -152,14 +166,23 @@ declare(
     better="lower",
     order=50,
 )
+NO_PAIRS = Param("no_pairs", str, "zero", ("zero", "skip"))
+"""AUROC of a ranking with no (relevant, non-relevant) pair in its top k: 0
+(torchmetrics) or null, left out of the mean (ir_measures' Accuracy)."""
+
 declare(
     "AUROC",
-    lambda x, c: auroc(optional_k(x), **columns(x, c)),
+    lambda x, c: auroc(optional_k(x), no_pairs=x.setting("no_pairs"), **columns(x, c)),
     "optional",
     REL,
-    summary="area under the ROC curve of the top k (torchmetrics RetrievalAUROC)",
+    NO_PAIRS,
+    INPUT_TIES,
+    summary="area under the ROC curve of the top k (torchmetrics RetrievalAUROC; "
+    "ir_measures Accuracy)",
     reads=reads_relevant,
-    formula=lambda x, f: auroc_formula(f, optional_k(x), x.rel_level(f.ctx)),
+    formula=lambda x, f: auroc_formula(f, optional_k(x), x.rel_level(f.ctx), x.setting("no_pairs")),
     aliases=("auroc", "retrievalauroc", "retrieval_auroc"),
+    presets={"accuracy": "AUROC(no_pairs=skip)"},
+    bounds=UNIT,
     order=51,
 )

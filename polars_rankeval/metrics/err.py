@@ -8,6 +8,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
+    INPUT_TIES,
     NON_NEGATIVE,
     REL,
     UNIT,
@@ -28,8 +29,10 @@ from polars_rankeval.metrics._common import (
     relevant_retrieved,
     retrieved,
 )
+from polars_rankeval.metrics.cwl import CWL_DEPTH
 
 if TYPE_CHECKING:
+    from polars_rankeval.catalogue import Measure
     from polars_rankeval.engine.features import Built, Features
 
 
@@ -85,6 +88,7 @@ def rbp(
     relevance: IntoExpr = "relevance",
     rel_level: int = 1,
     graded: bool = False,
+    depth: int | None = None,
 ) -> pl.Expr:
     r"""Rank-biased precision (``RBP(p=...)``), binary relevance or graded.
 
@@ -101,6 +105,13 @@ def rbp(
     code weighs each hit by its qrels grade). Grades are not divided by the
     highest grade, unlike trec_eval 10's ``rbp`` (:func:`trec_rbp`), so the
     value can exceed 1.
+
+    ``depth`` (D): a user who reads at most D ranks, as cwl_eval models one (its
+    ``RankingMaker(max_n=1000)`` and the C/W/L weights, which sum to 1 over the D
+    ranks): :math:`RBP = \frac{1 - p}{1 - p^D} \sum_{i \le D} rel_i \, p^{i-1}`.
+    ``RBP(ties=input)`` reads the run as cwl_eval does, which serves RBP in
+    ir_measures (the preset ``conventions="ir_measures"`` sets it): equal scores in
+    the run's row order, D = 1,000.
 
     References
     ----------
@@ -121,8 +132,21 @@ def rbp(
     weight = pl.lit(p, pl.Float64).pow(col(rank).cast(pl.Float64) - 1.0)
     if graded:
         weight = weight * col(relevance).cast(pl.Float64)
-    value = weight.filter(relevant_retrieved(rank, relevance, rel_level)).sum()
-    return ((1.0 - p) * value).cast(pl.Float64)
+    read = relevant_retrieved(rank, relevance, rel_level) & in_top(rank, depth)
+    value = weight.filter(read).sum()
+    return (_rbp_scale(p, depth) * value).cast(pl.Float64)
+
+
+def _rbp_scale(p: float, depth: int | None) -> float:
+    """``1 - p``, over the weight of the first ``depth`` ranks when the user reads no
+    further (cwl_eval's weights, which sum to 1 over them).
+
+    >>> _rbp_scale(0.5, None), _rbp_scale(0.5, 2)
+    (0.5, 0.6666666666666666)
+    """
+    if depth is None:
+        return 1.0 - p
+    return 1.0 / depth if p == 1.0 else (1.0 - p) / (1.0 - p**depth)
 
 
 def rbp_residual(
@@ -203,14 +227,15 @@ def err_formula(f: Features, k: int | None, max_grade: int | None) -> pl.Expr:
     return value.fill_nan(0.0).cast(pl.Float64)
 
 
-def rbp_formula(f: Features, p: float, rel_level: int, *, graded: bool = False) -> pl.Expr:
+def rbp_formula(f: Features, p: float, rel_level: int, *, graded: bool = False,
+                depth: int | None = None) -> pl.Expr:  # fmt: skip
     """RBP over the engine's features (see :func:`rbp`)."""
     check_probability(p, "persistence p", "RBP")
     weight = pl.lit(p, pl.Float64).pow(f.rank - 1.0)
     if graded:
         weight = weight * f.grade.cast(pl.Float64)
-    value = f.sum(pl.when(f.hit(rel_level)).then(weight).otherwise(0.0))
-    return ((1.0 - p) * value).cast(pl.Float64)
+    value = f.sum(pl.when(f.hit(rel_level) & f.in_top(depth)).then(weight).otherwise(0.0))
+    return (_rbp_scale(p, depth) * value).cast(pl.Float64)
 
 
 def rbp_residual_formula(f: Features, p: float) -> pl.Expr:
@@ -241,17 +266,31 @@ declare(
     aliases=("err",),
     order=29,
 )
+
+
+def _rbp_depth(measure: Measure) -> int | None:
+    """The ranks RBP reads: cwl_eval's first 1,000 under ``ties=input``, else all."""
+    return CWL_DEPTH if measure.get("ties") == "input" else None
+
+
 declare(
     "RBP",
-    lambda x, c: rbp(x.setting("p"), graded=x.get("gain") == "linear", **columns(x, c)),
+    lambda x, c: rbp(
+        x.setting("p"), graded=x.get("gain") == "linear", depth=_rbp_depth(x), **columns(x, c)
+    ),
     "none",
     REL,
     Param("p", float, RBP_P),
     Param("gain", str, "binary", ("binary", "linear")),
+    INPUT_TIES,
     summary="rank-biased precision (Moffat and Zobel 2008); gain=linear: graded (ranx rbp.p)",
     reads=reads_relevant,
     formula=lambda x, f: rbp_formula(
-        f, x.setting("p"), x.rel_level(f.ctx), graded=x.get("gain") == "linear"
+        f,
+        x.setting("p"),
+        x.rel_level(f.ctx),
+        graded=x.get("gain") == "linear",
+        depth=_rbp_depth(x),
     ),
     bounds=lambda x: NON_NEGATIVE if x.get("gain") == "linear" else UNIT,
     fractional=lambda x: x.get("gain") == "linear",
