@@ -20,12 +20,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import polars as pl
 
-from polars_rankeval._typing import Aggregate, Norm, Ties
+from polars_rankeval._typing import Aggregate, IntoExpr, Norm, Ties
 from polars_rankeval.engine.plan import Context
 
 if TYPE_CHECKING:
@@ -216,6 +216,14 @@ class Measure:
         ties = self.get("ties")
         return "input" if ties == "input" else "doc_desc" if ties == "doc_asc" else None
 
+    @property
+    def judged_only(self) -> bool:
+        """``judged_only=True`` (trec_eval's ``-J``, ir_measures' ``judged_only``): the
+        measure reads each ranking with its unjudged documents (no qrels row, or a
+        negative grade) taken out and the others ranked 1, 2, ... in their order, scored
+        in a pass of their own (:func:`~polars_rankeval.engine.plan.by_pass`)."""
+        return bool(self.get("judged_only"))
+
     def check_values(self, scored: pl.DataFrame) -> None:
         """Raise for per-ranking values the measure refuses (its family's ``refuse``)."""
         if self.family.refuse is not None:
@@ -269,8 +277,29 @@ class Measure:
         return self.family.formula(self, features).alias(str(self))
 
     def expr(self, ctx: Context | None = None) -> pl.Expr:
-        """The aggregation expression, aliased to the canonical name."""
-        return self.family.build(self, ctx or Context()).alias(str(self))
+        """The aggregation expression, aliased to the canonical name (a ``judged_only``
+        measure's reads the ranks among the judged documents: :func:`judged_rank`)."""
+        ctx = ctx or Context()
+        if self.judged_only:
+            ctx = replace(ctx, rank=judged_rank(ctx.rank, ctx.relevance))
+        return self.family.build(self, ctx).alias(str(self))
+
+
+def judged_rank(rank: IntoExpr = "rank", relevance: IntoExpr = "relevance") -> pl.Expr:
+    """The rank of a row of the judged table among its query's retrieved judged documents
+    (grade 0 or more; trec_eval's ``-J``), 1, 2, ... in rank order; null for the others,
+    which then read as judgments not retrieved (the unjudged ones have no grade).
+
+    Examples
+    --------
+    >>> judged = pl.DataFrame({"rank": [1, 2, 3, 4, None], "relevance": [None, 1, -1, 0, 2]})
+    >>> judged.select(judged_rank()).to_series().to_list()
+    [None, 1, None, 2, None]
+    """
+    r = pl.col(rank) if isinstance(rank, str) else rank
+    g = pl.col(relevance) if isinstance(relevance, str) else relevance
+    kept = r.is_not_null() & (g >= 0).fill_null(False)
+    return pl.when(kept).then(pl.when(kept).then(r).rank("ordinal"))
 
 
 def _number_text(value: float) -> str:
@@ -463,6 +492,9 @@ def required_k(measure: Measure) -> int:
     return k
 
 
+JUDGED_ONLY = Param("judged_only", bool, False)
+"""``judged_only=True``: the measure over the judged documents only
+(:attr:`Measure.judged_only`)."""
 INPUT_TIES = Param("ties", str, "ranked", ("ranked", "input"))
 """``ties=input``: the measure reads the run ranked by a stable sort of its rows by score
 compared as doubles (equal scores in the run's row order), whatever the conventions'
@@ -518,16 +550,19 @@ def declare_relevant(
     formula: Callable[[Features, int], pl.Expr],
     *,
     summary: str,
+    params: tuple[Param, ...] = (),
     **kw: Any,
 ) -> MeasureFamily:
-    """Declare a measure of relevant documents that takes no cutoff and only ``rel``: its
-    expression is ``metric(rank=, relevance=, rel_level=, n_rel=)`` and its formula
+    """Declare a measure of relevant documents that takes no cutoff and ``rel`` (and
+    ``params`` the engine reads, as ``judged_only``): its expression is
+    ``metric(rank=, relevance=, rel_level=, n_rel=)`` and its formula
     ``formula(features, rel_level)`` (Bpref, SetP, ...)."""
     return declare(
         name,
         lambda x, c: metric(**with_n_rel(x, c)),
         "none",
         REL,
+        *params,
         summary=summary,
         reads=reads_relevant,
         formula=lambda x, f: formula(f, x.rel_level(f.ctx)),

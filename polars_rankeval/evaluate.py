@@ -41,8 +41,8 @@ from polars_rankeval.engine.pipeline import (
     score_piece,
 )
 from polars_rankeval.engine.scope import absent_rankings, scope
-from polars_rankeval.engine.select import judged_from_table
-from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED
+from polars_rankeval.engine.select import Reads, judged_from_table
+from polars_rankeval.engine.shape import FACT, HAS_RUN, SCORED, Judged
 from polars_rankeval.inputs import (
     JOINED_QUERY,
     as_frame,
@@ -517,16 +517,18 @@ def evaluate_judged(
     check_output_names(keys, [str(m) for m in parsed])
     context = Context(rel_level=rel_level, iprec_rounding=conv.iprec_rounding)
     columns = [*keys, rank, relevance, *([n_rel] if n_rel else [])]
-    reads = measure_reads(parsed, context, conv)
+    reads = measure_reads([m for m in parsed if not m.judged_only] or parsed, context, conv)
     limit = buckets.memory_bytes(memory_limit)
 
     def check(table: pl.DataFrame, offset: int = 0) -> None:
         check_judged_values(table, keys=keys, rank=rank, relevance=relevance, offset=offset)
 
-    def piece(table: pl.DataFrame) -> Piece:
-        if validate and n_rel:  # a piece holds whole rankings
-            check_n_rel(table, keys=keys, relevance=relevance, n_rel=n_rel, rel_level=rel_level)
-        shape = judged_from_table(
+    plain = [m for m in parsed if not m.judged_only]
+    judged_only = [m for m in parsed if m.judged_only]
+    only_reads = Reads(min(measure_reads(judged_only, context, conv).rows, 0.0))
+
+    def shaped(table: pl.DataFrame, reads: Reads) -> Judged:
+        return judged_from_table(
             table,
             keys=keys,
             rank=rank,
@@ -536,9 +538,21 @@ def evaluate_judged(
             reads=reads,
             retrieved_only=conv.judgments == "retrieved",
         )
+
+    def piece(table: pl.DataFrame) -> Piece:
+        if validate and n_rel:  # a piece holds whole rankings
+            check_n_rel(table, keys=keys, relevance=relevance, n_rel=n_rel, rel_level=rel_level)
+        shape = shaped(table, reads)
         ids = [pl.col(q).cast(pl.String) for q in queries]
         unjudged = shape.keys.filter(~shape.rankings[SCORED])
-        scores = aggregate(shape, parsed, context, empty)
+        scores = aggregate(shape, plain, context, empty)
+        if judged_only:  # the rankings without their unjudged documents (-J)
+            rows = judged_only_rows(table, keys, rank, relevance)
+            more = aggregate(shaped(rows, only_reads), judged_only, context, empty)
+            names = [str(m) for m in judged_only]
+            joined = scores.join(more, on=keys, how="left", nulls_equal=True, maintain_order="left")
+            scores = joined.with_columns(pl.col(names).fill_null(0.0))  # no row left: 0
+        scores = scores.select(*keys, *(str(m) for m in parsed))
         return Piece(scores, unjudged.select(pl.concat_str(ids, separator=" / ")), table.height, 0)
 
     def finished(pieces: list[Piece]) -> pl.DataFrame:
@@ -634,3 +648,22 @@ def coverage(
         ).select(listed.columns)
     shown = [k for k in keys if not (parts and k == joined)]
     return listed.sort(keys, nulls_last=True).select(*shown, "status")
+
+
+def judged_only_rows(table: pl.DataFrame, keys: Sequence[str], rank: str, relevance: str
+                     ) -> pl.DataFrame:  # fmt: skip
+    """The rows of a pre-judged ``table`` as its ``judged_only`` measures read them
+    (trec_eval's ``-J``): without the retrieved documents that are unjudged (no grade, or
+    a negative one), the others ranked 1, 2, ... in their order within each ranking.
+
+    Examples
+    --------
+    >>> table = pl.DataFrame({"query": ["q"] * 5, "rank": [1, 2, 3, 4, None],
+    ...                       "relevance": [None, 1, -1, 0, 2]})
+    >>> judged_only_rows(table, ["query"], "rank", "relevance").rows()
+    [('q', 1, 1), ('q', 2, 0), ('q', None, 2)]
+    """
+    unjudged = pl.col(rank).is_not_null() & ~(pl.col(relevance) >= 0).fill_null(False)
+    kept = table.filter(~unjudged)
+    ranks = pl.col(rank).rank("ordinal").over(keys).cast(table.schema[rank])
+    return kept.with_columns(ranks)

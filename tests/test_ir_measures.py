@@ -317,6 +317,8 @@ PRESET = {
     "SDCG(max_rel=3)@10": "cwl_eval", "NERR8(max_rel=3)@10": "cwl_eval",
     "RBP(rel=1)": "cwl_eval", "RBP(p=0.5,rel=2)": "cwl_eval", "Accuracy@5": "accuracy",
     "Accuracy(rel=2)": "accuracy", "NumRet(rel=1)": "pytrec_eval",
+    "AP(judged_only=True)": "pytrec_eval", "nDCG(judged_only=True)@5": "pytrec_eval",
+    "R(judged_only=True)@5": "pytrec_eval",
 }  # fmt: skip
 UNREPRODUCED: dict[str, str] = {}
 """Providers whose values the preset does not reproduce (none)."""

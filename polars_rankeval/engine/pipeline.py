@@ -24,7 +24,7 @@ from polars_rankeval.engine.plan import (
     Context,
     Options,
     Scored,
-    by_tie_order,
+    by_pass,
     check_fractional_grades,
     lowest_grade,
     reads_ties,
@@ -155,6 +155,7 @@ def judged_piece(
     reads: Reads = EVERY_ROW,
     tie_spans: bool = False,
     judgment_order: bool = False,
+    judged_only: bool = False,
     side: Callable[[], QrelsSide] | None = None,
     concurrent: bool = True,
     join_keys: Callable[[], QrelsKeys] | None = None,
@@ -162,7 +163,7 @@ def judged_piece(
     """Scope, rank and select: a piece's run and qrels, as :func:`piece_columns` gives
     them, as the judged shape, with the judged rows and judgments ``reads`` keeps
     (and each row's tie group with ``tie_spans``, its qrels row and the sign of its score
-    with ``judgment_order``).
+    with ``judgment_order``; without the unjudged rows with ``judged_only``).
 
     ``side`` and ``join_keys`` give the qrels' parts
     (:func:`~polars_rankeval.engine.select.qrels_side`,
@@ -189,6 +190,7 @@ def judged_piece(
         systems=systems,
         tie_spans=tie_spans,
         judgment_order=judgment_order,
+        judged_only=judged_only,
         concurrent=concurrent,
     )
 
@@ -324,16 +326,20 @@ def score_piece(
 
     Measures that read equal scores in an order of their own (:attr:`Scored.tie_order`:
     cwl_eval's under ``conventions="ir_measures"``, ``ties=doc_asc`` under conventions
-    that keep the row order) are scored in a pass of their own
-    over the same piece, ranked with that order (:func:`score_in_order`); the values of
-    the passes are put side by side on the ranking keys, in the order of ``measures``.
+    that keep the row order) or the judged documents only (:attr:`Scored.judged_only`)
+    are scored in a pass of their own over the same piece, ranked so
+    (:func:`score_in_order`); the values of the passes are put side by side on the
+    ranking keys, in the order of ``measures``.
     """
-    groups = by_tie_order(measures, options.conventions.ties)
+    groups = by_pass(measures, options.conventions.ties)
     scoring = partial(score_in_order, run, qrels, check_duplicates=check_duplicates,
                       systems=systems, concurrent=concurrent)  # fmt: skip
-    if list(groups) == [None]:
+    if list(groups) == [(None, False)]:
         return scoring(measures, options)
-    pieces = [scoring(group, _with_ties(options, order)) for order, group in groups.items()]
+    pieces = [
+        scoring(group, _with_ties(options, order), judged_only=judged_only)
+        for (order, judged_only), group in groups.items()
+    ]
     names = {str(m) for m in measures}
     keys = [c for c in pieces[0].scores.columns if c not in names]
     scores = pieces[0].scores
@@ -364,9 +370,11 @@ def score_in_order(
     check_duplicates: bool = True,
     systems: pl.Series | None = None,
     concurrent: bool = True,
+    judged_only: bool = False,
 ) -> Piece:
     """Score one piece with one order of equal scores, the conventions' (see
-    :func:`score_piece`).
+    :func:`score_piece`); with ``judged_only``, each ranking without its unjudged
+    documents (every judged row of grade 0 and up is then selected, none counted).
 
     Only the judged rows the measures read are selected (:func:`measure_reads`);
     grades with a fraction are read by the measures that take them, from grade 0 up
@@ -388,6 +396,8 @@ def score_in_order(
     ids = [options.query, options.doc]
     fractional = check_fractional_grades(qrels, options.relevance, ids, measures)
     reads = measure_reads(measures, options.context, options.conventions, fractional=fractional)
+    if judged_only:  # the judged rows place each other
+        reads = Reads(min(reads.rows, 0.0))
     empty = options.conventions.empty_queries
     features, _ = formulas(tuple(measures), options.context, empty != "zero")
     run, qrels = piece_columns(run, qrels, options)
@@ -401,6 +411,7 @@ def score_in_order(
         systems=systems,
         tie_spans=reads_ties(measures),
         judgment_order=features.reads_judgment_order,
+        judged_only=judged_only,
         concurrent=concurrent,
     )
     query_facts = None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import polars as pl
 
-from polars_rankeval._typing import Duplicates, Missing, Order, Rounding, Ties
+from polars_rankeval._typing import Duplicates, IntoExpr, Missing, Order, Rounding, Ties
 from polars_rankeval.conventions import Conventions, get_conventions
 
 if TYPE_CHECKING:
@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 class Context:
     """Column names and defaults a measure builds its expression against."""
 
-    rank: str = "rank"
+    rank: IntoExpr = "rank"
+    """The rank column (or an expression of it: a ``judged_only`` measure reads
+    :func:`~polars_rankeval.catalogue.judged_rank`)."""
     relevance: str = "relevance"
     rel_level: int = 1
     n_rel: str | None = None
@@ -129,6 +131,12 @@ class Scored(Protocol):
         ...
 
     @property
+    def judged_only(self) -> bool:
+        """Whether it reads each ranking without its unjudged documents (``-J``): the
+        engine scores such measures in a pass of their own over the piece."""
+        ...
+
+    @property
     def takes_fractional_grades(self) -> bool:
         """Whether it reads grades with a fraction (0.5, 2.7)."""
         ...
@@ -205,24 +213,30 @@ def check_fractional_grades(
     return True
 
 
-def by_tie_order(measures: Sequence[Scored], ties: Ties = "doc_desc"
-                 ) -> dict[Ties | None, list[Scored]]:  # fmt: skip
-    """The measures grouped by the order of equal scores they read
-    (:attr:`Scored.tie_order`; None: the conventions', whose rule is ``ties``), the
-    groups in the order they first come. Doc id descending is the conventions' order
-    when their rule is that one (no pass of its own).
+Pass = tuple[Ties | None, bool]
+"""How a pass ranks the run: the order of equal scores (None: the conventions'), and
+whether its unjudged documents are taken out (``judged_only``)."""
+
+
+def by_pass(measures: Sequence[Scored], ties: Ties = "doc_desc") -> dict[Pass, list[Scored]]:
+    """The measures grouped by the ranking they read: the order of equal scores
+    (:attr:`Scored.tie_order`; None: the conventions', whose rule is ``ties``) and
+    :attr:`Scored.judged_only`, the groups in the order they first come. Doc id
+    descending is the conventions' order when their rule is that one (no pass of its
+    own).
 
     Examples
     --------
     >>> from polars_rankeval.measures import parse
-    >>> ms = [parse("AP"), parse("Judged(ties=doc_asc)@10")]
-    >>> [len(g) for g in by_tie_order(ms).values()], list(by_tie_order(ms, "input"))
-    ([2], [None, 'doc_desc'])
+    >>> ms = [parse("AP"), parse("Judged(ties=doc_asc)@10"), parse("AP(judged_only=True)")]
+    >>> list(by_pass(ms)), list(by_pass(ms, "input"))
+    ([(None, False), (None, True)], [(None, False), ('doc_desc', False), (None, True)])
     """
-    groups: dict[Ties | None, list[Scored]] = {}
+    groups: dict[Pass, list[Scored]] = {}
     for m in measures:
         order = m.tie_order
-        groups.setdefault(None if order == "doc_desc" == ties else order, []).append(m)
+        key = (None if order == "doc_desc" == ties else order, m.judged_only)
+        groups.setdefault(key, []).append(m)
     return groups
 
 

@@ -233,6 +233,7 @@ def judged_from_run(
     systems: pl.Series | None = None,
     tie_spans: bool = False,
     judgment_order: bool = False,
+    judged_only: bool = False,
     concurrent: bool = True,
 ) -> Judged:
     """The judged shape of a run (validated but for duplicates, ids aligned) and its qrels
@@ -241,7 +242,10 @@ def judged_from_run(
 
     ``tie_spans`` adds each row's tie group (``TIE_FIRST, TIE_LAST``) for the measures
     that average over ties; ``judgment_order`` each row's qrels row and the sign of its
-    score (``JUDGMENT_ROW, SCORE_SIGN``) for those that read the qrels' row order. Under
+    score (``JUDGMENT_ROW, SCORE_SIGN``) for those that read the qrels' row order.
+    ``judged_only`` takes the unjudged rows out (no qrels row, or a negative grade),
+    after the ``depth`` cut as trec_eval's ``-J`` after ``-M``: the judged rows are
+    ranked 1, 2, ... in their order and a ranking retrieves only them. Under
     the conventions' ``judgments="retrieved"`` each
     ranking is scored against its own retrieved judged rows (scikit-learn,
     torchmetrics), not its query's qrels.
@@ -285,14 +289,21 @@ def judged_from_run(
             spans = (spans[0][kept], np.minimum(spans[1][kept], depth))
         if in_qrels is not None:
             in_qrels = (in_qrels[0][kept], in_qrels[1][kept])
+    counts = matched.groups.counts
+    nret = counts if depth is None else np.minimum(counts, depth)
+    if judged_only:
+        kept = (grades >= 0).fill_null(False).to_numpy()
+        of, grades = of[kept], grades.filter(kept)
+        ranks, spans = judged_ranks(of, ranks[kept], spans and (spans[0][kept], spans[1][kept]))
+        if in_qrels is not None:
+            in_qrels = (in_qrels[0][kept], in_qrels[1][kept])
+        nret = np.bincount(of, minlength=len(counts)).astype(np.int64)
     in_scope = ranking_scope(matched, columns, missing, systems)
     left = None
     if counted is not None:
         left = _left_out(matched, counted, (of, ranks, ties), depth, in_scope.keys.height)
     rows = _sorted_rows(of, ranks, grades, spans, left, in_qrels)
     judgment_rows = matched.side.judgments
-    counts = matched.groups.counts
-    nret = counts if depth is None else np.minimum(counts, depth)
     n_extra = in_scope.keys.height - len(nret)
     rankings = in_scope.flags.with_columns(
         pl.Series(NRET, np.concatenate([nret, np.zeros(n_extra, np.int64)]), dtype=pl.Int64)
@@ -514,6 +525,32 @@ def _sorted_rows(
             ]
         )
     return rows if left is None else rows.hstack([count.gather(order) for count in left.above])
+
+
+def judged_ranks(
+    ranking: np.ndarray, rank: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """The ranks of rows (``ranking``, ``rank``: distinct within a ranking) among their
+    ranking's rows, 1, 2, ... in rank order, and their tie groups (``spans``: first and
+    last rank) as the rows kept place them.
+
+    Examples
+    --------
+    >>> ranks, spans = judged_ranks(np.array([0, 0, 1, 0]), np.array([7, 2, 4, 5]),
+    ...                             (np.array([5, 1, 4, 5]), np.array([7, 3, 4, 7])))
+    >>> ranks.tolist(), spans[0].tolist(), spans[1].tolist()
+    ([3, 1, 1, 2], [2, 1, 1, 2], [3, 1, 1, 3])
+    """
+    top = ranking.astype(np.uint64) << np.uint64(32)
+    key = top | rank.astype(np.uint64)
+    ordered = np.sort(key)
+    start = np.searchsorted(ordered, top)
+    ranks = (np.searchsorted(ordered, key) - start + 1).astype(np.int64)
+    if spans is None:
+        return ranks, None
+    first = np.searchsorted(ordered, top | spans[0].astype(np.uint64)) - start + 1
+    last = np.searchsorted(ordered, top | spans[1].astype(np.uint64), side="right") - start
+    return ranks, (first.astype(np.int64), last.astype(np.int64))
 
 
 def score_signs(run: pl.DataFrame, columns: Options, order: Order, rows: np.ndarray

@@ -8,6 +8,7 @@ import polars as pl
 
 from polars_rankeval._typing import APNorm, IntoExpr
 from polars_rankeval.catalogue import (
+    JUDGED_ONLY,
     REL,
     UNIT,
     Param,
@@ -144,6 +145,7 @@ declare(
     "optional",
     REL,
     AP_NORM,
+    JUDGED_ONLY,
     summary="average precision (at k: |R| stays the denominator unless norm=min|found|k|retrieved)",
     reads=reads_relevant,
     formula=lambda x, f: average_precision_formula(

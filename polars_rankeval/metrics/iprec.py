@@ -10,6 +10,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr, Rounding
 from polars_rankeval.catalogue import (
+    JUDGED_ONLY,
     REL,
     UNIT,
     Levels,
@@ -156,6 +157,7 @@ declare(
     "required",
     REL,
     ROUNDING,
+    JUDGED_ONLY,
     summary="interpolated precision at a recall level (rounding=v9|v10; default: conventions)",
     cutoff_kind=float,
     reads=reads_relevant,

@@ -12,6 +12,7 @@ import polars as pl
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
     GAINS,
+    JUDGED_ONLY,
     Context,
     Measure,
     Param,
@@ -444,6 +445,7 @@ declare(
     TIES,
     Param("ideal", str, "qrels", IDEALS),
     Param("discount", str, "plus_one", DISCOUNTS),
+    JUDGED_ONLY,
     summary=(
         "normalised DCG: linear gain and trec_eval ideal; gains=g:v;..., gain=exp|binary; "
         "discount=clipped: log2(max(i, 2)) (LensKit)"

@@ -9,6 +9,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr, Norm
 from polars_rankeval.catalogue import (
+    JUDGED_ONLY,
     NORM,
     REL,
     UNIT,
@@ -564,6 +565,7 @@ declare(
     "none",
     REL,
     Param("mult", float),
+    JUDGED_ONLY,
     summary="R-precision: precision at rank |R| (mult: at rank mult*|R|, Rprec_mult)",
     reads=reads_relevant,
     formula=lambda x, f: (
@@ -602,6 +604,7 @@ declare(
     "optional",
     REL,
     NORM,
+    JUDGED_ONLY,
     summary="recall at k (norm=min: divided by min(k, |R|))",
     reads=reads_relevant,
     formula=lambda x, f: recall_formula(f, optional_k(x), x.rel_level(f.ctx), x.setting("norm")),
@@ -630,6 +633,7 @@ declare(
     lambda x, c: success(optional_k(x), **columns(x, c)),
     "optional",
     REL,
+    JUDGED_ONLY,
     summary="1 if a relevant document is in the top k",
     reads=reads_relevant,
     formula=lambda x, f: success_formula(f, optional_k(x), x.rel_level(f.ctx)),

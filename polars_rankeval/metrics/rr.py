@@ -8,6 +8,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
+    JUDGED_ONLY,
     REL,
     TIE_ORDER,
     UNIT,
@@ -68,6 +69,7 @@ declare(
     "optional",
     REL,
     TIE_ORDER,
+    JUDGED_ONLY,
     summary="reciprocal rank of the first relevant document",
     reads=reads_relevant,
     formula=lambda x, f: reciprocal_rank_formula(

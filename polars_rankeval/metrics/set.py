@@ -9,6 +9,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoExpr
 from polars_rankeval.catalogue import (
+    JUDGED_ONLY,
     REL,
     UNIT,
     Param,
@@ -280,6 +281,7 @@ declare_relevant(
     "SetP",
     set_precision,
     set_precision_formula,
+    params=(JUDGED_ONLY,),
     summary="set precision",
     bounds=UNIT,
     aliases=("set_p", "setp"),
@@ -307,6 +309,7 @@ declare_relevant(
     "SetAP",
     set_ap,
     set_ap_formula,
+    params=(JUDGED_ONLY,),
     summary="set precision times set recall (set_map)",
     bounds=UNIT,
     aliases=("set_map", "setap"),
@@ -318,6 +321,7 @@ declare(
     "none",
     REL,
     Param("beta", float, 1.0),
+    JUDGED_ONLY,
     summary="weighted harmonic mean of set precision and recall",
     reads=reads_relevant,
     formula=lambda x, f: set_f_formula(f, x.setting("beta"), x.rel_level(f.ctx)),
