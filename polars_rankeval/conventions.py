@@ -116,6 +116,11 @@ class Conventions:
     """A qrels query the run lacks: ``"drop"`` (left out), ``"zero"`` (scored as an empty
     ranking, trec_eval ``-c``) or ``"error"``; :func:`polars_rankeval.evaluate`'s
     ``missing`` when it is not given."""
+    absent_values: Literal["empty_ranking", "zero"] = "empty_ranking"
+    """What a qrels query the run lacks scores when it is scored (``absent_queries`` or
+    ``missing`` ``"zero"``): ``"empty_ranking"``, each measure's value on an empty
+    ranking (trec_eval ``-c``: NumRel counts its relevant documents, NumQ is 1), or
+    ``"zero"``, 0 on every measure (ir_measures' DEFAULT)."""
     empty_queries: Empty = "zero"
     """A scored query without a relevant document (among the judgments read, see
     :attr:`judgments`): ``"zero"`` (each measure's own value, 0 for AP, RR, nDCG, ...),
@@ -167,6 +172,7 @@ CHOICES: tuple[str, ...] = (
     "score_precision",
     "judgments",
     "absent_queries",
+    "absent_values",
     "empty_queries",
     "rel_level",
     "iprec_rounding",
@@ -226,6 +232,7 @@ _TOOLS: dict[str, dict[str, Any]] = {
         version="0.4.3",
         tool="ir_measures 0.4.3 (pytrec_eval provider)",
         absent_queries="zero",
+        absent_values="zero",
         # ERR comes from gdeval, whose stopping probabilities divide by 2^4 ($MAX_JUDGMENT)
         # ERR comes from gdeval; Judged from its judged provider and RR@k from msmarco,
         # both ordering equal scores by doc id ascending
@@ -244,7 +251,8 @@ _TOOLS: dict[str, dict[str, Any]] = {
         ),
         notes=(
             "ir_measures gives a qrels query the run lacks each measure's DEFAULT (0), "
-            "NumRel included (trec_eval -c counts its relevant documents).",
+            "NumRel and NumQ included, where trec_eval -c counts its relevant documents "
+            "and the query (absent_values=zero).",
             "Measures pytrec_eval lacks come from other providers, each reproduced with its "
             "provider's rule: ERR@k from gdeval (grades scaled by a fixed highest grade of "
             "4: ERR(max_grade=4)), Judged@k from its judged provider and RR@k from msmarco "
@@ -463,6 +471,7 @@ ROW_LABELS: Mapping[str, str] = MappingProxyType(
         "score_precision": "scores compared as",
         "judgments": "\\|R\\| and ideal DCG from",
         "absent_queries": "qrels query the run lacks",
+        "absent_values": "an absent query scored scores",
         "empty_queries": "query without a relevant document",
         "rel_level": "relevance level",
         "iprec_rounding": "IPrec@r: relevant documents at level r",
@@ -493,6 +502,10 @@ VALUE_LABELS: Mapping[str, Mapping[Any, str]] = MappingProxyType(
         },
         "judgments": {"all": "every qrels row", "retrieved": "retrieved documents only"},
         "absent_queries": {"drop": "left out", "zero": "scored 0", "error": "error"},
+        "absent_values": {
+            "empty_ranking": "an empty ranking's values",
+            "zero": "0 on every measure",
+        },
         "empty_queries": {"zero": "0", "one": "1", "skip": "left out", "error": "error"},
         "iprec_rounding": {"v10": "lround(r·\\|R\\|)", "v9": "(long)(r·\\|R\\| + 0.9)"},
         "AP.norm": {

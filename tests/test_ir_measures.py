@@ -318,7 +318,7 @@ PRESET = {
     "RBP(rel=1)": "cwl_eval", "RBP(p=0.5,rel=2)": "cwl_eval", "Accuracy@5": "accuracy",
     "Accuracy(rel=2)": "accuracy", "NumRet(rel=1)": "pytrec_eval",
     "AP(judged_only=True)": "pytrec_eval", "nDCG(judged_only=True)@5": "pytrec_eval",
-    "R(judged_only=True)@5": "pytrec_eval",
+    "R(judged_only=True)@5": "pytrec_eval", "NumRel": "pytrec_eval", "NumQ": "pytrec_eval",
 }  # fmt: skip
 UNREPRODUCED: dict[str, str] = {}
 """Providers whose values the preset does not reproduce (none)."""

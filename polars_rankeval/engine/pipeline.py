@@ -256,6 +256,7 @@ def aggregate(
     facts: QueryFacts | None = None,
     *,
     concurrent: bool = False,
+    absent_zero: bool = False,
 ) -> pl.DataFrame:
     """Every measure of every scored ranking: ``keys`` and one Float64 column per measure.
 
@@ -265,9 +266,17 @@ def aggregate(
     ``facts``: the per-query features of ``shape.judgments``, when already computed
     (:meth:`~polars_rankeval.engine.features.Features.query_facts`).
     ``concurrent``: see :meth:`~polars_rankeval.engine.features.Features.evaluate`.
+    ``absent_zero``: a ranking added for a query the run lacks scores 0 on every
+    measure (the conventions' ``absent_values="zero"``).
     """
     features, values = formulas(tuple(measures), context, empty != "zero")
     per_ranking = features.evaluate(shape, values, facts, concurrent=concurrent)
+    has_run = shape.rankings[HAS_RUN]
+    if absent_zero and not has_run.all():
+        names = [str(m) for m in measures]
+        per_ranking = per_ranking.with_columns(
+            pl.when(has_run).then(pl.col(names)).otherwise(0.0).name.keep()
+        )
     scored = shape.keys.hstack(per_ranking).filter(shape.rankings[SCORED])
     keys = shape.keys.columns
     for measure in measures:  # the values a measure refuses, named by their rankings
@@ -436,5 +445,7 @@ def score_in_order(
             query_facts = facts[0].result() if facts else None
     run_rankings = shape.rankings[HAS_RUN]
     no_qrels = shape.keys.filter(run_rankings & shape.rankings[FACT].is_null())
-    scores = aggregate(shape, measures, options.context, empty, query_facts, concurrent=concurrent)
+    absent_zero = options.conventions.absent_values == "zero"
+    scores = aggregate(shape, measures, options.context, empty, query_facts,
+                       concurrent=concurrent, absent_zero=absent_zero)  # fmt: skip
     return Piece(scores, no_qrels, run.height, qrels.height)
