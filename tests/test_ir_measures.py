@@ -301,6 +301,22 @@ def test_accuracy_by_hand_and_the_queries_it_leaves_out():
     assert theirs == {("q", "Accuracy"): 0.75}
 
 
+def test_the_doc_id_ascending_providers_compare_scores_as_doubles():
+    """ir_measures' judged, msmarco and compat providers order the scores as doubles:
+    1.0, 1.0 + 1e-9 and 1.0 + 2e-9 differ there, while the preset's pytrec_eval measures
+    read them as floats (equal). Each provider's measures are ranked on their own."""
+    run = pl.DataFrame({"query": ["1"] * 6, "doc": ["d1", "d2", "d3", "d4", "d5", "d6"],
+                        "score": [1.0, 1.0 + 1e-9, 1.0 + 2e-9, 0.5, 0.5, 0.2]})  # fmt: skip
+    qrels = pl.DataFrame({"query": ["1"] * 4, "doc": ["d3", "d4", "d5", "d6"],
+                          "relevance": [1, 0, 2, 1]})  # fmt: skip
+    pairs = {"Judged@2": "judged", "RR@2": "msmarco", "Compat": "compat", "P@1": "pytrec_eval"}
+    for name, provider in pairs.items():
+        theirs = peer_values([name], run, qrels, provider)
+        assert our_values([name], run, qrels, conventions="ir_measures") == pytest.approx(theirs)
+    # as doubles d3 and d2 lead (one judged); as floats, by doc id ascending, d1 and d2
+    assert peer_values(["Judged@2"], run, qrels, "judged")["1", "Judged@2"] == 0.5
+
+
 # --------------------------------------------------------------------------- the preset
 
 PRESET = {

@@ -340,7 +340,7 @@ def score_piece(
     (:func:`score_in_order`); the values of the passes are put side by side on the
     ranking keys, in the order of ``measures``.
     """
-    groups = by_pass(measures, options.conventions.ties)
+    groups = by_pass(measures, options.conventions.ties, not options.single_precision)
     scoring = partial(score_in_order, run, qrels, check_duplicates=check_duplicates,
                       systems=systems, concurrent=concurrent)  # fmt: skip
     if list(groups) == [(None, False)]:

@@ -218,12 +218,14 @@ Pass = tuple[Ties | None, bool]
 whether its unjudged documents are taken out (``judged_only``)."""
 
 
-def by_pass(measures: Sequence[Scored], ties: Ties = "doc_desc") -> dict[Pass, list[Scored]]:
+def by_pass(measures: Sequence[Scored], ties: Ties = "doc_desc", doubles: bool = True
+            ) -> dict[Pass, list[Scored]]:  # fmt: skip
     """The measures grouped by the ranking they read: the order of equal scores
     (:attr:`Scored.tie_order`; None: the conventions', whose rule is ``ties``) and
     :attr:`Scored.judged_only`, the groups in the order they first come. Doc id
-    descending is the conventions' order when their rule is that one (no pass of its
-    own).
+    descending is the conventions' order when their rule is that one and they compare
+    scores as ``doubles`` (no pass of its own; the pass of an order of its own compares
+    them as doubles, as the tools that order ties so do).
 
     Examples
     --------
@@ -235,7 +237,7 @@ def by_pass(measures: Sequence[Scored], ties: Ties = "doc_desc") -> dict[Pass, l
     groups: dict[Pass, list[Scored]] = {}
     for m in measures:
         order = m.tie_order
-        key = (None if order == "doc_desc" == ties else order, m.judged_only)
+        key = (None if order == "doc_desc" == ties and doubles else order, m.judged_only)
         groups.setdefault(key, []).append(m)
     return groups
 
