@@ -37,6 +37,9 @@ _SLICE_ROWS = 1 << 18  # a slice's keys stay in cache while they are sorted
 _SIGN = np.uint64(1 << 63)
 _COMPARED_PER_MEMBER = 3
 """Comparisons per tie group member past which :meth:`TieBreak.places` sorts the members."""
+_PAIRED = 4
+"""Rows of a tie group up to which :meth:`TieBreak.group_places` compares every pair of
+its members (6 comparisons for 4 rows) rather than sorting them."""
 _NEAR = 8
 """Neighbours :meth:`RankOrder._spans` reads each way before a binary search."""
 _DIRECT_ROWS = 500
@@ -543,15 +546,18 @@ class TieBreak:
         [1, 0, 1, 0]
         """
         offsets = np.cumsum(sizes) - sizes
-        pair = sizes == 2  # most tie groups: two rows, put in order by one comparison
-        if not pair.any():
+        small = (sizes >= 2) & (sizes <= _PAIRED)  # most tie groups: two or three rows
+        if not small.any():
             return self._sorted_places(rows, sizes, offsets)
         place = np.zeros(len(rows), np.int64)
-        first = offsets[pair]
-        second_first = ~self._before(rows[first], rows[first + 1])
-        place[first] = second_first
-        place[first + 1] = ~second_first
-        rest = ~pair
+        for size in np.unique(sizes[small]).tolist():  # a few sizes, each its pairs at once
+            first, second = np.triu_indices(size, 1)  # every pair of members, once
+            a = (offsets[sizes == size][:, None] + first).ravel()
+            b = (offsets[sizes == size][:, None] + second).ravel()
+            a_first = self._before(rows[a], rows[b])
+            # a member's place: how many members of its group come before it
+            place += np.bincount(np.where(a_first, b, a), minlength=len(rows))
+        rest = ~small
         if rest.any():
             listed = np.flatnonzero(np.repeat(rest, sizes))
             sizes = sizes[rest]
@@ -570,9 +576,19 @@ class TieBreak:
             before[same] = a[same] < b[same]
             return before
         equal = np.flatnonzero(same)
-        if len(equal):  # the pairs of equal values, as members compared by doc id
+        if not len(equal):
+            return before
+        a, b = a[equal], b[equal]
+        if self.doc.n_chunks() == 1 and self.doc.dtype == pl.String:  # read where they are
+            doc_a, doc_b = self.doc.gather(a), self.doc.gather(b)
+        else:  # the pairs' doc ids gathered once, in row order
             k = np.arange(len(equal))
-            before[equal] = self._ahead(np.concatenate([a[equal], b[equal]]), k, k + len(k))
+            docs, at = self._doc_ids(np.concatenate([a, b]))
+            doc_a, doc_b = docs.gather(at[k]), docs.gather(at[k + len(k)])
+        later = (doc_a > doc_b).fill_null(False).to_numpy()
+        # a doc id twice in a ranking (an unchecked run): the later row first, a total order
+        later |= (doc_a == doc_b).fill_null(False).to_numpy() & (a > b)
+        before[equal] = later
         return before
 
     def _sorted_places(
@@ -630,6 +646,51 @@ def _uniform(values: np.ndarray, sizes: np.ndarray) -> bool:
     same = values[1:] == values[:-1]
     same[(np.cumsum(sizes) - 1)[:-1]] = True  # a group's last value and the next group's first
     return bool(same.all())
+
+
+@dataclass(frozen=True)
+class Moves:
+    """The rows of a run's tie groups and their places in rank order
+    (:meth:`RankOrder.ordered`)."""
+
+    rows: np.ndarray
+    """The rows (int64), group after group, each group's in row order."""
+    places: np.ndarray
+    """The place of each in rank order (int64; without ties, a row's place is its sorted
+    position)."""
+
+
+_NO_MOVES = Moves(np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+@dataclass(frozen=True)
+class Ordered:
+    """Every row of a run in rank order (:meth:`RankOrder.ordered`)."""
+
+    by_rank: np.ndarray
+    """The row at each place (uint32): ranking by ranking in id order, each in rank
+    order, so that the i-th has rank :meth:`RankOrder.sorted_ranks` ``[i]``."""
+    position: np.ndarray
+    """Each row's sorted position (:attr:`RankOrder.position`)."""
+    moves: Moves
+    """The tie groups' rows, whose places differ from their sorted positions."""
+
+    def places_of(self, rows: np.ndarray) -> np.ndarray:
+        """The place (int64) of each of ``rows`` in :attr:`by_rank`: its sorted position,
+        or its tie group's place for it.
+
+        Examples
+        --------
+        >>> ordered = Ordered(np.array([1, 0, 2], np.uint32), np.array([0, 1, 2], np.uint32),
+        ...                   Moves(np.array([0, 1]), np.array([1, 0])))
+        >>> ordered.places_of(np.array([2, 0])).tolist()
+        [2, 1]
+        """
+        if not len(self.moves.rows):
+            return self.position[rows].astype(np.int64)
+        place = self.position.copy()  # a copy (4 bytes a row), not a search of the moves
+        place[self.moves.rows] = self.moves.places
+        return place[rows].astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -713,8 +774,8 @@ class RankOrder:
         The tie groups are the stretches of equal packed keys, found by comparing each
         key with the next; only their rows are put in order
         (:meth:`TieBreak.group_places`). Neither a sort of every row nor a scatter
-        by rank is needed: :func:`polars_rankeval.judge` and
-        :func:`polars_rankeval.rank_run` give their rows in this order.
+        by rank is needed: :func:`polars_rankeval.rank_run` gives its rows in this
+        order (:func:`polars_rankeval.judge` in that of :meth:`ordered`, the same).
         ``doc``, if given, returns the doc id column (the same values, any chunks) read
         in place of the tie break's own, asked for only when rows tie: one chunk, it is
         gathered from without sorting the rows first.
@@ -729,14 +790,51 @@ class RankOrder:
         >>> order.in_rank_order()[1].tolist()  # d, b, then c before a (doc id descending)
         [3, 1, 2, 0]
         """
+        rows = (self.packed & self._mask).view(np.int64)  # the row at each sorted position
+        moves = self._tie_moves(doc)
+        if moves is None:
+            return rows, rows
+        by_rank = rows.copy()
+        by_rank[moves.places] = moves.rows
+        return rows, by_rank
+
+    def ordered(self, doc: Callable[[], pl.Series] | None = None) -> Ordered:
+        """Every row in rank order, as the second array of :meth:`in_rank_order` (uint32, and
+        without the first array of sorted rows: one pass over the packed keys), and the
+        tie groups' rows put in order, whose places differ from their sorted positions.
+
+        Examples
+        --------
+        >>> run = pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "d"],
+        ...                     "score": [1.0, 2.0, 1.0, 3.0]})
+        >>> order = rank_order(Groups.of(run, ["query"]), run["score"].to_numpy(),
+        ...     TieBreak(run["score"].to_numpy(), descending=True, doc=run["doc"]),
+        ...     descending=True)
+        >>> ordered = order.ordered()
+        >>> ordered.by_rank.tolist(), ordered.places_of(np.array([0, 2])).tolist()
+        ([3, 1, 2, 0], [3, 2])
+        """
+        by_rank = np.empty(len(self.packed), np.uint32)  # rows < 2^32: one pass, no temporary
+        np.bitwise_and(self.packed, self._mask, out=by_rank, casting="unsafe")
+        moves = self._tie_moves(doc)
+        if moves is None:
+            return Ordered(by_rank, self.position, _NO_MOVES)
+        by_rank[moves.places] = moves.rows
+        return Ordered(by_rank, self.position, moves)
+
+    def _tie_moves(self, doc: Callable[[], pl.Series] | None) -> Moves | None:
+        """The rows of every tie group and their places in rank order (None: no row ties).
+
+        The tie groups are the stretches of equal packed keys: two neighbouring keys
+        differ only in their row bits when their exclusive or is below the row mask.
+        ``doc``: see :meth:`in_rank_order`.
+        """
         packed, n = self.packed, len(self.packed)
-        rows = (packed & self._mask).view(np.int64)  # the row at each sorted position
         if self.tie_break is None or n < 2:
-            return rows, rows
-        key = packed >> np.uint64(self.row_bits)
-        same = key[1:] == key[:-1]  # a position and the next tie
+            return None
+        same = np.bitwise_xor(packed[1:], packed[:-1]) <= self._mask  # a position and the next
         if not bool(same.any()):
-            return rows, rows
+            return None
         tied = np.zeros(n, bool)
         tied[1:] |= same
         tied[:-1] |= same
@@ -747,10 +845,9 @@ class RankOrder:
         tie_break = self.tie_break
         if doc is not None and tie_break.by_doc:  # the caller's copy of the doc ids
             tie_break = replace(tie_break, doc=doc())
-        places = tie_break.group_places(rows[at], sizes)
-        by_rank = rows.copy()
-        by_rank[np.repeat(at[opens], sizes) + places] = rows[at]
-        return rows, by_rank
+        rows = (packed[at] & self._mask).view(np.int64)
+        places = tie_break.group_places(rows, sizes)
+        return Moves(rows, np.repeat(at[opens], sizes) + places)
 
     def ranks_beside(self, rows: np.ndarray, spans: Spans, depth: int | None) -> np.ndarray:
         """Ranks of ``rows`` (int64) exact enough to compare them with the rows ranked by
