@@ -587,7 +587,12 @@ class TieBreak:
             doc_a, doc_b = docs.gather(at[k]), docs.gather(at[k + len(k)])
         later = (doc_a > doc_b).fill_null(False).to_numpy()
         # a doc id twice in a ranking (an unchecked run): the later row first, a total order
-        later |= (doc_a == doc_b).fill_null(False).to_numpy() & (a > b)
+        # (a pair is listed in row order by group_places: then no pair is compared again)
+        flipped = np.flatnonzero(a > b)
+        if len(flipped):
+            index = pl.Series(flipped)
+            same_doc = doc_a.gather(index) == doc_b.gather(index)
+            later[flipped] |= same_doc.fill_null(False).to_numpy()
         before[equal] = later
         return before
 
