@@ -44,7 +44,7 @@ from polars_rankeval.engine import buckets
 from polars_rankeval.engine.buckets import memory_bytes
 from polars_rankeval.engine.join import qrels_keys
 from polars_rankeval.engine.pipeline import Piece, check_values, piece_columns
-from polars_rankeval.engine.rank import Groups
+from polars_rankeval.engine.rank import Groups, Ordered, RankOrder
 from polars_rankeval.engine.select import (
     JUDGMENT,
     match_and_rank,
@@ -438,6 +438,7 @@ def judged_table(
     """
     run, qrels = piece_columns(run, qrels, options)
     join_keys = partial(qrels_keys, qrels, options, -math.inf, check=check_duplicates)
+    early: list[tuple[RankOrder, Ordered]] = []  # every row in rank order, while joining
     match = partial(
         match_and_rank,
         run,
@@ -448,6 +449,7 @@ def judged_table(
         check=check_duplicates,
         single_precision=options.single_precision,
         concurrent=concurrent,
+        beside=lambda ranked: early.append((ranked, ranked.ordered())),
     )
     if concurrent:
         with ThreadPoolExecutor(max_workers=1) as qrels_thread:
@@ -457,40 +459,33 @@ def judged_table(
     n = matched.run.height
     decided = ranking_scope(matched, options, options.missing, systems)
     wanted = decided.flags.filter((pl.col(HAS_RUN) | pl.col(SCORED)) & pl.col(FACT).is_not_null())
-    missed_of = partial(
-        unretrieved_judgments,
+    counts, starts = matched.groups.counts, matched.groups.starts
+    ordered = next((o for r, o in early if r is matched.order), None)  # keep_best: ranked anew
+    if ordered is None:
+        ordered = matched.order.ordered()
+    by_rank = ordered.by_rank
+    judged_ranking = matched.groups.ids[matched.run_rows].astype(np.int64)
+    judged_rank = ordered.places_of(matched.run_rows) - starts[judged_ranking]  # 0: first
+    found = np.ones(len(judged_rank), bool)
+    if options.depth is not None:
+        by_rank = by_rank[matched.order.sorted_ranks() <= options.depth]
+        counts = np.minimum(counts, options.depth)
+        found = judged_rank < options.depth
+    missed_ranking, at = unretrieved_judgments(
         wanted[RANKING].to_numpy().astype(np.int64),
         wanted[FACT].to_numpy().astype(np.int64),
         matched.side.judgments[FACT].to_numpy().astype(np.int64),
         matched.side.judgments[JUDGMENT].to_numpy().astype(np.int64),
+        judged_ranking[found],
+        matched.judgments[found],
     )
-    counts, starts = matched.groups.counts, matched.groups.starts
-    n_rankings = decided.keys.height
+    layout = table_layout(counts, missed_ranking, decided.keys.height)
     doc_columns = _doc_columns(options)
     output_keys = decided.keys.select(options.output_keys)
-    judged_ranking = matched.groups.ids[matched.run_rows].astype(np.int64)
     with ThreadPoolExecutor(max_workers=1) if concurrent else nullcontext() as second:
         run_docs = matched.run.select(doc_columns)
-        if options.depth is None:  # the table's layout is known before the rank order
-            missed_ranking, at = missed_of(judged_ranking, matched.judgments)
-            layout = table_layout(counts, missed_ranking, n_rankings)
-            stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
-            keys = _submit(_keys_thread(second, n, at), output_keys.__getitem__, layout.rankings)
-        one_doc = doc_columns == [options.doc] and options.depth is None
-        ordered = matched.order.ordered(  # ties read the doc ids the table stacks
-            (lambda: stacked.result()[options.doc]) if one_doc else None
-        )
-        by_rank = ordered.by_rank
-        judged_rank = ordered.places_of(matched.run_rows) - starts[judged_ranking]  # 0: first
-        found = np.ones(len(judged_rank), bool)
-        if options.depth is not None:
-            by_rank = by_rank[matched.order.sorted_ranks() <= options.depth]
-            counts = np.minimum(counts, options.depth)
-            found = judged_rank < options.depth
-            missed_ranking, at = missed_of(judged_ranking[found], matched.judgments[found])
-            layout = table_layout(counts, missed_ranking, n_rankings)
-            stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
-            keys = _submit(_keys_thread(second, n, at), output_keys.__getitem__, layout.rankings)
+        stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
+        keys = _submit(_keys_thread(second, n, at), output_keys.__getitem__, layout.rankings)
         total = len(by_rank) + len(at)
         retrieved = np.ones(total, bool)
         retrieved[layout.missed] = False

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -550,11 +550,19 @@ class TieBreak:
         if not small.any():
             return self._sorted_places(rows, sizes, offsets)
         place = np.zeros(len(rows), np.int64)
+        value = self.values[rows]
+        docs: list[tuple[pl.Series, np.ndarray]] = []  # the rows' doc ids, read once
+
+        def doc_ids() -> tuple[pl.Series, np.ndarray]:
+            if not docs:
+                docs.append(self._doc_ids(rows))
+            return docs[0]
+
         for size in np.unique(sizes[small]).tolist():  # a few sizes, each its pairs at once
             first, second = np.triu_indices(size, 1)  # every pair of members, once
             a = (offsets[sizes == size][:, None] + first).ravel()
             b = (offsets[sizes == size][:, None] + second).ravel()
-            a_first = self._before(rows[a], rows[b])
+            a_first = self._before(rows, value, a, b, doc_ids)
             # a member's place: how many members of its group come before it
             place += np.bincount(np.where(a_first, b, a), minlength=len(rows))
         rest = ~small
@@ -564,31 +572,36 @@ class TieBreak:
             place[listed] = self._sorted_places(rows[listed], sizes, np.cumsum(sizes) - sizes)
         return place
 
-    def _before(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Whether row ``a[i]`` comes before row ``b[i]`` (rows of one tie group): by value,
-        then doc id descending compared as strings (or row order). Only the pairs of
-        equal values read their doc ids (none when the packed keys tie values that
-        differ, as distinct scores do past the bits kept)."""
-        value_a, value_b = self.values[a], self.values[b]
+    def _before(
+        self,
+        rows: np.ndarray,
+        value: np.ndarray,
+        a: np.ndarray,
+        b: np.ndarray,
+        doc_ids: Callable[[], tuple[pl.Series, np.ndarray]],
+    ) -> np.ndarray:
+        """Whether ``rows[a[i]]`` comes before ``rows[b[i]]`` (rows of one tie group, whose
+        ordering values are ``value``): by value, then doc id descending compared as
+        strings (or row order). Only the pairs of equal values read their doc ids (none
+        when the packed keys tie values that differ, as distinct scores do past the bits
+        kept), from ``doc_ids`` (:meth:`_doc_ids` of ``rows``)."""
+        value_a, value_b = value[a], value[b]
         same = value_a == value_b
         before = value_a > value_b if self.descending else value_a < value_b
         if not self.by_doc:
-            before[same] = a[same] < b[same]
+            before[same] = rows[a[same]] < rows[b[same]]
             return before
         equal = np.flatnonzero(same)
         if not len(equal):
             return before
         a, b = a[equal], b[equal]
-        if self.doc.n_chunks() == 1 and self.doc.dtype == pl.String:  # read where they are
-            doc_a, doc_b = self.doc.gather(a), self.doc.gather(b)
-        else:  # the pairs' doc ids gathered once, in row order
-            k = np.arange(len(equal))
-            docs, at = self._doc_ids(np.concatenate([a, b]))
-            doc_a, doc_b = docs.gather(at[k]), docs.gather(at[k + len(k)])
-        later = (doc_a > doc_b).fill_null(False).to_numpy()
+        docs, at = doc_ids()
+        doc_a, doc_b = docs.gather(at[a]), docs.gather(at[b])
+        compared = doc_a > doc_b  # null for a missing doc id: not later
+        later = (compared.fill_null(False) if compared.has_nulls() else compared).to_numpy()
         # a doc id twice in a ranking (an unchecked run): the later row first, a total order
-        # (a pair is listed in row order by group_places: then no pair is compared again)
-        flipped = np.flatnonzero(a > b)
+        # (group_places lists a pair in row order: then no pair is compared again)
+        flipped = np.flatnonzero(rows[a] > rows[b])
         if len(flipped):
             index = pl.Series(flipped)
             same_doc = doc_a.gather(index) == doc_b.gather(index)
@@ -634,6 +647,25 @@ class TieBreak:
         if not uniform:
             by, descending = ["group", "value", last], [False, self.descending, self.by_doc]
         return tied.sort(by, descending=descending)["at"].to_numpy()
+
+
+def _same_as_next(packed: np.ndarray, mask: np.uint64) -> np.ndarray:
+    """Whether each packed key but the last equals the next in all but its row bits
+    (``mask``): their exclusive or is at most the mask. Worked out slice by slice, so
+    that each slice's exclusive or stays in cache (a whole column of it is 8 bytes a row
+    of fresh memory).
+
+    Examples
+    --------
+    >>> _same_as_next(np.array([4, 5, 8, 13], np.uint64), np.uint64(3)).tolist()
+    [True, False, False]
+    """
+    same = np.empty(max(len(packed) - 1, 0), bool)
+    for start in range(0, len(same), _SLICE_ROWS // 4):
+        stop = min(start + _SLICE_ROWS // 4, len(same))
+        xor = np.bitwise_xor(packed[start + 1 : stop + 1], packed[start:stop])
+        np.less_equal(xor, mask, out=same[start:stop])
+    return same
 
 
 def _uniform(values: np.ndarray, sizes: np.ndarray) -> bool:
@@ -769,9 +801,7 @@ class RankOrder:
         groups, n = self.groups, len(self.packed)
         return np.arange(1, n + 1, dtype=np.int64) - np.repeat(groups.starts, groups.counts)
 
-    def in_rank_order(
-        self, doc: Callable[[], pl.Series] | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def in_rank_order(self) -> tuple[np.ndarray, np.ndarray]:
         """(the row at each sorted position, the row at each rank): two int64 arrays of
         every row, ranking by ranking (in id order), the second with each tie group in
         its exact order, so that its i-th row has rank :meth:`sorted_ranks` ``[i]``.
@@ -781,9 +811,6 @@ class RankOrder:
         (:meth:`TieBreak.group_places`). Neither a sort of every row nor a scatter
         by rank is needed: :func:`polars_rankeval.rank_run` gives its rows in this
         order (:func:`polars_rankeval.judge` in that of :meth:`ordered`, the same).
-        ``doc``, if given, returns the doc id column (the same values, any chunks) read
-        in place of the tie break's own, asked for only when rows tie: one chunk, it is
-        gathered from without sorting the rows first.
 
         Examples
         --------
@@ -796,14 +823,14 @@ class RankOrder:
         [3, 1, 2, 0]
         """
         rows = (self.packed & self._mask).view(np.int64)  # the row at each sorted position
-        moves = self._tie_moves(doc)
+        moves = self._tie_moves()
         if moves is None:
             return rows, rows
         by_rank = rows.copy()
         by_rank[moves.places] = moves.rows
         return rows, by_rank
 
-    def ordered(self, doc: Callable[[], pl.Series] | None = None) -> Ordered:
+    def ordered(self) -> Ordered:
         """Every row in rank order, as the second array of :meth:`in_rank_order` (uint32, and
         without the first array of sorted rows: one pass over the packed keys), and the
         tie groups' rows put in order, whose places differ from their sorted positions.
@@ -821,23 +848,22 @@ class RankOrder:
         """
         by_rank = np.empty(len(self.packed), np.uint32)  # rows < 2^32: one pass, no temporary
         np.bitwise_and(self.packed, self._mask, out=by_rank, casting="unsafe")
-        moves = self._tie_moves(doc)
+        moves = self._tie_moves()
         if moves is None:
             return Ordered(by_rank, self.position, _NO_MOVES)
         by_rank[moves.places] = moves.rows
         return Ordered(by_rank, self.position, moves)
 
-    def _tie_moves(self, doc: Callable[[], pl.Series] | None) -> Moves | None:
+    def _tie_moves(self) -> Moves | None:
         """The rows of every tie group and their places in rank order (None: no row ties).
 
         The tie groups are the stretches of equal packed keys: two neighbouring keys
-        differ only in their row bits when their exclusive or is below the row mask.
-        ``doc``: see :meth:`in_rank_order`.
+        differ only in their row bits when their exclusive or is at most the row mask.
         """
         packed, n = self.packed, len(self.packed)
         if self.tie_break is None or n < 2:
             return None
-        same = np.bitwise_xor(packed[1:], packed[:-1]) <= self._mask  # a position and the next
+        same = _same_as_next(packed, self._mask)
         if not bool(same.any()):
             return None
         tied = np.zeros(n, bool)
@@ -847,11 +873,8 @@ class RankOrder:
         opens = np.ones(len(at), bool)  # a tie group's first position
         opens[1:] = ~same[at[1:] - 1]
         sizes = np.diff(np.append(np.flatnonzero(opens), len(at)))
-        tie_break = self.tie_break
-        if doc is not None and tie_break.by_doc:  # the caller's copy of the doc ids
-            tie_break = replace(tie_break, doc=doc())
         rows = (packed[at] & self._mask).view(np.int64)
-        places = tie_break.group_places(rows, sizes)
+        places = self.tie_break.group_places(rows, sizes)
         return Moves(rows, np.repeat(at[opens], sizes) + places)
 
     def ranks_beside(self, rows: np.ndarray, spans: Spans, depth: int | None) -> np.ndarray:
