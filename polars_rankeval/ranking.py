@@ -463,35 +463,34 @@ def judged_table(
     ordered = next((o for r, o in early if r is matched.order), None)  # keep_best: ranked anew
     if ordered is None:
         ordered = matched.order.ordered()
-    by_rank = ordered.by_rank
-    judged_ranking = matched.groups.ids[matched.run_rows].astype(np.int64)
-    judged_rank = ordered.places_of(matched.run_rows) - starts[judged_ranking]  # 0: first
-    found = np.ones(len(judged_rank), bool)
-    if options.depth is not None:
-        by_rank = by_rank[matched.order.sorted_ranks() <= options.depth]
-        counts = np.minimum(counts, options.depth)
-        found = judged_rank < options.depth
-    missed_ranking, at = unretrieved_judgments(
-        wanted[RANKING].to_numpy().astype(np.int64),
-        wanted[FACT].to_numpy().astype(np.int64),
-        matched.side.judgments[FACT].to_numpy().astype(np.int64),
-        matched.side.judgments[JUDGMENT].to_numpy().astype(np.int64),
-        judged_ranking[found],
-        matched.judgments[found],
-    )
-    layout = table_layout(counts, missed_ranking, decided.keys.height)
     doc_columns = _doc_columns(options)
-    output_keys = decided.keys.select(options.output_keys)
     with ThreadPoolExecutor(max_workers=1) if concurrent else nullcontext() as second:
-        run_docs = matched.run.select(doc_columns)
-        stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
-        keys = _submit(_keys_thread(second, n, at), output_keys.__getitem__, layout.rankings)
+        # the run's doc ids, then the qrels', in one chunk: made beside the layout below
+        run_docs, qrels_docs = matched.run.select(doc_columns), qrels.select(doc_columns)
+        stacked = _submit(second, _docs_stacked, run_docs, qrels_docs)
+        by_rank = ordered.by_rank
+        judged_ranking = matched.groups.ids[matched.run_rows].astype(np.int64)
+        judged_rank = ordered.places_of(matched.run_rows) - starts[judged_ranking]  # 0: first
+        found = np.ones(len(judged_rank), bool)
+        if options.depth is not None:
+            by_rank = by_rank[matched.order.sorted_ranks() <= options.depth]
+            counts = np.minimum(counts, options.depth)
+            found = judged_rank < options.depth
+        missed_ranking, at = unretrieved_judgments(
+            wanted[RANKING].to_numpy().astype(np.int64),
+            wanted[FACT].to_numpy().astype(np.int64),
+            matched.side.judgments[FACT].to_numpy().astype(np.int64),
+            matched.side.judgments[JUDGMENT].to_numpy().astype(np.int64),
+            judged_ranking[found],
+            matched.judgments[found],
+        )
+        layout = table_layout(counts, missed_ranking, decided.keys.height)
         total = len(by_rank) + len(at)
         retrieved = np.ones(total, bool)
         retrieved[layout.missed] = False
-        source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
+        source = np.empty(total, np.uint32)  # run row, or n + qrels row
         source[retrieved] = by_rank  # uint32, Polars' index type: gathered without a copy
-        source[layout.missed] = np.arange(n, n + len(at), dtype=np.uint32)
+        source[layout.missed] = n + at
         docs = _submit(second, lambda: stacked.result()[source])  # beside the columns below
         rank = np.arange(1, total + 1, dtype=np.uint32)  # a place's rank: its place in its ranking
         rank -= np.repeat(layout.starts.astype(np.uint32), layout.sizes)
@@ -505,7 +504,8 @@ def judged_table(
                 np.concatenate([matched.judgments[found], at]),
             ),
         ]
-        return keys.result().hstack([*docs.result().get_columns(), *columns])
+        keys = decided.keys.select(options.output_keys)[layout.rankings]
+        return keys.hstack([*docs.result().get_columns(), *columns])
 
 
 def _submit(pool: ThreadPoolExecutor | None, work: Callable[..., T], *args: Any) -> Future[T]:
@@ -517,23 +517,10 @@ def _submit(pool: ThreadPoolExecutor | None, work: Callable[..., T], *args: Any)
     return done
 
 
-def _keys_thread(
-    second: ThreadPoolExecutor | None, n: int, missed: np.ndarray
-) -> ThreadPoolExecutor | None:
-    """Where the key column is gathered: beside the doc columns on the second thread,
-    unless the unretrieved judgments outnumber the run's rows (the doc columns then
-    take the second thread longer than this one takes the rest: 2M run rows with 2.7M
-    missed judgments)."""
-    return second if len(missed) <= n else None
-
-
-def _docs_stacked(
-    run_docs: pl.DataFrame, qrels: pl.DataFrame, doc_columns: list[str], missed: np.ndarray
-) -> pl.DataFrame:
-    """The run's doc columns, then those of the qrels rows ``missed``, in one chunk (a
-    gather from many chunks copies them first)."""
-    both = [run_docs, qrels.select(doc_columns).gather(missed)]
-    return pl.concat(both, how="vertical_relaxed", rechunk=True)
+def _docs_stacked(run_docs: pl.DataFrame, qrels_docs: pl.DataFrame) -> pl.DataFrame:
+    """The run's doc columns, then the qrels', in one chunk (a gather from many chunks
+    copies them first)."""
+    return pl.concat([run_docs, qrels_docs], how="vertical_relaxed", rechunk=True)
 
 
 def _unretrieved_by_query(
