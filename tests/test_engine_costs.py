@@ -699,3 +699,40 @@ def test_judge_of_an_unchecked_run_with_a_doc_twice_in_a_ranking():
     ours = pr.judge(run, qrels, validate=False)
     assert_frame_equal(ours, exact_reference_judge(run, qrels, ["query"], None, "drop"))
     assert ours["doc"].to_list() == ["c", "c", "c", "b", "a", "a", "d", "z"]
+
+
+@pytest.mark.parametrize("systems", [1, 2])
+def test_judge_of_a_run_ranked_anew_after_keep_best(systems):
+    """duplicates="keep_best" ranks the run again once its duplicates are dropped (the rank
+    order made while the join went on is then not used): the table of the run without its
+    worse duplicates, row for row."""
+    rng = np.random.default_rng(11 + systems)
+    n = 3000
+    run = pl.DataFrame(
+        {
+            "system": rng.choice([f"s{i}" for i in range(systems)], n),
+            "query": [f"q{i}" for i in rng.integers(0, 20, n)],
+            "doc": [f"d{i}" for i in rng.integers(0, 80, n)],
+            "score": rng.integers(0, 30, n) / 4,
+        }
+    )
+    keys = ["system", "query"] if systems > 1 else ["query"]
+    if systems == 1:
+        run = run.drop("system")
+    assert run.select([*keys, "doc"]).is_duplicated().any()
+    qrels = pl.DataFrame(
+        {
+            "query": [f"q{i}" for i in rng.integers(2, 22, 500)],
+            "doc": [f"d{i}" for i in rng.integers(0, 80, 500)],
+            "relevance": rng.integers(0, 3, 500),
+        }
+    ).unique(["query", "doc"], maintain_order=True)
+    best = (  # the best-scored row of each (ranking, doc), the first of equal ones, in row order
+        run.with_row_index("row")
+        .sort(["score", "row"], descending=[True, False])
+        .unique([*keys, "doc"], keep="first")
+        .sort("row")
+        .drop("row")
+    )
+    ours = pr.judge(run, qrels, duplicates="keep_best")
+    assert_frame_equal(ours, exact_reference_judge(best, qrels, keys, None, "drop"))
