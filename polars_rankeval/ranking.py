@@ -47,6 +47,7 @@ from polars_rankeval.engine.pipeline import Piece, check_values, piece_columns
 from polars_rankeval.engine.rank import Groups, Ordered, RankOrder
 from polars_rankeval.engine.select import (
     JUDGMENT,
+    Matched,
     match_and_rank,
     qrels_side,
     rank_order_of,
@@ -421,48 +422,27 @@ def judged_table(
     """Every retrieved row with its rank and grade, then each ranking's unretrieved judgments.
 
     The run and qrels are taken as :func:`~polars_rankeval.engine.pipeline.piece_columns`
-    gives them to the engine (the ranking keys and the qrels in one chunk), and the
-    qrels' hashes are made on a second thread from the start, as
-    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them; the key and doc
-    columns (the largest) are then made on a second thread while this one puts the
-    rows in rank order and makes the others. The rows come out in the order of the
-    engine's sorted keys, ranking by ranking
+    gives them to the engine (the ranking keys and the qrels in one chunk). The run is
+    matched with every qrels row and every row put in rank order while the join goes
+    on (:func:`_matched_in_order`). The rows come out in the order of the engine's
+    sorted keys, ranking by ranking
     (:meth:`~polars_rankeval.engine.rank.RankOrder.ordered`), each ranking's
     unretrieved judgments after its retrieved rows (:func:`table_layout`). Each column
     is made in one pass over the table: the doc ids are gathered by where each row
-    comes from (a run row or an unretrieved judgment); the ranks are each place's
-    index in its ranking, null at the unretrieved judgments; the grades are scattered
-    to the places of the judged rows only (a few in ten of the table), null elsewhere.
+    comes from (a run row or a qrels row), from the two stacked on a second thread
+    while this one lists the unretrieved judgments; the ranks are each place's index
+    in its ranking, null at the unretrieved judgments; the grades are scattered to the
+    places of the judged rows only (a few in ten of the table), null elsewhere; the key
+    columns are gathered by each place's ranking.
     ``systems``: those of the whole run, when this is one piece of it (``missing="zero"``);
     without ``concurrent``, one step after the other (a lazy run's larger pieces).
     """
     run, qrels = piece_columns(run, qrels, options)
-    join_keys = partial(qrels_keys, qrels, options, -math.inf, check=check_duplicates)
-    early: list[tuple[RankOrder, Ordered]] = []  # every row in rank order, while joining
-    match = partial(
-        match_and_rank,
-        run,
-        options,
-        partial(qrels_side, qrels, options),
-        order=options.order,
-        duplicates=options.duplicates,
-        check=check_duplicates,
-        single_precision=options.single_precision,
-        concurrent=concurrent,
-        beside=lambda ranked: early.append((ranked, ranked.ordered())),
-    )
-    if concurrent:
-        with ThreadPoolExecutor(max_workers=1) as qrels_thread:
-            matched = match(qrels_thread.submit(join_keys).result)
-    else:
-        matched = match(join_keys)
+    matched, ordered = _matched_in_order(run, qrels, options, check_duplicates, concurrent)
     n = matched.run.height
     decided = ranking_scope(matched, options, options.missing, systems)
     wanted = decided.flags.filter((pl.col(HAS_RUN) | pl.col(SCORED)) & pl.col(FACT).is_not_null())
     counts, starts = matched.groups.counts, matched.groups.starts
-    ordered = next((o for r, o in early if r is matched.order), None)  # keep_best: ranked anew
-    if ordered is None:
-        ordered = matched.order.ordered()
     doc_columns = _doc_columns(options)
     with ThreadPoolExecutor(max_workers=1) if concurrent else nullcontext() as second:
         # the run's doc ids, then the qrels', in one chunk: made beside the layout below
@@ -492,6 +472,11 @@ def judged_table(
         source[retrieved] = by_rank  # uint32, Polars' index type: gathered without a copy
         source[layout.missed] = n + at
         docs = _submit(second, lambda: stacked.result()[source])  # beside the columns below
+        # the key columns after the doc ids on the second thread, unless the unretrieved
+        # judgments outnumber the run's rows (the doc ids then keep it busy for longer)
+        keys_thread = second if len(at) <= n else None
+        keys = _submit(keys_thread, decided.keys.select(options.output_keys).__getitem__,
+                       layout.rankings)  # fmt: skip
         rank = np.arange(1, total + 1, dtype=np.uint32)  # a place's rank: its place in its ranking
         rank -= np.repeat(layout.starts.astype(np.uint32), layout.sizes)
         graded = layout.starts[judged_ranking[found]] + judged_rank[found]  # judged rows' places
@@ -504,8 +489,39 @@ def judged_table(
                 np.concatenate([matched.judgments[found], at]),
             ),
         ]
-        keys = decided.keys.select(options.output_keys)[layout.rankings]
-        return keys.hstack([*docs.result().get_columns(), *columns])
+        return keys.result().hstack([*docs.result().get_columns(), *columns])
+
+
+def _matched_in_order(
+    run: pl.DataFrame, qrels: pl.DataFrame, options: Options, check: bool, concurrent: bool
+) -> tuple[Matched, Ordered]:
+    """The run matched with every qrels row (:func:`~polars_rankeval.engine.select.match_and_rank`),
+    and every row of it in rank order, put so while the join goes on (on its own when
+    ``duplicates="keep_best"`` ranks the run anew). With ``concurrent``, the qrels' two
+    parts (the join's keys and the judgments) are made on a thread of their own from
+    the start."""
+    join_keys = partial(qrels_keys, qrels, options, -math.inf, check=check)
+    side = partial(qrels_side, qrels, options)
+    early: list[tuple[RankOrder, Ordered]] = []
+    match = partial(
+        match_and_rank,
+        run,
+        options,
+        order=options.order,
+        duplicates=options.duplicates,
+        check=check,
+        single_precision=options.single_precision,
+        concurrent=concurrent,
+        beside=lambda ranked: early.append((ranked, ranked.ordered())),
+    )
+    if concurrent:
+        with ThreadPoolExecutor(max_workers=1) as qrels_thread:
+            keys_made, side_made = qrels_thread.submit(join_keys), qrels_thread.submit(side)
+            matched = match(side_made.result, keys_made.result)
+    else:
+        matched = match(side, join_keys)
+    ordered = next((o for r, o in early if r is matched.order), None)
+    return matched, ordered if ordered is not None else matched.order.ordered()
 
 
 def _submit(pool: ThreadPoolExecutor | None, work: Callable[..., T], *args: Any) -> Future[T]:
