@@ -44,9 +44,10 @@ from polars_rankeval.engine import buckets
 from polars_rankeval.engine.buckets import memory_bytes
 from polars_rankeval.engine.join import qrels_keys
 from polars_rankeval.engine.pipeline import Piece, check_values, piece_columns
-from polars_rankeval.engine.rank import Groups
+from polars_rankeval.engine.rank import Groups, Ordered, RankOrder
 from polars_rankeval.engine.select import (
     JUDGMENT,
+    Matched,
     match_and_rank,
     qrels_side,
     rank_order_of,
@@ -421,91 +422,106 @@ def judged_table(
     """Every retrieved row with its rank and grade, then each ranking's unretrieved judgments.
 
     The run and qrels are taken as :func:`~polars_rankeval.engine.pipeline.piece_columns`
-    gives them to the engine (the ranking keys and the qrels in one chunk), and the
-    qrels' hashes are made on a second thread from the start, as
-    :func:`~polars_rankeval.engine.pipeline.score_piece` makes them; the key and doc
-    columns (the largest) are then made on a second thread while this one puts the
-    rows in rank order and makes the others (2M rows: the doc and key columns
-    and the others took 43 ms one after the other, 27 ms side by side, at load 2). The
-    rows come out
-    in the order of the engine's sorted keys, ranking by ranking
-    (:meth:`~polars_rankeval.engine.rank.RankOrder.in_rank_order`): each output column
-    is one gather, by a table of where each output row comes from (:func:`table_layout`).
+    gives them to the engine (the ranking keys and the qrels in one chunk). The run is
+    matched with every qrels row and every row put in rank order while the join goes
+    on (:func:`_matched_in_order`). The rows come out in the order of the engine's
+    sorted keys, ranking by ranking
+    (:meth:`~polars_rankeval.engine.rank.RankOrder.ordered`), each ranking's
+    unretrieved judgments after its retrieved rows (:func:`table_layout`). Each column
+    is made in one pass over the table: the doc ids are gathered by where each row
+    comes from (a run row or a qrels row), from the two stacked on a second thread
+    while this one lists the unretrieved judgments; the ranks are each place's index
+    in its ranking, null at the unretrieved judgments; the grades are scattered to the
+    places of the judged rows only (a few in ten of the table), null elsewhere; the key
+    columns are gathered by each place's ranking.
     ``systems``: those of the whole run, when this is one piece of it (``missing="zero"``);
     without ``concurrent``, one step after the other (a lazy run's larger pieces).
     """
     run, qrels = piece_columns(run, qrels, options)
-    join_keys = partial(qrels_keys, qrels, options, -math.inf, check=check_duplicates)
+    matched, ordered = _matched_in_order(run, qrels, options, check_duplicates, concurrent)
+    n = matched.run.height
+    decided = ranking_scope(matched, options, options.missing, systems)
+    wanted = decided.flags.filter((pl.col(HAS_RUN) | pl.col(SCORED)) & pl.col(FACT).is_not_null())
+    counts, starts = matched.groups.counts, matched.groups.starts
+    doc_columns = _doc_columns(options)
+    with ThreadPoolExecutor(max_workers=1) if concurrent else nullcontext() as second:
+        # the run's doc ids, then the qrels', in one chunk: made beside the layout below
+        run_docs, qrels_docs = matched.run.select(doc_columns), qrels.select(doc_columns)
+        stacked = _submit(second, _docs_stacked, run_docs, qrels_docs)
+        by_rank = ordered.by_rank
+        judged_ranking = matched.groups.ids[matched.run_rows].astype(np.int64)
+        judged_rank = ordered.places_of(matched.run_rows) - starts[judged_ranking]  # 0: first
+        found = np.ones(len(judged_rank), bool)
+        if options.depth is not None:
+            by_rank = by_rank[matched.order.sorted_ranks() <= options.depth]
+            counts = np.minimum(counts, options.depth)
+            found = judged_rank < options.depth
+        missed_ranking, at = unretrieved_judgments(
+            wanted[RANKING].to_numpy().astype(np.int64),
+            wanted[FACT].to_numpy().astype(np.int64),
+            matched.side.judgments[FACT].to_numpy().astype(np.int64),
+            matched.side.judgments[JUDGMENT].to_numpy().astype(np.int64),
+            judged_ranking[found],
+            matched.judgments[found],
+        )
+        layout = table_layout(counts, missed_ranking, decided.keys.height)
+        total = len(by_rank) + len(at)
+        retrieved = np.ones(total, bool)
+        retrieved[layout.missed] = False
+        source = np.empty(total, np.uint32)  # run row, or n + qrels row
+        source[retrieved] = by_rank  # uint32, Polars' index type: gathered without a copy
+        source[layout.missed] = n + at
+        docs = _submit(second, lambda: stacked.result()[source])  # beside the columns below
+        # the key columns after the doc ids on the second thread, unless the unretrieved
+        # judgments outnumber the run's rows (the doc ids then keep it busy for longer)
+        keys_thread = second if len(at) <= n else None
+        keys = _submit(keys_thread, decided.keys.select(options.output_keys).__getitem__,
+                       layout.rankings)  # fmt: skip
+        rank = np.arange(1, total + 1, dtype=np.uint32)  # a place's rank: its place in its ranking
+        rank -= np.repeat(layout.starts.astype(np.uint32), layout.sizes)
+        graded = layout.starts[judged_ranking[found]] + judged_rank[found]  # judged rows' places
+        columns = [
+            _where(retrieved, pl.Series(options.rank, rank, dtype=pl.UInt32)),
+            _grades_at(
+                qrels[options.relevance].cast(pl.Int64).alias(options.relevance),
+                total,
+                np.concatenate([graded, layout.missed]),
+                np.concatenate([matched.judgments[found], at]),
+            ),
+        ]
+        return keys.result().hstack([*docs.result().get_columns(), *columns])
+
+
+def _matched_in_order(
+    run: pl.DataFrame, qrels: pl.DataFrame, options: Options, check: bool, concurrent: bool
+) -> tuple[Matched, Ordered]:
+    """The run matched with every qrels row (:func:`~polars_rankeval.engine.select.match_and_rank`),
+    and every row of it in rank order, put so while the join goes on (on its own when
+    ``duplicates="keep_best"`` ranks the run anew). With ``concurrent``, the qrels' two
+    parts (the join's keys and the judgments) are made on a thread of their own from
+    the start."""
+    join_keys = partial(qrels_keys, qrels, options, -math.inf, check=check)
+    side = partial(qrels_side, qrels, options)
+    early: list[tuple[RankOrder, Ordered]] = []
     match = partial(
         match_and_rank,
         run,
         options,
-        partial(qrels_side, qrels, options),
         order=options.order,
         duplicates=options.duplicates,
-        check=check_duplicates,
+        check=check,
         single_precision=options.single_precision,
         concurrent=concurrent,
+        beside=lambda ranked: early.append((ranked, ranked.ordered())),
     )
     if concurrent:
         with ThreadPoolExecutor(max_workers=1) as qrels_thread:
-            matched = match(qrels_thread.submit(join_keys).result)
+            keys_made, side_made = qrels_thread.submit(join_keys), qrels_thread.submit(side)
+            matched = match(side_made.result, keys_made.result)
     else:
-        matched = match(join_keys)
-    n = matched.run.height
-    decided = ranking_scope(matched, options, options.missing, systems)
-    wanted = decided.flags.filter((pl.col(HAS_RUN) | pl.col(SCORED)) & pl.col(FACT).is_not_null())
-    missed_of = partial(
-        unretrieved_judgments,
-        wanted[RANKING].to_numpy().astype(np.int64),
-        wanted[FACT].to_numpy().astype(np.int64),
-        matched.side.judgments[FACT].to_numpy().astype(np.int64),
-        matched.side.judgments[JUDGMENT].to_numpy().astype(np.int64),
-    )
-    grade_row = np.full(n, -1, np.int64)  # each run row's qrels row (-1: none)
-    grade_row[matched.run_rows] = matched.judgments
-    counts = matched.groups.counts
-    doc_columns = _doc_columns(options)
-    output_keys = decided.keys.select(options.output_keys)
-    with ThreadPoolExecutor(max_workers=1) if concurrent else nullcontext() as second:
-        run_docs = matched.run.select(doc_columns)
-        if options.depth is None:  # the table's layout is known before the rank order
-            found_rankings = matched.groups.ids[matched.run_rows].astype(np.int64)
-            missed_ranking, at = missed_of(found_rankings, matched.judgments)
-            layout = table_layout(counts, missed_ranking, decided.keys.height)
-            stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
-            keys = _submit(_keys_thread(second, n, at), output_keys.__getitem__, layout.rankings)
-        one_doc = doc_columns == [options.doc] and options.depth is None
-        _, rows = matched.order.in_rank_order(  # ties read the doc ids the table stacks
-            (lambda: stacked.result()[options.doc]) if one_doc else None
-        )
-        ranks = matched.order.sorted_ranks()
-        if options.depth is not None:
-            kept = ranks <= options.depth
-            rows, ranks = rows[kept], ranks[kept]
-            counts = np.minimum(counts, options.depth)
-            ids = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # each row's ranking
-            judged = grade_row[rows] >= 0
-            missed_ranking, at = missed_of(ids[judged], grade_row[rows[judged]])
-            layout = table_layout(counts, missed_ranking, decided.keys.height)
-            stacked = _submit(second, _docs_stacked, run_docs, qrels, doc_columns, at)
-            keys = _submit(_keys_thread(second, n, at), output_keys.__getitem__, layout.rankings)
-        total = len(rows) + len(at)
-        source = np.empty(total, np.uint32)  # run row, or n + the place among the missed
-        source[layout.retrieved] = rows  # uint32, Polars' index type: gathered without a copy
-        source[layout.missed] = np.arange(n, n + len(at))
-        docs = _submit(second, lambda: stacked.result()[source])  # beside the columns below
-        graded = np.empty(total, np.int64)  # qrels row, -1 where none
-        graded[layout.retrieved] = grade_row[rows]
-        graded[layout.missed] = at
-        rank = np.zeros(total, np.uint32)  # 0: not retrieved (null)
-        rank[layout.retrieved] = ranks
-        grades = qrels[options.relevance].cast(pl.Int64)
-        columns = [
-            _where(rank > 0, pl.Series(options.rank, rank, dtype=pl.UInt32)),
-            _gather_or_null(grades, graded).alias(options.relevance),
-        ]
-        return keys.result().hstack([*docs.result().get_columns(), *columns])
+        matched = match(side, join_keys)
+    ordered = next((o for r, o in early if r is matched.order), None)
+    return matched, ordered if ordered is not None else matched.order.ordered()
 
 
 def _submit(pool: ThreadPoolExecutor | None, work: Callable[..., T], *args: Any) -> Future[T]:
@@ -517,23 +533,10 @@ def _submit(pool: ThreadPoolExecutor | None, work: Callable[..., T], *args: Any)
     return done
 
 
-def _keys_thread(
-    second: ThreadPoolExecutor | None, n: int, missed: np.ndarray
-) -> ThreadPoolExecutor | None:
-    """Where the key column is gathered: beside the doc columns on the second thread,
-    unless the unretrieved judgments outnumber the run's rows (the doc columns then
-    take the second thread longer than this one takes the rest: 2M run rows with 2.7M
-    missed judgments)."""
-    return second if len(missed) <= n else None
-
-
-def _docs_stacked(
-    run_docs: pl.DataFrame, qrels: pl.DataFrame, doc_columns: list[str], missed: np.ndarray
-) -> pl.DataFrame:
-    """The run's doc columns, then those of the qrels rows ``missed``, in one chunk (a
-    gather from many chunks copies them first)."""
-    both = [run_docs, qrels.select(doc_columns).gather(missed)]
-    return pl.concat(both, how="vertical_relaxed", rechunk=True)
+def _docs_stacked(run_docs: pl.DataFrame, qrels_docs: pl.DataFrame) -> pl.DataFrame:
+    """The run's doc columns, then the qrels', in one chunk (a gather from many chunks
+    copies them first)."""
+    return pl.concat([run_docs, qrels_docs], how="vertical_relaxed", rechunk=True)
 
 
 def _unretrieved_by_query(
@@ -564,8 +567,10 @@ def _unretrieved_by_query(
 class TableLayout:
     """Where the rows of :func:`judge`'s table go (see :func:`table_layout`)."""
 
-    retrieved: np.ndarray
-    """The place of each retrieved row (given ranking by ranking, each in rank order)."""
+    starts: np.ndarray
+    """Each ranking's first place (int64): its retrieved row of rank r is at ``start + r - 1``."""
+    sizes: np.ndarray
+    """Each ranking's places (int64): its retrieved rows, then its unretrieved judgments."""
     missed: np.ndarray
     """The place of each unretrieved judgment (in the order given)."""
     rankings: np.ndarray
@@ -576,31 +581,29 @@ def table_layout(counts: np.ndarray, missed: np.ndarray, n_rankings: int) -> Tab
     """The table's places: ranking by ranking, its ``counts`` retrieved rows, then its
     unretrieved judgments (``missed``: the ranking of each, in their order).
 
-    The retrieved rows come ranking by ranking already, so each one's place is its
-    own index plus the judgments missed by the rankings before its: no sort.
-
     Examples
     --------
     >>> layout = table_layout(np.array([2, 1]), np.array([1, 0, 1]), 2)
-    >>> layout.retrieved.tolist(), layout.missed.tolist(), layout.rankings.tolist()
-    ([0, 1, 3], [4, 2, 5], [0, 0, 0, 1, 1, 1])
+    >>> layout.starts.tolist(), layout.missed.tolist(), layout.rankings.tolist()
+    ([0, 3], [4, 2, 5], [0, 0, 0, 1, 1, 1])
     """
     retrieved_n = np.zeros(n_rankings, np.int64)
     retrieved_n[: len(counts)] = counts
     missed_n = np.bincount(missed, minlength=n_rankings)
     missed_before = np.cumsum(missed_n) - missed_n
-    retrieved = np.arange(int(retrieved_n.sum())) + np.repeat(missed_before, retrieved_n)
     sizes = retrieved_n + missed_n
+    starts = np.cumsum(sizes) - sizes
     # a missed judgment's place: its ranking's first place after the retrieved rows, plus
     # its index among the missed less the missed of the rankings before
-    shift = np.cumsum(sizes) - sizes + retrieved_n - missed_before
+    shift = starts + retrieved_n - missed_before
     if len(missed) > 1 and not bool(np.all(missed[1:] >= missed[:-1])):
         by_ranking = np.argsort(missed, kind="stable")
         places = np.empty(len(missed), np.int64)
         places[by_ranking] = shift[missed[by_ranking]] + np.arange(len(missed))
     else:  # already ranking by ranking (judge's)
         places = shift[missed] + np.arange(len(missed))
-    return TableLayout(retrieved, places, np.repeat(np.arange(n_rankings, dtype=np.uint32), sizes))
+    rankings = np.repeat(np.arange(n_rankings, dtype=np.uint32), sizes)
+    return TableLayout(starts, sizes, places, rankings)
 
 
 def unretrieved_judgments(
@@ -656,15 +659,20 @@ def unretrieved_judgments(
     return np.repeat(rankings, sizes)[kept], judgments[by_fact[pair[kept]]]
 
 
-def _gather_or_null(values: pl.Series, at: np.ndarray) -> pl.Series:
-    """``values[at]``, null where ``at`` is negative."""
-    if values.is_empty():  # a piece whose queries have no qrels row
-        return pl.Series(values.name, [None] * len(at), dtype=values.dtype)
-    if values.dtype == pl.Int64 and not values.has_nulls():  # a numpy gather: no index copy
-        picked = pl.Series(values.name, values.to_numpy()[at], dtype=pl.Int64)
-    else:
-        picked = values.gather(np.maximum(at, 0))
-    return _where(at >= 0, picked).alias(values.name)
+def _grades_at(grades: pl.Series, total: int, places: np.ndarray, rows: np.ndarray) -> pl.Series:
+    """A column of ``total`` rows: ``grades[rows]`` at ``places``, null elsewhere.
+
+    Examples
+    --------
+    >>> _grades_at(pl.Series("g", [3, 1]), 4, np.array([2, 0]), np.array([0, 1])).to_list()
+    [1, None, 3, None]
+    """
+    values = np.zeros(total, np.int64)
+    kept = np.zeros(total, bool)
+    if len(rows):  # none when the qrels have no row for these rankings
+        values[places] = grades.fill_null(0).to_numpy()[rows]
+        kept[places] = grades.is_not_null().to_numpy()[rows] if grades.has_nulls() else True
+    return _where(kept, pl.Series(grades.name, values, dtype=pl.Int64))
 
 
 def _where(keep: np.ndarray, values: pl.Series) -> pl.Series:

@@ -534,3 +534,205 @@ def test_rank_order_slices_one_after_the_other_equal_slices_in_parallel(contiguo
         rank.in_parallel = plain
     assert calls and not any(calls)  # beside the join: one slice after the other
     assert_frame_equal(scored, pr.evaluate(run.lazy(), qrels, MEASURES).collect())
+
+
+@pytest.mark.parametrize("chunks", [1, 4])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ordered_rows_and_their_places_equal_in_rank_order(seed, chunks):
+    """RankOrder.ordered (uint32 rows in rank order, the tie groups' rows moved) against
+    in_rank_order, and its places_of against the inverse of that order: tie groups of two
+    to four rows (each pair compared) and larger (sorted), both tie rules, both directions,
+    string and integer doc ids in one chunk or several, values a few ulps apart."""
+    from polars_rankeval.engine.rank import Groups, TieBreak, rank_order
+
+    rng = np.random.default_rng(seed)
+    n = 4000
+    score = rng.integers(0, [300, 1500, 12][seed], n).astype(float)
+    if seed == 1:  # a few ulps apart: equal in the packed keys, not in value
+        score = 1.0 + score + rng.integers(0, 3, n) * 1e-15
+    ids = rng.permutation(n)
+    run = pl.DataFrame(
+        {
+            "query": np.sort(rng.integers(0, 5, n)) if seed != 2 else rng.integers(0, 5, n),
+            "doc": ids if seed == 2 else [f"d{i}" for i in ids],
+            "score": score,
+        }
+    )
+    parts = np.array_split(np.arange(n), chunks)
+    doc = pl.concat([run["doc"].gather(part) for part in parts], rechunk=False)
+    groups, values = Groups.of(run, ["query"]), run["score"].to_numpy()
+    sizes = np.unique(run.group_by("query", "score").len()["len"].to_numpy())
+    assert {2, 3, 4} <= set(sizes.tolist()) or sizes.max() > 4  # pairs, triples, or more
+    for descending, by_doc in [(True, True), (False, True), (True, False)]:
+        tie = TieBreak(values, descending=descending, doc=doc, by_doc=by_doc)
+        order = rank_order(groups, values, tie, descending=descending)
+        ordered = order.ordered()
+        _, by_rank = order.in_rank_order()
+        assert ordered.by_rank.dtype == np.uint32
+        assert ordered.by_rank.tolist() == by_rank.tolist()
+        places = np.empty(n, np.int64)
+        places[by_rank] = np.arange(n)
+        rows = rng.permutation(n)[: n // 3]
+        assert ordered.places_of(rows).tolist() == places[rows].tolist()
+        last = pl.col("doc").cast(pl.String) if by_doc else pl.col("at")
+        ranking = pl.col("at").min().over("query")  # rankings in order of first row
+        expected = run.with_row_index("at").sort(
+            [ranking, pl.col("score"), last], descending=[False, descending, by_doc]
+        )
+        assert ordered.by_rank.tolist() == expected["at"].to_list()
+
+
+def exact_reference_judge(
+    run: pl.DataFrame, qrels: pl.DataFrame, keys: list[str], depth: int | None, missing: str
+) -> pl.DataFrame:
+    """Plain Polars, in judge's row order: the rankings in the order of their first run row
+    (with ``missing="zero"``, then each system's absent qrels queries, the systems and the
+    queries in order of first appearance); a ranking's rows by rank (score descending, doc
+    id descending compared as strings, the later row first for a doc id twice), then its
+    query's judgments it did not retrieve, in qrels order."""
+    run = run.with_row_index("row")
+    first = run.group_by(keys).agg(pl.col("row").min().alias("ranking")).sort("ranking")
+    first = first.with_columns(pl.int_range(pl.len()).alias("ranking"))
+    by_doc = pl.col("doc").cast(pl.String)
+    ranked = (
+        run.join(first, on=keys)
+        .sort(["ranking", "score", by_doc, "row"], descending=[False, True, True, True])
+        .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("ranking"))
+    )
+    if depth is not None:
+        ranked = ranked.filter(pl.col("rank") <= depth)
+    judged = qrels.with_row_index("judgment")
+    retrieved = ranked.join(judged, on=["query", "doc"], how="left", maintain_order="left")
+    rankings = first
+    if missing == "zero" and "system" in keys:
+        systems = run.select("system").unique(maintain_order=True)
+        queries = qrels.select("query").unique(maintain_order=True)
+        absent = systems.join(queries, how="cross").join(first, on=keys, how="anti")
+        absent = absent.with_columns(pl.int_range(pl.len()).alias("ranking") + first.height)
+        rankings = pl.concat([first, absent.select(first.columns)])
+    elif missing == "zero":
+        absent = qrels.select("query").unique(maintain_order=True).join(first, on=keys, how="anti")
+        absent = absent.with_columns(pl.int_range(pl.len()).alias("ranking") + first.height)
+        rankings = pl.concat([first, absent.select(first.columns)])
+    unretrieved = rankings.join(judged, on="query").join(
+        retrieved.select("ranking", "doc"), on=["ranking", "doc"], how="anti"
+    )
+    columns = [*keys, "doc", "rank", pl.col("relevance").cast(pl.Int64)]
+    return (
+        pl.concat(
+            [
+                retrieved.select(
+                    "ranking", pl.lit(0).alias("part"), pl.col("rank").alias("at"), *columns
+                ),
+                unretrieved.select(
+                    "ranking",
+                    pl.lit(1).alias("part"),
+                    pl.col("judgment").cast(pl.UInt32).alias("at"),
+                    *keys,
+                    "doc",
+                    pl.lit(None, pl.UInt32).alias("rank"),
+                    pl.col("relevance").cast(pl.Int64),
+                ),
+            ]
+        )
+        .sort("ranking", "part", "at")
+        .drop("ranking", "part", "at")
+    )
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+@pytest.mark.parametrize(("systems", "chunks"), [(1, 1), (3, 4)])
+@pytest.mark.parametrize(("depth", "missing"), [(None, "drop"), (None, "zero"), (5, "zero")])
+@pytest.mark.parametrize("values", [3, 60])
+def test_judge_rows_in_their_exact_order(ids, systems, chunks, depth, missing, values):
+    """judge's whole table, row for row, against the exact reference: ties of every size
+    (scores of 3 values: large groups, sorted; of 60: pairs and triples, each pair
+    compared), string and integer ids, one system or three, shuffled rows in one chunk or
+    several (run and qrels), a depth cut, queries on one side only."""
+    rng = np.random.default_rng(values + 7 * systems + (ids == "int"))
+    n = 4000
+    query, doc = rng.integers(0, 30, n), rng.integers(0, 120, n)
+    run = pl.DataFrame(
+        {
+            "system": rng.choice([f"s{i}" for i in range(systems)], n),
+            "query": query if ids == "int" else [f"q{i}" for i in query],
+            "doc": doc if ids == "int" else [f"d{i}" for i in doc],
+            "score": rng.integers(0, values, n) / 4,
+        }
+    ).unique(["system", "query", "doc"], maintain_order=True)
+    keys = ["system", "query"] if systems > 1 else ["query"]
+    if systems == 1:
+        run = run.drop("system")
+    q_query, q_doc = rng.integers(4, 34, 900), rng.integers(0, 120, 900)
+    qrels = pl.DataFrame(
+        {
+            "query": q_query if ids == "int" else [f"q{i}" for i in q_query],
+            "doc": q_doc if ids == "int" else [f"d{i}" for i in q_doc],
+            "relevance": rng.integers(0, 4, 900),
+        }
+    ).unique(["query", "doc"], maintain_order=True)
+    if chunks > 1:  # the frames in several chunks, as read from Parquet row groups
+        run, qrels = (
+            pl.concat(
+                [f[part] for part in np.array_split(np.arange(f.height), chunks)], rechunk=False
+            )
+            for f in (run, qrels)
+        )
+        assert run["doc"].n_chunks() == chunks
+    ours = pr.judge(run, qrels, depth=depth, missing=missing)
+    assert_frame_equal(ours, exact_reference_judge(run, qrels, keys, depth, missing))
+
+
+def test_judge_of_an_unchecked_run_with_a_doc_twice_in_a_ranking():
+    """validate=False takes a run whose ranking lists a doc id twice (not checked): every
+    row is kept once, with its grade, where the doc id's rows tie in a group of two rows
+    (one comparison) and of three (every pair compared: equal doc ids still give each
+    row a place of its own)."""
+    run = pl.DataFrame(
+        {
+            "query": ["q"] * 7,
+            "doc": ["a", "b", "a", "c", "c", "c", "d"],
+            "score": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 0.5],
+        }
+    )
+    qrels = pl.DataFrame({"query": ["q", "q", "q"], "doc": ["a", "c", "z"], "relevance": [1, 2, 0]})
+    ours = pr.judge(run, qrels, validate=False)
+    assert_frame_equal(ours, exact_reference_judge(run, qrels, ["query"], None, "drop"))
+    assert ours["doc"].to_list() == ["c", "c", "c", "b", "a", "a", "d", "z"]
+
+
+@pytest.mark.parametrize("systems", [1, 2])
+def test_judge_of_a_run_ranked_anew_after_keep_best(systems):
+    """duplicates="keep_best" ranks the run again once its duplicates are dropped (the rank
+    order made while the join went on is then not used): the table of the run without its
+    worse duplicates, row for row."""
+    rng = np.random.default_rng(11 + systems)
+    n = 3000
+    run = pl.DataFrame(
+        {
+            "system": rng.choice([f"s{i}" for i in range(systems)], n),
+            "query": [f"q{i}" for i in rng.integers(0, 20, n)],
+            "doc": [f"d{i}" for i in rng.integers(0, 80, n)],
+            "score": rng.integers(0, 30, n) / 4,
+        }
+    )
+    keys = ["system", "query"] if systems > 1 else ["query"]
+    if systems == 1:
+        run = run.drop("system")
+    assert run.select([*keys, "doc"]).is_duplicated().any()
+    qrels = pl.DataFrame(
+        {
+            "query": [f"q{i}" for i in rng.integers(2, 22, 500)],
+            "doc": [f"d{i}" for i in rng.integers(0, 80, 500)],
+            "relevance": rng.integers(0, 3, 500),
+        }
+    ).unique(["query", "doc"], maintain_order=True)
+    best = (  # the best-scored row of each (ranking, doc), the first of equal ones, in row order
+        run.with_row_index("row")
+        .sort(["score", "row"], descending=[True, False])
+        .unique([*keys, "doc"], keep="first")
+        .sort("row")
+        .drop("row")
+    )
+    ours = pr.judge(run, qrels, duplicates="keep_best")
+    assert_frame_equal(ours, exact_reference_judge(best, qrels, keys, None, "drop"))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -37,6 +37,9 @@ _SLICE_ROWS = 1 << 18  # a slice's keys stay in cache while they are sorted
 _SIGN = np.uint64(1 << 63)
 _COMPARED_PER_MEMBER = 3
 """Comparisons per tie group member past which :meth:`TieBreak.places` sorts the members."""
+_PAIRED = 4
+"""Rows of a tie group up to which :meth:`TieBreak.group_places` compares every pair of
+its members (6 comparisons for 4 rows) rather than sorting them."""
 _NEAR = 8
 """Neighbours :meth:`RankOrder._spans` reads each way before a binary search."""
 _DIRECT_ROWS = 500
@@ -543,36 +546,67 @@ class TieBreak:
         [1, 0, 1, 0]
         """
         offsets = np.cumsum(sizes) - sizes
-        pair = sizes == 2  # most tie groups: two rows, put in order by one comparison
-        if not pair.any():
+        small = (sizes >= 2) & (sizes <= _PAIRED)  # most tie groups: two or three rows
+        if not small.any():
             return self._sorted_places(rows, sizes, offsets)
         place = np.zeros(len(rows), np.int64)
-        first = offsets[pair]
-        second_first = ~self._before(rows[first], rows[first + 1])
-        place[first] = second_first
-        place[first + 1] = ~second_first
-        rest = ~pair
+        value = self.values[rows]
+        docs: list[tuple[pl.Series, np.ndarray]] = []  # the rows' doc ids, read once
+
+        def doc_ids() -> tuple[pl.Series, np.ndarray]:
+            if not docs:
+                docs.append(self._doc_ids(rows))
+            return docs[0]
+
+        for size in np.unique(sizes[small]).tolist():  # a few sizes, each its pairs at once
+            first, second = np.triu_indices(size, 1)  # every pair of members, once
+            a = (offsets[sizes == size][:, None] + first).ravel()
+            b = (offsets[sizes == size][:, None] + second).ravel()
+            a_first = self._before(rows, value, a, b, doc_ids)
+            # a member's place: how many members of its group come before it
+            place += np.bincount(np.where(a_first, b, a), minlength=len(rows))
+        rest = ~small
         if rest.any():
             listed = np.flatnonzero(np.repeat(rest, sizes))
             sizes = sizes[rest]
             place[listed] = self._sorted_places(rows[listed], sizes, np.cumsum(sizes) - sizes)
         return place
 
-    def _before(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Whether row ``a[i]`` comes before row ``b[i]`` (rows of one tie group): by value,
-        then doc id descending compared as strings (or row order). Only the pairs of
-        equal values read their doc ids (none when the packed keys tie values that
-        differ, as distinct scores do past the bits kept)."""
-        value_a, value_b = self.values[a], self.values[b]
+    def _before(
+        self,
+        rows: np.ndarray,
+        value: np.ndarray,
+        a: np.ndarray,
+        b: np.ndarray,
+        doc_ids: Callable[[], tuple[pl.Series, np.ndarray]],
+    ) -> np.ndarray:
+        """Whether ``rows[a[i]]`` comes before ``rows[b[i]]`` (rows of one tie group, whose
+        ordering values are ``value``): by value, then doc id descending compared as
+        strings (or row order). Only the pairs of equal values read their doc ids (none
+        when the packed keys tie values that differ, as distinct scores do past the bits
+        kept), from ``doc_ids`` (:meth:`_doc_ids` of ``rows``)."""
+        value_a, value_b = value[a], value[b]
         same = value_a == value_b
         before = value_a > value_b if self.descending else value_a < value_b
         if not self.by_doc:
-            before[same] = a[same] < b[same]
+            before[same] = rows[a[same]] < rows[b[same]]
             return before
         equal = np.flatnonzero(same)
-        if len(equal):  # the pairs of equal values, as members compared by doc id
-            k = np.arange(len(equal))
-            before[equal] = self._ahead(np.concatenate([a[equal], b[equal]]), k, k + len(k))
+        if not len(equal):
+            return before
+        a, b = a[equal], b[equal]
+        docs, at = doc_ids()
+        doc_a, doc_b = docs.gather(at[a]), docs.gather(at[b])
+        compared = doc_a > doc_b  # null for a missing doc id: not later
+        later = (compared.fill_null(False) if compared.has_nulls() else compared).to_numpy()
+        # a doc id twice in a ranking (an unchecked run): the later row first, a total order
+        # (group_places lists a pair in row order: then no pair is compared again)
+        flipped = np.flatnonzero(rows[a] > rows[b])
+        if len(flipped):
+            index = pl.Series(flipped)
+            same_doc = doc_a.gather(index) == doc_b.gather(index)
+            later[flipped] |= same_doc.fill_null(False).to_numpy()
+        before[equal] = later
         return before
 
     def _sorted_places(
@@ -615,6 +649,25 @@ class TieBreak:
         return tied.sort(by, descending=descending)["at"].to_numpy()
 
 
+def _same_as_next(packed: np.ndarray, mask: np.uint64) -> np.ndarray:
+    """Whether each packed key but the last equals the next in all but its row bits
+    (``mask``): their exclusive or is at most the mask. Worked out slice by slice, so
+    that each slice's exclusive or stays in cache (a whole column of it is 8 bytes a row
+    of fresh memory).
+
+    Examples
+    --------
+    >>> _same_as_next(np.array([4, 5, 8, 13], np.uint64), np.uint64(3)).tolist()
+    [True, False, False]
+    """
+    same = np.empty(max(len(packed) - 1, 0), bool)
+    for start in range(0, len(same), _SLICE_ROWS // 4):
+        stop = min(start + _SLICE_ROWS // 4, len(same))
+        xor = np.bitwise_xor(packed[start + 1 : stop + 1], packed[start:stop])
+        np.less_equal(xor, mask, out=same[start:stop])
+    return same
+
+
 def _uniform(values: np.ndarray, sizes: np.ndarray) -> bool:
     """Whether each group of ``values`` (listed group after group, ``sizes``) holds one value.
 
@@ -630,6 +683,51 @@ def _uniform(values: np.ndarray, sizes: np.ndarray) -> bool:
     same = values[1:] == values[:-1]
     same[(np.cumsum(sizes) - 1)[:-1]] = True  # a group's last value and the next group's first
     return bool(same.all())
+
+
+@dataclass(frozen=True)
+class Moves:
+    """The rows of a run's tie groups and their places in rank order
+    (:meth:`RankOrder.ordered`)."""
+
+    rows: np.ndarray
+    """The rows (int64), group after group, each group's in row order."""
+    places: np.ndarray
+    """The place of each in rank order (int64; without ties, a row's place is its sorted
+    position)."""
+
+
+_NO_MOVES = Moves(np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+@dataclass(frozen=True)
+class Ordered:
+    """Every row of a run in rank order (:meth:`RankOrder.ordered`)."""
+
+    by_rank: np.ndarray
+    """The row at each place (uint32): ranking by ranking in id order, each in rank
+    order, so that the i-th has rank :meth:`RankOrder.sorted_ranks` ``[i]``."""
+    position: np.ndarray
+    """Each row's sorted position (:attr:`RankOrder.position`)."""
+    moves: Moves
+    """The tie groups' rows, whose places differ from their sorted positions."""
+
+    def places_of(self, rows: np.ndarray) -> np.ndarray:
+        """The place (int64) of each of ``rows`` in :attr:`by_rank`: its sorted position,
+        or its tie group's place for it.
+
+        Examples
+        --------
+        >>> ordered = Ordered(np.array([1, 0, 2], np.uint32), np.array([0, 1, 2], np.uint32),
+        ...                   Moves(np.array([0, 1]), np.array([1, 0])))
+        >>> ordered.places_of(np.array([2, 0])).tolist()
+        [2, 1]
+        """
+        if not len(self.moves.rows):
+            return self.position[rows].astype(np.int64)
+        place = self.position.copy()  # a copy (4 bytes a row), not a search of the moves
+        place[self.moves.rows] = self.moves.places
+        return place[rows].astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -703,9 +801,7 @@ class RankOrder:
         groups, n = self.groups, len(self.packed)
         return np.arange(1, n + 1, dtype=np.int64) - np.repeat(groups.starts, groups.counts)
 
-    def in_rank_order(
-        self, doc: Callable[[], pl.Series] | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def in_rank_order(self) -> tuple[np.ndarray, np.ndarray]:
         """(the row at each sorted position, the row at each rank): two int64 arrays of
         every row, ranking by ranking (in id order), the second with each tie group in
         its exact order, so that its i-th row has rank :meth:`sorted_ranks` ``[i]``.
@@ -713,11 +809,8 @@ class RankOrder:
         The tie groups are the stretches of equal packed keys, found by comparing each
         key with the next; only their rows are put in order
         (:meth:`TieBreak.group_places`). Neither a sort of every row nor a scatter
-        by rank is needed: :func:`polars_rankeval.judge` and
-        :func:`polars_rankeval.rank_run` give their rows in this order.
-        ``doc``, if given, returns the doc id column (the same values, any chunks) read
-        in place of the tie break's own, asked for only when rows tie: one chunk, it is
-        gathered from without sorting the rows first.
+        by rank is needed: :func:`polars_rankeval.rank_run` gives its rows in this
+        order (:func:`polars_rankeval.judge` in that of :meth:`ordered`, the same).
 
         Examples
         --------
@@ -729,14 +822,50 @@ class RankOrder:
         >>> order.in_rank_order()[1].tolist()  # d, b, then c before a (doc id descending)
         [3, 1, 2, 0]
         """
+        rows = (self.packed & self._mask).view(np.int64)  # the row at each sorted position
+        moves = self._tie_moves()
+        if moves is None:
+            return rows, rows
+        by_rank = rows.copy()
+        by_rank[moves.places] = moves.rows
+        return rows, by_rank
+
+    def ordered(self) -> Ordered:
+        """Every row in rank order, as the second array of :meth:`in_rank_order` (uint32, and
+        without the first array of sorted rows: one pass over the packed keys), and the
+        tie groups' rows put in order, whose places differ from their sorted positions.
+
+        Examples
+        --------
+        >>> run = pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "d"],
+        ...                     "score": [1.0, 2.0, 1.0, 3.0]})
+        >>> order = rank_order(Groups.of(run, ["query"]), run["score"].to_numpy(),
+        ...     TieBreak(run["score"].to_numpy(), descending=True, doc=run["doc"]),
+        ...     descending=True)
+        >>> ordered = order.ordered()
+        >>> ordered.by_rank.tolist(), ordered.places_of(np.array([0, 2])).tolist()
+        ([3, 1, 2, 0], [3, 2])
+        """
+        by_rank = np.empty(len(self.packed), np.uint32)  # rows < 2^32: one pass, no temporary
+        np.bitwise_and(self.packed, self._mask, out=by_rank, casting="unsafe")
+        moves = self._tie_moves()
+        if moves is None:
+            return Ordered(by_rank, self.position, _NO_MOVES)
+        by_rank[moves.places] = moves.rows
+        return Ordered(by_rank, self.position, moves)
+
+    def _tie_moves(self) -> Moves | None:
+        """The rows of every tie group and their places in rank order (None: no row ties).
+
+        The tie groups are the stretches of equal packed keys: two neighbouring keys
+        differ only in their row bits when their exclusive or is at most the row mask.
+        """
         packed, n = self.packed, len(self.packed)
-        rows = (packed & self._mask).view(np.int64)  # the row at each sorted position
         if self.tie_break is None or n < 2:
-            return rows, rows
-        key = packed >> np.uint64(self.row_bits)
-        same = key[1:] == key[:-1]  # a position and the next tie
+            return None
+        same = _same_as_next(packed, self._mask)
         if not bool(same.any()):
-            return rows, rows
+            return None
         tied = np.zeros(n, bool)
         tied[1:] |= same
         tied[:-1] |= same
@@ -744,13 +873,9 @@ class RankOrder:
         opens = np.ones(len(at), bool)  # a tie group's first position
         opens[1:] = ~same[at[1:] - 1]
         sizes = np.diff(np.append(np.flatnonzero(opens), len(at)))
-        tie_break = self.tie_break
-        if doc is not None and tie_break.by_doc:  # the caller's copy of the doc ids
-            tie_break = replace(tie_break, doc=doc())
-        places = tie_break.group_places(rows[at], sizes)
-        by_rank = rows.copy()
-        by_rank[np.repeat(at[opens], sizes) + places] = rows[at]
-        return rows, by_rank
+        rows = (packed[at] & self._mask).view(np.int64)
+        places = self.tie_break.group_places(rows, sizes)
+        return Moves(rows, np.repeat(at[opens], sizes) + places)
 
     def ranks_beside(self, rows: np.ndarray, spans: Spans, depth: int | None) -> np.ndarray:
         """Ranks of ``rows`` (int64) exact enough to compare them with the rows ranked by

@@ -159,6 +159,7 @@ def match_and_rank(
     check: bool,
     single_precision: bool = False,
     concurrent: bool = True,
+    beside: Callable[[RankOrder], object] | None = None,
 ) -> Matched:
     """Rank every row of a run and find those that have one of the wanted qrels rows.
 
@@ -170,6 +171,11 @@ def match_and_rank(
     meanwhile) and joins (:func:`~polars_rankeval.engine.join.pairs`). A run that
     may hold duplicates is checked exactly, and joined, once it is ranked: an error
     names the run's duplicates before anything of the qrels.
+
+    ``beside``: the caller's work on the rank order, done on this thread once the rows
+    are ranked, while the join goes on (:func:`polars_rankeval.judge` puts every row in
+    rank order there); it is not done again when ``duplicates="keep_best"`` ranks the
+    run anew.
     """
     doc = columns.doc
     look = check or duplicates == "keep_best"
@@ -182,6 +188,8 @@ def match_and_rank(
             )
             judged = side()  # while the join goes on
             keys, facts = _ranking_facts(run, columns, ranked, judged)
+            if beside is not None:
+                beside(ranked)
             found = paired.result()
     else:
         found = pairs(run, columns, join_keys, look)
@@ -189,6 +197,8 @@ def match_and_rank(
         ranked = rank_order_of(run, columns, groups, order, single_precision)
         judged = side()
         keys, facts = _ranking_facts(run, columns, ranked, judged)
+        if beside is not None:
+            beside(ranked)
     if found is None:  # equal (keys, doc) hashes: a duplicate, or a collision
         if duplicates != "keep_best":
             validation.check_duplicates(run.lazy(), [*columns.keys, doc], "run")
