@@ -99,18 +99,26 @@ def trec_name(measure: str) -> str:
     return f"{TREC_CUTOFF_NAMES[name]}_{cutoff}" if cutoff else TREC_NAMES[name]
 
 
+def as_dicts(
+    run: pl.DataFrame, qrels: pl.DataFrame
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+    """The run and qrels as pytrec_eval's and ir_measures' dict-of-dict inputs."""
+    run_d: dict[str, dict[str, float]] = {}
+    for q, d, s in run.select("query", "doc", "score").iter_rows():
+        run_d.setdefault(str(q), {})[str(d)] = float(s)
+    qrels_d: dict[str, dict[str, int]] = {}
+    for q, d, g in qrels.select("query", "doc", "relevance").iter_rows():
+        qrels_d.setdefault(str(q), {})[str(d)] = int(g)
+    return run_d, qrels_d
+
+
 def pytrec_reference(
     run: pl.DataFrame, qrels: pl.DataFrame, measures: list[str], rel_level: int = 1
 ) -> dict[str, dict[str, float]]:
     """Per-query values from trec_eval (pytrec-eval-terrier) for canonical measure names."""
     import pytrec_eval
 
-    qrels_d: dict[str, dict[str, int]] = {}
-    for q, d, g in qrels.iter_rows():
-        qrels_d.setdefault(str(q), {})[str(d)] = int(g)
-    run_d: dict[str, dict[str, float]] = {}
-    for q, d, s in run.select("query", "doc", "score").iter_rows():
-        run_d.setdefault(str(q), {})[str(d)] = float(s)
+    run_d, qrels_d = as_dicts(run, qrels)
     families: dict[str, set[str]] = {}
     for m in measures:
         name, _, cutoff = m.partition("@")

@@ -10,24 +10,11 @@ import ir_measures
 import numpy as np
 import polars as pl
 import pytest
-from corpus import random_corpus
+from corpus import as_dicts, random_corpus
 
 import polars_rankeval as pr
 
 TOL = 1e-9
-
-
-def as_dicts(
-    run: pl.DataFrame, qrels: pl.DataFrame
-) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
-    """The run and qrels as ir_measures' dict-of-dict inputs."""
-    run_d: dict[str, dict[str, float]] = {}
-    for q, d, s in run.select("query", "doc", "score").iter_rows():
-        run_d.setdefault(str(q), {})[str(d)] = float(s)
-    qrels_d: dict[str, dict[str, int]] = {}
-    for q, d, g in qrels.select("query", "doc", "relevance").iter_rows():
-        qrels_d.setdefault(str(q), {})[str(d)] = int(g)
-    return run_d, qrels_d
 
 
 def peer_values(

@@ -10,7 +10,7 @@ import warnings
 import polars as pl
 import pytest
 import pytrec_eval
-from corpus import random_corpus
+from corpus import as_dicts, random_corpus
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
@@ -35,12 +35,7 @@ TREC = {"map", "ndcg_cut.10", "recall.5", "recip_rank", "Rprec", "set_map", "set
 
 def judged_only_reference(run: pl.DataFrame, qrels: pl.DataFrame) -> dict[str, dict[str, float]]:
     """pytrec_eval (trec_eval 9) with ``judged_docs_only_flag``, per query."""
-    qrels_d: dict[str, dict[str, int]] = {}
-    for q, d, g in qrels.iter_rows():
-        qrels_d.setdefault(str(q), {})[str(d)] = int(g)
-    run_d: dict[str, dict[str, float]] = {}
-    for q, d, s in run.select("query", "doc", "score").iter_rows():
-        run_d.setdefault(str(q), {})[str(d)] = float(s)
+    run_d, qrels_d = as_dicts(run, qrels)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels_d, TREC, judged_docs_only_flag=True)
     return evaluator.evaluate(run_d)
 
