@@ -168,12 +168,7 @@ def pytrec_all_trec(
     """Per-query values of every trec_eval measure, keyed by trec_eval output name."""
     import pytrec_eval
 
-    qrels_d: dict[str, dict[str, int]] = {}
-    for q, d, g in qrels.select("query", "doc", "relevance").iter_rows():
-        qrels_d.setdefault(str(q), {})[str(d)] = int(g)
-    run_d: dict[str, dict[str, float]] = {}
-    for q, d, s in run.select("query", "doc", "score").iter_rows():
-        run_d.setdefault(str(q), {})[str(d)] = float(s)
+    run_d, qrels_d = as_dicts(run, qrels)
     ev = pytrec_eval.RelevanceEvaluator(
         qrels_d, request or ALL_TREC_REQUEST, relevance_level=rel_level
     )
