@@ -20,7 +20,7 @@ import polars as pl
 
 from polars_rankeval._typing import ArrowStreamExportable, FrameT, IntoFrame
 from polars_rankeval.inputs import as_frame
-from polars_rankeval.validation import check_choice, check_columns, check_int
+from polars_rankeval.validation import check_choice, check_columns, check_int, check_reserved
 
 BiasMethod = Literal["em", "randomized"]
 
@@ -31,12 +31,27 @@ def _keys(by: str | Sequence[str] | None) -> list[str]:
     return [by] if isinstance(by, str) else list(by)
 
 
+CTR_COLUMNS = ("impressions", "clicks", "ctr")
+"""The columns :func:`ctr_by_position` makes."""
+
+
 def _check_log(
-    schema: pl.Schema, columns: dict[str, str], keys: list[str], *, clicked: str | None = None
+    schema: pl.Schema,
+    columns: dict[str, str],
+    keys: list[str],
+    *,
+    clicked: str | None = None,
+    reserved: Sequence[str] = (),
+    function: str = "",
 ) -> None:
+    """Columns present, positions integers, clicks Boolean or integers; and no key column
+    (``by`` or any of ``columns`` but ``clicked``) named like one of ``function``'s
+    ``reserved`` output or working columns."""
     check_columns(schema, columns, "log")
     for key in keys:
         check_columns(schema, {"by": key}, "log")
+    roles = {"by": keys, **{k: v for k, v in columns.items() if k != "clicked"}}
+    check_reserved(roles, reserved, function)
     if "position" in columns and not schema[columns["position"]].is_integer():
         msg = f"position column {columns['position']!r} must hold integers (1 = top). "
         msg += f"Got {schema[columns['position']]}."
@@ -44,6 +59,58 @@ def _check_log(
     if clicked is not None and not (schema[clicked] == pl.Boolean or schema[clicked].is_integer()):
         msg = f"clicked column {clicked!r} must be Boolean or 0/1 integers. Got {schema[clicked]}."
         raise TypeError(msg)
+
+
+@overload
+def checked_clicks(frame: pl.DataFrame, clicked: str, position: str | None) -> pl.DataFrame: ...
+@overload
+def checked_clicks(frame: pl.LazyFrame, clicked: str, position: str | None) -> pl.LazyFrame: ...
+def checked_clicks(
+    frame: pl.DataFrame | pl.LazyFrame, clicked: str, position: str | None
+) -> pl.DataFrame | pl.LazyFrame:
+    """``frame`` whose ``clicked`` column is checked as it is read: 0/1 or Booleans, no
+    nulls, and no null ``position`` (if given); a bad value raises naming the column and
+    value.
+
+    Checked batch by batch inside the query (a LazyFrame stays lazy): a click of 2 or
+    -1 would otherwise count as 2 or -1 clicks, and a null one as an impression
+    without a click.
+
+    Examples
+    --------
+    >>> log = pl.DataFrame({"position": [1, 2], "clicked": [1, 2]})
+    >>> try:
+    ...     checked_clicks(log, "clicked", "position")
+    ... except ValueError as error:
+    ...     print(str(error).splitlines()[0])
+    clicked column 'clicked' must hold 0 or 1 (or Booleans). Got 2.
+    """
+
+    def check(values: pl.Series) -> pl.Series:
+        bad = values.is_null() | ~values.cast(pl.Int64, strict=False).is_in([0, 1])
+        if bad.any():
+            first = values.filter(bad)[0]
+            msg = f"clicked column {clicked!r} must hold 0 or 1 (or Booleans). "
+            msg += f"Got {first!r}."
+            raise ValueError(msg)
+        return values
+
+    def check_position(values: pl.Series) -> pl.Series:
+        if values.null_count():
+            msg = f"position column {position!r} has {values.null_count()} null values: "
+            msg += "every impression is shown at a position."
+            raise ValueError(msg)
+        return values
+
+    schema = frame.collect_schema()
+    checks = [pl.col(clicked).map_batches(check, return_dtype=schema[clicked], is_elementwise=True)]
+    if position is not None:
+        checks.append(
+            pl.col(position).map_batches(
+                check_position, return_dtype=schema[position], is_elementwise=True
+            )
+        )
+    return frame.with_columns(checks)
 
 
 def _clicks(clicked: str) -> pl.Expr:
@@ -112,14 +179,35 @@ def ctr_by_position(
     frame = as_frame(log, "log")
     keys = _keys(by)
     _check_log(
-        frame.collect_schema(), {"position": position, "clicked": clicked}, keys, clicked=clicked
+        frame.collect_schema(),
+        {"position": position, "clicked": clicked},
+        keys,
+        clicked=clicked,
+        reserved=CTR_COLUMNS,
+        function="ctr_by_position",
     )
     return (
-        frame.group_by(*keys, position)
+        checked_clicks(frame, clicked, position)
+        .group_by(*keys, position)
         .agg(impressions=pl.len(), clicks=_clicks(clicked).sum())
         .with_columns(ctr=pl.col("clicks") / pl.col("impressions"))
         .sort(*keys, position)
     )
+
+
+PBM_COLUMNS = (
+    "n",
+    "c",
+    "lo",
+    "hi",
+    "__pair",
+    "__slot",
+    "examination",
+    "relevance",
+    "impressions",
+    "clicks",
+)
+"""The columns :func:`fit_pbm` makes (its sufficient statistics and its outputs)."""
 
 
 @dataclass(frozen=True)
@@ -236,10 +324,18 @@ def fit_pbm(
     frame = as_frame(log, "log").lazy()
     keys = _keys(by)
     columns = {"query": query, "doc": doc, "position": position, "clicked": clicked}
-    _check_log(frame.collect_schema(), columns, keys, clicked=clicked)
+    _check_log(
+        frame.collect_schema(),
+        columns,
+        keys,
+        clicked=clicked,
+        reserved=PBM_COLUMNS,
+        function="fit_pbm",
+    )
     check_int("max_iter", max_iter, minimum=1)
     stats = (
-        frame.group_by(*keys, query, doc, position)
+        checked_clicks(frame, clicked, position)
+        .group_by(*keys, query, doc, position)
         .agg(
             n=pl.len(),
             c=_clicks(clicked).sum(),
@@ -417,7 +513,14 @@ def position_bias(
     frame = as_frame(log, "log").lazy()
     keys = _keys(by)
     schema = frame.collect_schema()
-    _check_log(schema, {"position": position, "clicked": clicked}, keys, clicked=clicked)
+    _check_log(
+        schema,
+        {"position": position, "clicked": clicked},
+        keys,
+        clicked=clicked,
+        reserved=(*CTR_COLUMNS, "examination"),
+        function="position_bias",
+    )
     check_columns(schema, {"randomized": randomized}, "log")
     if schema[randomized] != pl.Boolean:
         msg = f"randomized column {randomized!r} must be Boolean. Got {schema[randomized]}."
@@ -523,8 +626,15 @@ def coec(
     frame = as_frame(log, "log")
     keys = _keys(by)
     columns = {"query": query, "doc": doc, "position": position, "clicked": clicked}
-    _check_log(frame.collect_schema(), columns, keys, clicked=clicked)
-    lazy = frame.lazy()
+    _check_log(
+        frame.collect_schema(),
+        columns,
+        keys,
+        clicked=clicked,
+        reserved=(*CTR_COLUMNS, "n", "c", "expected_clicks", "coec"),
+        function="coec",
+    )
+    lazy = checked_clicks(frame.lazy(), clicked, position)
     ctr = ctr_by_position(lazy, position=position, clicked=clicked, by=by).select(
         *keys, position, "ctr"
     )
@@ -641,5 +751,22 @@ def qrels_from_clicks(
     if min_impressions is not None:
         check_columns(schema, {"impressions": impressions}, "judgments")
         frame = frame.filter(pl.col(impressions) >= min_impressions)
-    grade = pl.sum_horizontal(*((pl.col(score) >= t).cast(pl.Int64) for t in cuts))
+    if not schema[score].is_numeric():
+        msg = f"judgments column {score!r} must hold numbers. Got {schema[score]}."
+        raise TypeError(msg)
+    check_reserved({"query": query, "doc": doc}, (relevance,), "qrels_from_clicks")
+
+    def check(values: pl.Series) -> pl.Series:
+        bad = values.is_null() | (values.is_nan() if values.dtype.is_float() else False)
+        if bad.any():
+            msg = (
+                f"judgments column {score!r} has {int(bad.sum())} null or NaN values (a "
+                f"document shown only where nobody clicked has no COEC): it has no grade. "
+                f"Drop those rows first, e.g. .filter(pl.col({score!r}).is_not_nan())."
+            )
+            raise ValueError(msg)
+        return values
+
+    checked = pl.col(score).map_batches(check, return_dtype=schema[score], is_elementwise=True)
+    grade = pl.sum_horizontal(*((checked >= t).cast(pl.Int64) for t in cuts))
     return frame.with_columns(grade.alias(relevance))

@@ -9,16 +9,25 @@ preference.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, overload
 
 import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import ArrowStreamExportable, FrameT, IntoFrame
+from polars_rankeval.clicks import checked_clicks
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.ranking import rank_run
-from polars_rankeval.validation import check_choice, check_columns, check_int
+from polars_rankeval.validation import (
+    check_choice,
+    check_columns,
+    check_duplicates,
+    check_int,
+    check_one_system,
+    check_reserved,
+    check_same_dtypes,
+)
 
 Method = Literal["team_draft", "balanced"]
 TestKind = Literal["binomial", "bootstrap"]
@@ -187,10 +196,24 @@ def interleave(
     """
     check_choice("method", method, Method)
     check_int("k", k, minimum=1, allow_none=True)
-    lists = []
-    for name, run in (("run_a", run_a), ("run_b", run_b)):
-        frame = as_frame(run, name).lazy()
+    check_reserved(
+        {"query": query, "doc": doc}, ("position", "team", "rank_a", "rank_b"), "interleave"
+    )
+    frames = {
+        name: as_frame(run, name).lazy() for name, run in (("run_a", run_a), ("run_b", run_b))
+    }
+    for name, frame in frames.items():
         check_columns(frame.collect_schema(), {"query": query, "doc": doc, "score": score}, name)
+        own = "system" if "system" not in (query, doc, score) else None
+        check_one_system(frame, own, name, "interleave")
+        check_duplicates(frame, [query, doc], name)
+    check_same_dtypes(
+        ("run_a", frames["run_a"].collect_schema()),
+        ("run_b", frames["run_b"].collect_schema()),
+        [query, doc],
+    )
+    lists = []
+    for frame in frames.values():
         ranked = rank_run(frame, query=query, doc=doc, score=score, system=None).collect()
         lists.append(ranked.group_by(query, maintain_order=True).agg(doc).sort(query))
     both = lists[0].join(lists[1], on=query, how="inner", suffix="__b").sort(query)
@@ -217,6 +240,21 @@ def interleave(
         "rank_b": pl.Int64,
     }
     return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _checked_team(team: str) -> Callable[[pl.Series], pl.Series]:
+    """A check of a team-draft log's ``team`` column batch: ``"a"`` or ``"b"`` (or
+    null, a result no team put there), else raise naming the value."""
+
+    def check(values: pl.Series) -> pl.Series:
+        bad = values.is_not_null() & ~values.cast(pl.String).is_in(["a", "b"])
+        if bad.any():
+            msg = f"team column {team!r} must hold 'a' or 'b' (the team of each result). "
+            msg += f"Got {values.filter(bad)[0]!r}."
+            raise ValueError(msg)
+        return values
+
+    return check
 
 
 @overload
@@ -323,6 +361,21 @@ def interleaving_outcomes(
     check_columns(schema, needed, "log")
     for key in keys:
         check_columns(schema, {"by": key}, "log")
+    check_reserved(
+        {"by": keys, "impression": impression},
+        ("clicks", "credit_a", "credit_b", "winner"),
+        "interleaving_outcomes",
+    )
+    if not (schema[clicked] == pl.Boolean or schema[clicked].is_integer()):
+        msg = f"clicked column {clicked!r} must be Boolean or 0/1 integers. Got {schema[clicked]}."
+        raise TypeError(msg)
+    frame = checked_clicks(frame, clicked, position if method != "team_draft" else None)
+    if method == "team_draft":
+        frame = frame.with_columns(
+            pl.col(team).map_batches(
+                _checked_team(team), return_dtype=schema[team], is_elementwise=True
+            )
+        )
     click = pl.col(clicked).cast(pl.Int64)
     is_click = click == 1
     if method == "team_draft":
@@ -437,6 +490,22 @@ def interleaving_test(
     check_columns(schema, {"winner": winner}, "outcomes")
     for key in keys:
         check_columns(schema, {"by": key}, "outcomes")
+    check_reserved(
+        {"by": keys},
+        (
+            "impressions",
+            "wins_a",
+            "wins_b",
+            "ties",
+            "preference",
+            "lower",
+            "upper",
+            "p_value",
+            "bad",
+        ),
+        "interleaving_test",
+        prefix="__",
+    )
     counts = (
         frame.filter(pl.col(winner).is_not_null())
         .group_by(keys or pl.lit(0).alias("__all"))
@@ -457,6 +526,10 @@ def interleaving_test(
     rows = []
     for row in counts.iter_rows(named=True):
         wa, wb, t, n = row["wins_a"], row["wins_b"], row["ties"], row["impressions"]
+        if n == 0:
+            msg = f"outcomes column {winner!r} holds no 'a', 'b' or 'tie' (no impression "
+            msg += "with a click): nothing to test."
+            raise ValueError(msg)
         preference = (wa + t / 2) / n - 0.5
         draws = rng.multinomial(n, [wa / n, wb / n, t / n], size=n_bootstrap)
         boot = (draws[:, 0] + draws[:, 2] / 2) / n - 0.5

@@ -27,8 +27,16 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import ArrowStreamExportable, FrameT, IntoFrame
+from polars_rankeval.clicks import checked_clicks
 from polars_rankeval.inputs import as_frame
-from polars_rankeval.validation import check_columns, check_int
+from polars_rankeval.validation import (
+    check_columns,
+    check_duplicates,
+    check_int,
+    check_one_system,
+    check_reserved,
+    check_same_dtypes,
+)
 
 Normalisation = Literal["none", "all", "position"]
 Draws = Literal["fast", "obp"]
@@ -189,10 +197,17 @@ def off_policy(
         msg = f"position column {position!r} must hold integers. Got {schema[position]}."
         raise TypeError(msg)
     pairs = sorted({ESTIMATORS[n][:2] for n in names})
-    for column in (reward, *(c for pair in pairs for c in pair)):
-        if not (schema[column].is_numeric() or schema[column] == pl.Boolean):
-            msg = f"column {column!r} must hold numbers. Got {schema[column]}."
+    if not (schema[reward].is_numeric() or schema[reward] == pl.Boolean):
+        msg = f"column {reward!r} must hold numbers. Got {schema[reward]}."
+        raise TypeError(msg)
+    for column in (c for pair in pairs for c in pair):
+        if not schema[column].is_numeric():
+            msg = f"column {column!r} must hold probabilities (numbers). Got {schema[column]}."
             raise TypeError(msg)
+    outputs = ("estimator", "estimate", "lower", "upper", "n_slates")
+    check_reserved({"by": keys, "position": position}, outputs, "off_policy", prefix="__")
+    others = {"slate": slate, "reward": reward, "position_weights": weight_column}
+    check_reserved(others, (), "off_policy", prefix="__")
     pairs = sorted({ESTIMATORS[n][:2] for n in names})
     needed = [*keys, slate, position, reward, *([weight_column] if weight_column else [])]
     needed += [c for pair in pairs for c in pair if c not in needed]
@@ -524,6 +539,7 @@ def click_metrics(
     position: str = "position",
     clicked: str = "clicked",
     score: str = "score",
+    system: str | None = "system",
 ) -> FrameT: ...
 @overload
 def click_metrics(
@@ -538,6 +554,7 @@ def click_metrics(
     position: str = "position",
     clicked: str = "clicked",
     score: str = "score",
+    system: str | None = "system",
 ) -> pl.DataFrame: ...
 def click_metrics(
     log: IntoFrame,
@@ -551,6 +568,7 @@ def click_metrics(
     position: str = "position",
     clicked: str = "clicked",
     score: str = "score",
+    system: str | None = "system",
 ) -> pl.DataFrame | pl.LazyFrame:
     r"""Click metrics of a new ranking, estimated from a click log under the
     position-based model (counterfactual learning to rank).
@@ -591,6 +609,9 @@ def click_metrics(
         Cutoff.
     session, query, doc, position, clicked, score
         Column names.
+    system
+        The run's system column, if it has one: a run of several systems is refused
+        (one ranking per query is scored; filter one system first). None: no check.
 
     Returns
     -------
@@ -637,6 +658,30 @@ def click_metrics(
     check_columns(
         lazy.collect_schema(), columns | {"position": position, "clicked": clicked}, "log"
     )
+    run_frame = as_frame(run, "run").lazy()
+    run_schema = run_frame.collect_schema()
+    check_columns(run_schema, {"query": query, "doc": doc, "score": score}, "run")
+    check_same_dtypes(("log", lazy.collect_schema()), ("run", run_schema), [query, doc])
+    check_reserved(
+        {"session": session, "query": query, "doc": doc, "score": score},
+        (
+            "sessions",
+            f"clicks@{k}",
+            f"click_P@{k}",
+            f"click_nDCG@{k}",
+            "ips",
+            "unmatched",
+            "rel",
+            "rank",
+            "examination",
+            "position",
+        ),
+        "click_metrics",
+        prefix="__",
+    )
+    check_one_system(run_frame, system, "run", "click_metrics")
+    check_duplicates(run_frame, [query, doc], "run")
+    lazy = checked_clicks(lazy, clicked, position)
     theta = as_frame(examination, "examination").lazy().collect()
     check_columns(
         theta.schema, {"position": "position", "examination": "examination"}, "examination"
@@ -663,9 +708,7 @@ def click_metrics(
         .with_columns(rel=pl.col("ips") / pl.col("sessions"))
     )
     ranked = (
-        rank_run(
-            as_frame(run, "run").lazy(), query=query, doc=doc, score=score, system=None, depth=k
-        )
+        rank_run(run_frame, query=query, doc=doc, score=score, system=None, depth=k)
         .select(query, doc, pl.col("rank").cast(pl.Int64))
         .join(rel.select(query, doc, "rel"), on=[query, doc], how="left")
         .join(theta.lazy(), left_on="rank", right_on="position", how="left")

@@ -81,6 +81,42 @@ def system_column(system: str | None, names: Iterable[str]) -> str | None:
     return system if system is not None and system in names else None
 
 
+def check_reserved(
+    roles: Mapping[str, str | Sequence[str] | None],
+    reserved: Iterable[str],
+    function: str,
+    *,
+    prefix: str | None = None,
+) -> None:
+    """Raise when a column the caller names has the name of one of ``function``'s own
+    output or working columns (``reserved``), which would otherwise end in a raw
+    Polars ``DuplicateError``: ``roles`` maps each option (``"by"``, ``"query"``, ...)
+    to the column name(s) it was given. With ``prefix``, every name starting with it
+    is the function's too (its working columns).
+
+    Examples
+    --------
+    >>> check_reserved({"by": ["day", "clicks"], "position": "position"},
+    ...                ("impressions", "clicks", "ctr"), "ctr_by_position")
+    Traceback (most recent call last):
+    ...
+    ValueError: by column 'clicks' has the name of a column ctr_by_position makes ...
+    """
+    taken = list(dict.fromkeys(reserved))
+    for option, value in roles.items():
+        names = [] if value is None else [value] if isinstance(value, str) else list(value)
+        for name in names:
+            if name in taken or (prefix is not None and name.startswith(prefix)):
+                listed = ", ".join(repr(t) for t in taken if not t.startswith("__"))
+                msg = (
+                    f"{option} column {name!r} has the name of a column {function} makes "
+                    f"({listed}, and working columns starting with '__'). Rename it first, "
+                    f"e.g. frame.rename({{{name!r}: {name + '_'!r}}}), and pass "
+                    f"{option}={name + '_'!r}."
+                )
+                raise ValueError(msg)
+
+
 def check_id_dtypes(run_schema: pl.Schema, qrels_schema: pl.Schema, ids: Sequence[str]) -> None:
     """Raise when run and qrels ids cannot be matched safely.
 
@@ -116,6 +152,56 @@ def check_id_dtypes(run_schema: pl.Schema, qrels_schema: pl.Schema, ids: Sequenc
                     f"integers or strings. Cast both to pl.String first."
                 )
                 raise TypeError(msg)
+
+
+def check_same_dtypes(
+    left: tuple[str, pl.Schema], right: tuple[str, pl.Schema], names: Iterable[str]
+) -> None:
+    """Raise when an id column to be joined has another dtype on each side; ``left`` and
+    ``right`` are (table name, schema) pairs.
+
+    Examples
+    --------
+    >>> check_same_dtypes(("log", pl.Schema({"doc": pl.Int64})),
+    ...                   ("run", pl.Schema({"doc": pl.String})), ["doc"])
+    Traceback (most recent call last):
+    ...
+    TypeError: Column 'doc' is Int64 in the log and String in the run; ids are matched ...
+    """
+    (left_name, left_schema), (right_name, right_schema) = left, right
+    for name in names:
+        a, b = left_schema[name], right_schema[name]
+        if a != b:
+            msg = (
+                f"Column {name!r} is {a} in the {left_name} and {b} in the {right_name}; ids "
+                f"are matched by value, so cast one to the other's dtype first, e.g. "
+                f"pl.col({name!r}).cast(pl.{b})."
+            )
+            raise TypeError(msg)
+
+
+def check_one_system(frame: pl.LazyFrame, system: str | None, table: str, function: str) -> None:
+    """Raise when ``frame`` has a ``system`` column holding more than one system: ``function``
+    ranks one list per query, and several systems' rows would merge into one ranking.
+
+    Examples
+    --------
+    >>> run = pl.LazyFrame({"system": ["a", "b"], "query": 1, "doc": ["x", "y"]})
+    >>> check_one_system(run, "system", "run", "interleave")
+    Traceback (most recent call last):
+    ...
+    ValueError: run column 'system' holds 2 systems; interleave ranks one list per query: ...
+    """
+    if system is None or system not in frame.collect_schema():
+        return
+    systems = frame.select(pl.col(system).n_unique()).collect().item()
+    if systems > 1:
+        msg = (
+            f"{table} column {system!r} holds {systems} systems; {function} ranks one list "
+            f"per query: filter one system first, e.g. {table}.filter(pl.col({system!r}) "
+            f"== ...)."
+        )
+        raise ValueError(msg)
 
 
 def check_score_dtype(schema: pl.Schema, score: str) -> None:

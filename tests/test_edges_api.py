@@ -1,0 +1,359 @@
+"""Edges of the wider API (clicks, off-policy, interleaving, recsys, fusion, pools,
+assessors, reports, stats): a column named like a function's own output or working
+columns, an id's dtype differing between two inputs, values out of range, several
+systems where one ranking is scored. Each is a clear ValueError/TypeError naming the
+column or option (or the right answer), never a raw Polars error or a silent number;
+and the input frames are left as they were."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as pr
+
+RAW = (pl.exceptions.PolarsError, ZeroDivisionError, OverflowError, KeyError, IndexError)
+
+
+def clear_error(call: Callable[[], Any], *frames: pl.DataFrame, match: str) -> None:
+    """``call`` raises a ValueError/TypeError matching ``match`` (not a Polars error), and
+    leaves ``frames`` unchanged."""
+    before = [f.clone() for f in frames]
+    with pytest.raises((ValueError, TypeError), match=match) as info:
+        out = call()
+        if isinstance(out, pl.LazyFrame):
+            out.collect()
+    assert not isinstance(info.value, RAW), repr(info.value)
+    for frame, copy in zip(frames, before, strict=True):
+        assert frame.equals(copy)
+
+
+def click_log() -> pl.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 200
+    return pl.DataFrame(
+        {
+            "session": np.repeat(np.arange(n // 4), 4),
+            "query": np.repeat(rng.integers(5, size=n // 4), 4),
+            "doc": np.tile(np.arange(4), n // 4),
+            "position": np.tile(np.arange(1, 5), n // 4),
+            "clicked": rng.random(n) < 0.4,
+            "randomized": np.repeat(rng.random(n // 4) < 0.5, 4),
+        }
+    )
+
+
+# ------------------------------------------------------------------- clicks
+
+CLICK_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "ctr_by_position": pr.ctr_by_position,
+    "coec": pr.coec,
+    "fit_pbm": pr.fit_pbm,
+    "position_bias": pr.position_bias,
+    "position_bias_randomized": lambda log, **kw: pr.position_bias(log, method="randomized", **kw),
+}
+CLICK_OUTPUTS = {
+    "ctr_by_position": ["impressions", "clicks", "ctr"],
+    "coec": ["impressions", "clicks", "ctr", "expected_clicks", "coec", "n", "c"],
+    "fit_pbm": ["impressions", "clicks", "examination", "relevance", "n", "c"],
+    "position_bias": ["impressions", "clicks", "examination", "relevance", "n"],
+    "position_bias_randomized": ["impressions", "clicks", "ctr", "examination"],
+}
+
+
+@pytest.mark.parametrize(
+    ("function", "name"),
+    [(f, n) for f, names in CLICK_OUTPUTS.items() for n in names],
+)
+def test_click_log_segment_named_like_an_output(function: str, name: str) -> None:
+    log = click_log().with_columns(pl.col("query").alias(name))
+    clear_error(
+        lambda: CLICK_FUNCTIONS[function](log, by=name),
+        log,
+        match=f"by column '{name}' has the name of a column",
+    )
+
+
+@pytest.mark.parametrize("name", ["impressions", "clicks", "expected_clicks", "coec", "n"])
+@pytest.mark.parametrize("role", ["query", "doc"])
+def test_coec_ids_named_like_an_output(role: str, name: str) -> None:
+    log = click_log().rename({role: name})
+    clear_error(lambda: pr.coec(log, **{role: name}), log, match=f"pass {role}='{name}_'")
+
+
+@pytest.mark.parametrize("function", list(CLICK_FUNCTIONS))
+@pytest.mark.parametrize(
+    ("clicked", "shown"),
+    [(pl.lit(2), "2"), (pl.lit(-1), "-1"), (pl.lit(None, pl.Int64), "None")],
+)
+def test_click_values_other_than_0_1_are_refused(
+    function: str, clicked: pl.Expr, shown: str
+) -> None:
+    """A click of 2 counted twice, -1 took one away, null was an impression without a
+    click: CTR, COEC and the fitted bias were silently wrong."""
+    log = click_log().with_columns(
+        pl.when(pl.col("position") == 2)
+        .then(clicked)
+        .otherwise(pl.col("clicked").cast(pl.Int64))
+        .alias("clicked")
+    )
+    for frame in (log, log.lazy()):
+        clear_error(
+            lambda frame=frame: CLICK_FUNCTIONS[function](frame),
+            log,
+            match=f"clicked column 'clicked' must hold 0 or 1 .*Got {shown}",
+        )
+
+
+@pytest.mark.parametrize("function", list(CLICK_FUNCTIONS))
+def test_null_positions_are_refused(function: str) -> None:
+    log = click_log().with_columns(
+        position=pl.when(pl.col("session") == 3).then(None).otherwise(pl.col("position")),
+        randomized=pl.col("randomized") | (pl.col("session") == 3),
+    )
+    clear_error(
+        lambda: CLICK_FUNCTIONS[function](log), log, match="position column 'position' has 4 null"
+    )
+
+
+def test_qrels_from_clicks_refuses_a_nan_coec() -> None:
+    """A document shown only where nobody clicked has COEC 0/0 = NaN, and NaN >= t is
+    true in Polars: it got the top grade."""
+    log = pl.DataFrame(
+        {
+            "query": "q",
+            "doc": ["a", "b", "a", "b"],
+            "position": [1, 2, 1, 2],
+            "clicked": [1, 0, 0, 0],
+        }
+    )
+    judgments = pr.coec(log)
+    assert judgments.filter(pl.col("doc") == "b")["coec"].is_nan().all()
+    for frame in (judgments, judgments.lazy()):
+        clear_error(
+            lambda frame=frame: pr.qrels_from_clicks(frame, thresholds=[0.5, 1.5]),
+            judgments,
+            match="'coec' has 1 null or NaN values",
+        )
+    kept = pr.qrels_from_clicks(judgments.filter(pl.col("coec").is_not_nan()), thresholds=[0.5])
+    assert kept["relevance"].to_list() == [1]
+
+
+def click_metrics_inputs() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    log = click_log()
+    run = pl.DataFrame(
+        {
+            "query": np.repeat(np.arange(5), 4),
+            "doc": np.tile(np.arange(4), 5),
+            "score": np.tile([4.0, 3.0, 2.0, 1.0], 5),
+        }
+    )
+    bias = pl.DataFrame({"position": [1, 2, 3, 4], "examination": [1.0, 0.7, 0.5, 0.4]})
+    return log, run, bias
+
+
+def test_click_metrics_refuses_a_run_of_several_systems() -> None:
+    """rank_run(system=None) merged the systems into one ranking of every row."""
+    log, run, bias = click_metrics_inputs()
+    two = pl.concat(
+        [
+            run.with_columns(system=pl.lit("x")),
+            run.with_columns(system=pl.lit("y"), doc=pl.col("doc") + 10),
+        ]
+    )
+    clear_error(
+        lambda: pr.click_metrics(log, two, bias, k=3), log, two, match="'system' holds 2 systems"
+    )
+    one = pr.click_metrics(log, two.filter(pl.col("system") == "x"), bias, k=3)
+    assert_frame_equal(one, pr.click_metrics(log, run, bias, k=3))
+
+
+def test_click_metrics_refuses_duplicate_run_rows() -> None:
+    log, run, bias = click_metrics_inputs()
+    doubled = pl.concat([run, run.head(1)])
+    clear_error(
+        lambda: pr.click_metrics(log, doubled, bias, k=3),
+        doubled,
+        match="run has duplicate rows for",
+    )
+
+
+@pytest.mark.parametrize("dtype", [pl.String, pl.Int32, pl.UInt64])
+@pytest.mark.parametrize("column", ["query", "doc"])
+def test_click_metrics_id_dtypes_differ(column: str, dtype: pl.DataType) -> None:
+    log, run, bias = click_metrics_inputs()
+    run = run.with_columns(pl.col(column).cast(dtype))
+    clear_error(
+        lambda: pr.click_metrics(log, run, bias, k=3),
+        run,
+        match=f"Column '{column}' is Int64 in the log and {dtype} in the run",
+    )
+
+
+@pytest.mark.parametrize("name", ["rank", "examination", "sessions", "clicks@3", "rel", "__x"])
+def test_click_metrics_doc_named_like_a_working_column(name: str) -> None:
+    log, run, bias = click_metrics_inputs()
+    log, run = log.rename({"doc": name}), run.rename({"doc": name})
+    clear_error(
+        lambda: pr.click_metrics(log, run, bias, k=3, doc=name),
+        log,
+        run,
+        match=f"doc column '{name}' has the name of a column click_metrics makes",
+    )
+
+
+# --------------------------------------------------------------- off-policy
+
+
+def slate_log() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "slate_id": [1, 1, 2, 2, 3, 3],
+            "position": [0, 1, 0, 1, 0, 1],
+            "reward": [1, 0, 1, 1, 0, 1],
+            "pscore": [0.25] * 2 + [0.5] * 4,
+            "evaluation_policy_pscore": [0.5] * 6,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["estimator", "estimate", "lower", "upper", "n_slates", "__n", "__null", "__reward"]
+)
+def test_off_policy_segment_named_like_an_output(name: str) -> None:
+    log = slate_log().with_columns(pl.lit(1).alias(name))
+    clear_error(
+        lambda: pr.off_policy(log, ["sips"], by=name, n_bootstrap=10, seed=0),
+        log,
+        match=f"by column '{name}' has the name of a column off_policy makes",
+    )
+
+
+@pytest.mark.parametrize("role", ["slate", "reward"])
+def test_off_policy_column_named_like_a_working_column(role: str) -> None:
+    """A slate column named '__reward' was overwritten by the weighted rewards."""
+    column = {"slate": "slate_id", "reward": "reward"}[role]
+    log = slate_log().rename({column: "__reward"})
+    clear_error(
+        lambda: pr.off_policy(log, ["sips"], n_bootstrap=10, seed=0, **{role: "__reward"}),
+        log,
+        match=f"{role} column '__reward' has the name",
+    )
+
+
+def test_off_policy_boolean_propensities_are_refused() -> None:
+    log = slate_log().with_columns(pl.col("pscore") > 0.3)
+    clear_error(
+        lambda: pr.off_policy(log, ["sips"], n_bootstrap=10, seed=0),
+        log,
+        match="'pscore' must hold probabilities",
+    )
+
+
+# ------------------------------------------------------------- interleaving
+
+RUN_A = pl.DataFrame(
+    {
+        "query": ["q"] * 3 + ["r"] * 2,
+        "doc": ["d1", "d2", "d3", "d1", "d2"],
+        "score": [3.0, 2, 1, 2, 1],
+    }
+)
+RUN_B = pl.DataFrame(
+    {
+        "query": ["q"] * 3 + ["r"] * 2,
+        "doc": ["d2", "d4", "d1", "d2", "d5"],
+        "score": [3.0, 2, 1, 2, 1],
+    }
+)
+
+
+@pytest.mark.parametrize("name", ["position", "team", "rank_a", "rank_b"])
+@pytest.mark.parametrize("role", ["query", "doc"])
+def test_interleave_ids_named_like_an_output(role: str, name: str) -> None:
+    a, b = RUN_A.rename({role: name}), RUN_B.rename({role: name})
+    clear_error(
+        lambda: pr.interleave(a, b, seed=1, **{role: name}),
+        a,
+        b,
+        match=f"{role} column '{name}' has the name of a column interleave makes",
+    )
+
+
+@pytest.mark.parametrize("dtype", [pl.Categorical, pl.Int64])
+def test_interleave_id_dtypes_differ(dtype: pl.DataType) -> None:
+    if dtype == pl.Categorical:
+        b = RUN_B.with_columns(pl.col("doc").cast(pl.Categorical))
+    else:
+        b = RUN_B.with_columns(pl.col("doc").str.slice(1).cast(pl.Int64))
+    clear_error(
+        lambda: pr.interleave(RUN_A, b, seed=1), b, match="Column 'doc' is String in the run_a"
+    )
+
+
+def test_interleave_refuses_duplicates_and_several_systems() -> None:
+    """A doc twice in one run was interleaved twice; a run of two systems was one list."""
+    doubled = pl.concat([RUN_A, RUN_A.head(1)])
+    clear_error(lambda: pr.interleave(doubled, RUN_B, seed=1), doubled, match="run_a has duplicate")
+    two = pl.concat(
+        [
+            RUN_A.with_columns(system=pl.lit("x")),
+            RUN_A.with_columns(system=pl.lit("y"), doc=pl.col("doc") + "y"),
+        ]
+    )
+    clear_error(lambda: pr.interleave(two, RUN_B, seed=1), two, match="'system' holds 2 systems")
+
+
+def served_log() -> pl.DataFrame:
+    return pr.interleave(RUN_A, RUN_B, seed=1).with_columns(
+        impression=pl.col("query"), clicked=pl.col("position") <= 2
+    )
+
+
+@pytest.mark.parametrize("name", ["clicks", "credit_a", "credit_b", "winner"])
+@pytest.mark.parametrize("method", ["team_draft", "balanced"])
+def test_interleaving_outcomes_segment_named_like_an_output(method: str, name: str) -> None:
+    log = served_log().with_columns(pl.lit(1).alias(name))
+    clear_error(
+        lambda: pr.interleaving_outcomes(log, method=method, by=name),
+        log,
+        match=f"by column '{name}' has the name",
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (pl.col("clicked").cast(pl.String), "must be Boolean or 0/1 integers. Got String"),
+        (pl.col("clicked").cast(pl.Int64) * 2, "must hold 0 or 1"),
+        (pl.lit(None, pl.Boolean).alias("clicked"), "must hold 0 or 1"),
+        (pl.lit("c").alias("team"), "team column 'team' must hold 'a' or 'b'"),
+    ],
+)
+def test_interleaving_outcomes_bad_values(change: pl.Expr, match: str) -> None:
+    """A team 'c' and null clicks were silently no credit; a click of 2 counted as none."""
+    log = served_log().with_columns(change)
+    clear_error(lambda: pr.interleaving_outcomes(log), log, match=match)
+
+
+def test_interleaving_test_without_clicks() -> None:
+    """No impression with a click ended in ZeroDivisionError."""
+    for outcomes in (pl.DataFrame({"winner": [None, None]}, schema={"winner": pl.String}),):
+        clear_error(lambda o=outcomes: pr.interleaving_test(o), outcomes, match="nothing to test")
+
+
+@pytest.mark.parametrize(
+    "name", ["impressions", "wins_a", "wins_b", "ties", "preference", "p_value", "lower"]
+)
+def test_interleaving_test_segment_named_like_an_output(name: str) -> None:
+    outcomes = pl.DataFrame({"winner": ["a", "b", "a", "tie"], name: [1, 1, 2, 2]})
+    clear_error(
+        lambda: pr.interleaving_test(outcomes, by=name, seed=0),
+        outcomes,
+        match=f"by column '{name}' has the name",
+    )
