@@ -58,7 +58,7 @@ from polars_rankeval.measures import (
 )
 from polars_rankeval.options import check_options, segment_columns
 from polars_rankeval.recsys import score_lists, with_accuracy
-from polars_rankeval.side import check_side
+from polars_rankeval.side import check_side, side_keys
 from polars_rankeval.validation import (
     check_columns,
     check_grade_dtype,
@@ -296,7 +296,8 @@ def evaluate(
         "memory_limit": memory_limit,
     }
     side = check_side(train=train, catalog=catalog, item_features=item_features,
-                      query=options_query(query), doc=options_query(doc))  # fmt: skip
+                      query=options_query(query), doc=options_query(doc), run=("run", run_schema),
+                      keys=side_keys(query, system, by))  # fmt: skip
     call = prepare(run_schema, qrels_schema, measures, options, given=frozenset(side))
     run = with_joined_ids(run, call.options.joined_ids)
     qrels = with_joined_ids(qrels, call.options.joined_ids)

@@ -32,6 +32,7 @@ from polars_rankeval.validation import (
     check_choice,
     check_columns,
     check_output_names,
+    check_reserved,
     system_column,
 )
 
@@ -196,6 +197,8 @@ def prepare_catalog(
     segments = segment_columns(by, schema, taken=[query, doc, score, rank, system])
     groups = [*segments, *([system] if system else [])]
     check_output_names(groups, [str(m) for m in parsed])
+    roles = {"by": segments, "system": system, "query": query, "doc": doc}
+    check_reserved(roles, ("count",), "evaluate_catalog")
     return CatalogJob(tuple(str(m) for m in parsed), tuple(groups), query, doc, score, rank,
                       order)  # fmt: skip
 
@@ -344,9 +347,8 @@ def evaluate_catalog(
     job = prepare_catalog(schema, measures, by=by, query=query, doc=doc, score=score, rank=rank,
                           system=system, order=order, conventions=conventions)  # fmt: skip
     parsed, groups = job.parsed, list(job.groups)
-    given = check_side(
-        train=train, catalog=catalog, item_features=item_features, query=query, doc=doc
-    )
+    given = check_side(train=train, catalog=catalog, item_features=item_features, query=query,
+                       doc=doc, run=("recs", schema), keys=[query, *groups])  # fmt: skip
     check_needs(parsed, frozenset(given))
     run = frame.lazy()
 

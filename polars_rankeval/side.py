@@ -112,6 +112,21 @@ def catalog_frame(catalog: Any, doc: str) -> pl.DataFrame | pl.LazyFrame:
     return as_frame(catalog, "catalog")
 
 
+def side_keys(
+    query: str | Sequence[str], system: str | None, by: str | Sequence[str] | None
+) -> list[str]:
+    """The run's key columns (user, system, segments) named by the options.
+
+    Examples
+    --------
+    >>> side_keys(["user", "session"], "system", "day")
+    ['user', 'session', 'system', 'day']
+    """
+    names = [query] if isinstance(query, str) else list(query)
+    names += [system] if system is not None else []
+    return names + ([by] if isinstance(by, str) else list(by or ()))
+
+
 def check_side(
     *,
     train: Any,
@@ -119,8 +134,15 @@ def check_side(
     item_features: Any,
     query: str,
     doc: str,
+    run: tuple[str, pl.Schema] | None = None,
+    keys: Sequence[str] = (),
 ) -> dict[str, pl.DataFrame | pl.LazyFrame]:
     """The side inputs given, as Polars frames, their columns checked on the schemas.
+
+    With ``run`` (the name and schema of the rankings), the user and item ids that
+    ``train`` and ``item_features`` are joined on must have the run's dtypes, and no
+    feature column may be named like one of the run's ``keys`` (user, system,
+    segments), which the features join.
 
     Raises
     ------
@@ -140,9 +162,29 @@ def check_side(
     ValueError: train is missing column 'u' (it has: 'user', 'item'). If it is named ...
     """
     given: dict[str, pl.DataFrame | pl.LazyFrame] = {}
+
+    def same_dtypes(table: str, schema: pl.Schema, pairs: Mapping[str, str]) -> None:
+        """``pairs``: the side input's column -> the run's column it is matched with."""
+        if run is None:
+            return
+        name, run_schema = run
+        for side_column, run_column in pairs.items():
+            if run_column not in run_schema:
+                continue
+            a, b = schema[side_column], run_schema[run_column]
+            if a != b and not (a.is_integer() and b.is_integer()):
+                msg = (
+                    f"{table} column {side_column!r} is {a} but {name} column {run_column!r} "
+                    f"is {b}; ids are matched by value, so cast one to the other's dtype "
+                    f"first, e.g. pl.col({side_column!r}).cast(pl.{b})."
+                )
+                raise TypeError(msg)
+
     if train is not None:
         frame = _frame(train, "train")
-        check_columns(frame.lazy().collect_schema(), {"query": query, "doc": doc}, "train")
+        schema = frame.lazy().collect_schema()
+        check_columns(schema, {"query": query, "doc": doc}, "train")
+        same_dtypes("train", schema, {query: query, doc: doc})
         given["train"] = frame
     if catalog is not None:
         frame = catalog_frame(catalog, doc)
@@ -155,9 +197,20 @@ def check_side(
             if not schema["distance"].is_numeric():
                 msg = f"item_features' distance column must be numeric. Got {schema['distance']}."
                 raise ValueError(msg)
+            same_dtypes("item_features", schema, dict.fromkeys(PAIR_COLUMNS[:2], doc))
             given["item_features"] = frame
             return given
         check_columns(schema, {"doc": doc}, "item_features")
+        same_dtypes("item_features", schema, {doc: doc})
+        clash = [c for c in schema.names() if c != doc and c in keys]
+        if clash:
+            msg = (
+                f"item_features has a feature column {clash[0]!r}, the name of a key column "
+                f"of the {run[0] if run else 'run'} (user, system or segment): rename the "
+                f"feature first, e.g. item_features.rename({{{clash[0]!r}: "
+                f"{clash[0] + '_feature'!r}}})."
+            )
+            raise ValueError(msg)
         if len(schema) < 2:
             msg = (
                 f"item_features has no feature column: give the item column {doc!r} and "

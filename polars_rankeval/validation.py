@@ -107,11 +107,13 @@ def check_reserved(
         names = [] if value is None else [value] if isinstance(value, str) else list(value)
         for name in names:
             if name in taken or (prefix is not None and name.startswith(prefix)):
-                listed = ", ".join(repr(t) for t in taken if not t.startswith("__"))
+                listed = [repr(t) for t in taken if not t.startswith("__")]
+                if prefix is not None:
+                    listed.append(f"working columns starting with {prefix!r}")
                 msg = (
                     f"{option} column {name!r} has the name of a column {function} makes "
-                    f"({listed}, and working columns starting with '__'). Rename it first, "
-                    f"e.g. frame.rename({{{name!r}: {name + '_'!r}}}), and pass "
+                    f"({', '.join(listed) or 'working columns'}). Rename it first, e.g. "
+                    f"frame.rename({{{name!r}: {name + '_'!r}}}), and pass "
                     f"{option}={name + '_'!r}."
                 )
                 raise ValueError(msg)

@@ -357,3 +357,108 @@ def test_interleaving_test_segment_named_like_an_output(name: str) -> None:
         outcomes,
         match=f"by column '{name}' has the name",
     )
+
+
+# ------------------------------------------------------------------- recsys
+
+RECS = pl.DataFrame(
+    {
+        "system": ["a"] * 6 + ["b"] * 6,
+        "query": [1, 1, 1, 2, 2, 2] * 2,
+        "doc": [1, 2, 3, 2, 3, 4, 4, 5, 1, 1, 2, 3],
+        "score": [3.0, 2, 1] * 4,
+    }
+)
+TRAIN = pl.DataFrame({"query": [1, 1, 2, 3], "doc": [1, 2, 2, 5]})
+FEATURES = pl.DataFrame({"doc": [1, 2, 3, 4, 5], "f1": [0.0, 1, 0, 1, 1], "f2": [1.0, 0, 1, 1, 0]})
+TEST = pl.DataFrame({"query": [1, 2], "doc": [1, 4], "relevance": [1, 1]})
+
+
+@pytest.mark.parametrize("role", ["by", "system"])
+def test_evaluate_catalog_key_named_count(role: str) -> None:
+    recs = RECS.with_columns(count=pl.col("system"))
+    if role == "system":
+        recs = recs.drop("system")
+    clear_error(
+        lambda: pr.evaluate_catalog(recs, ["Entropy@2"], **{role: "count"}),
+        recs,
+        match=f"{role} column 'count' has the name of a column evaluate_catalog makes",
+    )
+
+
+@pytest.mark.parametrize("dtype", [pl.String, pl.Categorical, pl.Float64])
+@pytest.mark.parametrize("side", ["train", "item_features"])
+def test_side_input_item_dtype_differs_from_the_run(side: str, dtype: pl.DataType) -> None:
+    """The items of train and item_features are joined with the run's: a String item id
+    against an Int64 one ended in a raw SchemaError."""
+    frame = {"train": TRAIN, "item_features": FEATURES}[side]
+    frame = frame.with_columns(pl.col("doc").cast(pl.String).cast(dtype))
+    measure = {"train": "Novelty@3", "item_features": "ILD@3"}[side]
+    clear_error(
+        lambda: pr.evaluate(RECS, TEST, [measure], **{side: frame}),
+        frame,
+        match=f"{side} column 'doc' is {dtype} but run column 'doc' is Int64",
+    )
+    if side == "train":
+        clear_error(
+            lambda: pr.evaluate_catalog(RECS, ["UserCoverage@2"], train=frame),
+            frame,
+            match="train column 'doc' is .* but recs column 'doc' is Int64",
+        )
+
+
+def test_side_input_integer_widths_are_matched() -> None:
+    """Integer ids of other widths join as before: no refusal, the same numbers."""
+    narrow = TRAIN.with_columns(pl.col("doc").cast(pl.Int16))
+    assert_frame_equal(
+        pr.evaluate(RECS, TEST, ["Novelty@3"], train=narrow),
+        pr.evaluate(RECS, TEST, ["Novelty@3"], train=TRAIN),
+    )
+
+
+@pytest.mark.parametrize("name", ["query", "system", "day"])
+def test_feature_named_like_a_key_of_the_run(name: str) -> None:
+    recs = RECS.with_columns(day=pl.lit(1))
+    features = FEATURES.rename({"f1": name})
+    clear_error(
+        lambda: pr.evaluate(recs, TEST, ["ILD@3"], item_features=features, by="day"),
+        features,
+        match=f"item_features has a feature column '{name}'",
+    )
+
+
+# ------------------------------------------------------------------- fusion
+
+RUN_X = RECS.filter(pl.col("system") == "a").drop("system")
+RUN_Y = RECS.filter(pl.col("system") == "b").drop("system")
+
+
+@pytest.mark.parametrize("role", ["query", "doc", "score"])
+def test_fuse_column_named_like_the_system_column(role: str) -> None:
+    runs = {"x": RUN_X.rename({role: "system"}), "y": RUN_Y.rename({role: "system"})}
+    clear_error(
+        lambda: pr.fuse(runs, **{role: "system"}),
+        *runs.values(),
+        match=f"{role} and system both name the column 'system'",
+    )
+    fused = pr.fuse(runs, **{role: "system"}, system="run")
+    assert fused.columns == [c if c != role else "system" for c in ("query", "doc", "score")] + [
+        "run"
+    ]
+    qrels = TEST.rename({role: "system"}) if role != "score" else TEST
+    if role != "score":
+        clear_error(
+            lambda: pr.optimize_fusion(runs, qrels, show_progress=False, **{role: "system"}),
+            qrels,
+            match=f"{role} and system both name",
+        )
+
+
+@pytest.mark.parametrize("step", [0, -0.1, 2.0, float("nan"), "0.1", True])
+def test_optimize_fusion_step_out_of_range(step: Any) -> None:
+    """step=0 ended in ZeroDivisionError; step=2 searched an empty grid."""
+    clear_error(
+        lambda: pr.optimize_fusion({"x": RUN_X, "y": RUN_Y}, TEST, step=step, show_progress=False),
+        RUN_X,
+        match="step must be a number > 0",
+    )

@@ -70,6 +70,29 @@ class Columns:
     score: str = "score"
     system: str = "system"
 
+    def __post_init__(self) -> None:
+        """Four different names: the fused run has each as a column (a run's query column
+        named ``system`` ended in a raw DuplicateError).
+
+        Examples
+        --------
+        >>> Columns(query="system")
+        Traceback (most recent call last):
+        ...
+        ValueError: query and system both name the column 'system'; the fused run has ...
+        """
+        named = {"query": self.query, "doc": self.doc, "score": self.score}
+        named["system"] = self.system
+        seen: dict[str, str] = {}
+        for option, column in named.items():
+            if column in seen:
+                msg = (
+                    f"{seen[column]} and {option} both name the column {column!r}; the fused "
+                    f"run has one column for each: pass {option}=<another name>."
+                )
+                raise ValueError(msg)
+            seen[column] = option
+
 
 @dataclass(frozen=True)
 class Spec:

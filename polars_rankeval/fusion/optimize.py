@@ -14,6 +14,7 @@ in ranx's order, the best the last one whose score is at least every earlier bes
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import product
@@ -71,7 +72,23 @@ def weight_grid(step: float, n_runs: int) -> list[tuple[float, ...]]:
 
 
 def configurations(method: str, n_runs: int, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The grid of ``method``: one dict of parameters per configuration, in ranx's order."""
+    """The grid of ``method``: one dict of parameters per configuration, in ranx's order.
+
+    Examples
+    --------
+    >>> configurations("wsum", 2, {"step": 0.5})
+    [{'weights': (0.0, 1.0)}, {'weights': (0.5, 0.5)}, {'weights': (1.0, 0.0)}]
+    >>> configurations("wsum", 2, {"step": 0})
+    Traceback (most recent call last):
+    ...
+    ValueError: step must be a number > 0 (and <= 1 for weights). Got 0 instead.
+    """
+    if "step" in grid:
+        step = grid["step"]
+        number = isinstance(step, int | float) and not isinstance(step, bool)
+        if not number or not math.isfinite(step) or step <= 0 or (method in WEIGHTED and step > 1):
+            msg = f"step must be a number > 0 (and <= 1 for weights). Got {step!r} instead."
+            raise ValueError(msg)
     if method in WEIGHTED:
         return [{"weights": w} for w in weight_grid(grid.get("step", 0.1), n_runs)]
     if method not in GRID_DEFAULTS:
