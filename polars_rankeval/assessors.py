@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
-from typing import Literal, TypeAlias, cast
+from typing import Literal, TypeAlias, cast, get_args
 
 import polars as pl
 
@@ -32,6 +32,7 @@ from polars_rankeval.validation import (
     check_grade_dtype,
     check_int,
     check_qrels_values,
+    check_reserved,
 )
 
 AgreementMeasure: TypeAlias = Literal[
@@ -351,6 +352,8 @@ def agreement(
         check_choice("weights", weights, KappaWeights)
     check_choice("level", level, LevelOfMeasurement)
     check_int("rel_level", rel_level, minimum=-(2**53))
+    made = (*get_args(AgreementMeasure), "pairs", "kinds", "lo", "hi")
+    check_reserved({"query": query, "doc": doc}, made, "agreement", prefix="__")
     names, judgments = _assessor_frames(qrels, query=query, doc=doc, relevance=relevance)
     m = len(names)
     shared = _grouped(_shared(judgments, m, query=query, doc=doc), query, per_query)
@@ -577,6 +580,13 @@ def system_rankings(
     names, judgments = _assessor_frames(qrels, query=query, doc=doc, relevance=relevance)
     run = as_frame(runs, "runs", (query, doc, score))
     check_columns(run.lazy().collect_schema(), {"system": system}, "runs")
+    if system in names:
+        msg = (
+            f"an assessor is named {system!r}, the name of the system column: the table has "
+            f"one column per assessor beside it. Give the assessors other names (a dict of "
+            f"qrels) or pass system=<another column name>."
+        )
+        raise ValueError(msg)
     table: pl.DataFrame | None = None
     for assessor in names:
         mine = judgments.filter(pl.col(_WHO) == assessor).select(

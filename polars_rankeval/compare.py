@@ -868,6 +868,7 @@ def summarize(
                 seed=seed,
                 aggregate=kind,
                 bounds=bounds,
+                names=alike,
             )
             for j, c in enumerate(alike):
                 rows[c] = {"measure": c, "aggregate": kind, **{k: v[j] for k, v in out.items()}}

@@ -26,7 +26,7 @@ from polars_rankeval.inputs import as_frame, run_keys
 from polars_rankeval.measures import Measure, parse
 from polars_rankeval.metrics._common import num_relevant, relevant_retrieved
 from polars_rankeval.ranking import judge
-from polars_rankeval.validation import system_column
+from polars_rankeval.validation import check_reserved, system_column
 
 MAX_POINTS = 1001
 """The most recall levels a curve may have: every 0.001 from 0 to 1."""
@@ -167,6 +167,8 @@ def precision_recall_curve(
     [0.5, 0.5, 0.5]
     """
     frame = as_frame(run, "run", (query, doc, score))
+    roles = {"query": query, "system": system_column(system, frame.collect_schema().names())}
+    check_reserved(roles, ("recall", "precision"), "precision_recall_curve")
     if points is not None:
         levels = recall_levels(points)
         given = "" if rounding is None else f"(rounding={rounding})"

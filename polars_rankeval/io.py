@@ -626,20 +626,37 @@ def _unwritable(text: pl.Series, *, first_field: bool) -> pl.Series:
     return pl.DataFrame({"id": text}).select(reasons).to_series()
 
 
-def _check_writable(run: pl.DataFrame, ids: dict[str, str], score: str) -> None:
-    """Refuse what a TREC run file cannot hold (``ids``: field name -> column, the query
-    first): ids of :func:`_unwritable`, null or NaN scores. The error names the id, its
-    column and its row."""
+def check_writable_ids(frame: pl.DataFrame, ids: dict[str, str], what: str) -> None:
+    """Refuse the ids a TREC file cannot hold (``ids``: field name -> column, the first
+    field of the line first): ids of :func:`_unwritable`. The error names the id, its
+    column and its row.
+
+    Examples
+    --------
+    >>> pool = pl.DataFrame({"query": [1], "doc": ["a b"]})
+    >>> check_writable_ids(pool, {"query": "query", "doc": "doc"}, "pool")
+    Traceback (most recent call last):
+    ...
+    ValueError: Cannot write a TREC pool: doc 'a b' (column 'doc', row 0) contains ...
+    """
     for i, (field_name, column) in enumerate(ids.items()):
-        reasons = _unwritable(run[column].cast(pl.String), first_field=i == 0)
+        reasons = _unwritable(frame[column].cast(pl.String), first_field=i == 0)
         bad = reasons.is_not_null()
         if bad.any():
             row = int(bad.arg_true()[0])
             msg = (
-                f"Cannot write a TREC run: {field_name} {run[column].cast(pl.String)[row]!r} "
-                f"(column {column!r}, row {row}) {reasons[row]}."
+                f"Cannot write a TREC {what}: {field_name} "
+                f"{frame[column].cast(pl.String)[row]!r} (column {column!r}, row {row}) "
+                f"{reasons[row]}."
             )
             raise ValueError(msg)
+
+
+def _check_writable(run: pl.DataFrame, ids: dict[str, str], score: str) -> None:
+    """Refuse what a TREC run file cannot hold (``ids``: field name -> column, the query
+    first): ids of :func:`_unwritable`, null or NaN scores. The error names the id, its
+    column and its row."""
+    check_writable_ids(run, ids, "run")
     values = run[score]
     if values.is_null().any() or (values.dtype.is_float() and values.is_nan().any()):
         msg = f"Cannot write a TREC run: the score column {score!r} holds null or NaN values."

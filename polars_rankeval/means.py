@@ -80,6 +80,13 @@ def measure_columns(
                 f"columns with measures=[...]. Keys now: {', '.join(map(repr, taken))}."
             )
             raise ValueError(msg)
+        if not (schema[c].is_numeric() or schema[c] == pl.Boolean):
+            msg = (
+                f"{function}: column {c!r} has a measure's name but holds {schema[c]}, not "
+                f"numbers: cast it first, e.g. pl.col({c!r}).cast(pl.Float64), or name the "
+                f"measure columns with measures=[...]."
+            )
+            raise TypeError(msg)
         cols.append(c)
     if not cols:
         msg = f"{function}: per_query has no measure columns (only the key columns)."

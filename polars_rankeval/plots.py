@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_rankeval._typing import IntoFrameOrDict, PolarsFrame
+from polars_rankeval.compare import check_values
+from polars_rankeval.validation import check_duplicates, check_reserved
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -284,6 +286,13 @@ def query_differences(
     """
     frame = per_query.lazy().collect()
     _require(frame, [system, query, measure], "per_query")
+    check_reserved({"query": query}, ("a", "b", "diff"), "query_differences")
+    if measure in (system, query):
+        msg = f"measure {measure!r} is the {'system' if measure == system else 'query'} column."
+        raise ValueError(msg)
+    if not (frame.schema[measure].is_numeric() or frame.schema[measure] == pl.Boolean):
+        msg = f"measure column {measure!r} must be numeric. Got dtype {frame.schema[measure]}."
+        raise TypeError(msg)
     systems = frame[system].unique().sort().to_list()
     if (system_a is None) != (system_b is None):
         msg = "Name both systems (system_a= and system_b=) or neither."
@@ -300,7 +309,9 @@ def query_differences(
         if name not in systems:
             msg = f"System {name!r} is not in per_query (systems: {', '.join(map(str, systems))})."
             raise ValueError(msg)
-    pick = frame.select(system, query, measure)
+    pick = frame.select(system, query, measure).filter(pl.col(system).is_in([system_a, system_b]))
+    check_duplicates(pick.lazy(), [system, query], "per_query")
+    check_values(pick, [measure], system=system, query=query)
     a = pick.filter(pl.col(system) == system_a).select(query, pl.col(measure).alias("a"))
     b = pick.filter(pl.col(system) == system_b).select(query, pl.col(measure).alias("b"))
     paired = a.join(b, on=query, how="full", coalesce=True)

@@ -22,10 +22,12 @@ import polars as pl
 
 from polars_rankeval._typing import ArrowStreamExportable, IntoFrame, PolarsFrame
 from polars_rankeval.inputs import as_frame
+from polars_rankeval.io import check_writable_ids
 from polars_rankeval.validation import (
     check_choice,
     check_columns,
     check_int,
+    check_reserved,
     check_score_dtype,
     key_hash,
 )
@@ -55,6 +57,12 @@ def _one_run(
     frame: PolarsFrame, name: str, *, query: str, doc: str, score: str, by_rank: str | None
 ) -> None:
     schema = frame.lazy().collect_schema()
+    check_reserved(
+        {"query": query, "doc": doc},
+        ("systems", "ranks", "best_rank", "weight"),
+        "the pool functions (make_pool, unjudged, pool_coverage)",
+        prefix="__pool_",
+    )
     if by_rank is None:
         check_columns(schema, {"query": query, "doc": doc, "score": score}, name)
         check_score_dtype(schema, score)
@@ -863,19 +871,26 @@ def write_pool(
     frame = as_frame(pool, "pool").lazy()
     check_columns(frame.collect_schema(), {"query": query, "doc": doc}, "pool")
     text = pl.col(doc).cast(pl.String)
+    check_writable_ids(pl.DataFrame({"tag": [tag]}), {"tag": "tag"}, "pool")
     if format == "filelist":
         lines = frame.select(text.unique().sort()).collect()
+        check_writable_ids(lines, {"doc": doc}, "pool")
     else:
-        pairs = frame.select(query, text.alias(doc)).unique().sort(query, doc)
-        lines = pairs.select(
-            pl.concat_str(
-                pl.col(query).cast(pl.String),
-                pl.lit("Q0"),
-                doc,
-                pl.lit("0"),
-                pl.lit("0"),
-                pl.lit(tag),
-                separator="\t",
+        pairs = frame.select(query, text.alias(doc)).unique().sort(query, doc).collect()
+        check_writable_ids(pairs, {"query": query, "doc": doc}, "pool")
+        lines = (
+            pairs.lazy()
+            .select(
+                pl.concat_str(
+                    pl.col(query).cast(pl.String),
+                    pl.lit("Q0"),
+                    doc,
+                    pl.lit("0"),
+                    pl.lit("0"),
+                    pl.lit(tag),
+                    separator="\t",
+                )
             )
-        ).collect()
+            .collect()
+        )
     lines.write_csv(Path(path), include_header=False, quote_style="never")

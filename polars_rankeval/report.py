@@ -47,6 +47,7 @@ from polars_rankeval.stats import (
     check_level,
     interval_matrix,
 )
+from polars_rankeval.validation import check_int
 
 UP, DOWN = "▲", "▼"
 LATEX_MARKERS = {UP: r"$^{\blacktriangle}$", DOWN: r"$^{\blacktriangledown}$"}
@@ -607,6 +608,7 @@ def report(
     the 95% t confidence interval of each score.
     <BLANKLINE>
     """
+    check_int("digits", digits, minimum=0)
     kind = _interval_kind(interval, level)
     if kind is not None:  # read once: compare and the intervals both use it
         per_query = collected(per_query)
@@ -697,7 +699,7 @@ def _intervals(
     for m, values in aligned.values.items():
         kw = dict(options, aggregate=measure_kind(m, aggregate), bounds=measure_bounds(m))
         columns = [values[:, [j]] for j in range(values.shape[1])] if resampled else [values]
-        each = [interval_matrix(x, **kw) for x in columns]
+        each = [interval_matrix(x, **kw, names=[m] * x.shape[1]) for x in columns]
         out = {k: np.concatenate([e[k] for e in each]) for k in ("ci_low", "ci_high")}
         parts.append(
             pl.DataFrame(

@@ -122,9 +122,10 @@ def side_keys(
     >>> side_keys(["user", "session"], "system", "day")
     ['user', 'session', 'system', 'day']
     """
-    names = [query] if isinstance(query, str) else list(query)
-    names += [system] if system is not None else []
-    return names + ([by] if isinstance(by, str) else list(by or ()))
+    given: list[object] = []
+    for option in (query, system, by):
+        given += list(option) if isinstance(option, list | tuple) else [option]
+    return [name for name in given if isinstance(name, str)]  # bad ones: refused later
 
 
 def check_side(

@@ -724,6 +724,40 @@ def bca_interval(x: np.ndarray, means: np.ndarray, level: float) -> tuple[np.nda
     return low, high
 
 
+def check_bounds(
+    x: np.ndarray, bounds: tuple[float, float], names: Sequence[str] | None = None
+) -> None:
+    """Raise unless ``bounds`` is ``(low, high)`` with ``low < high`` and every value of
+    the matrix ``x`` (one column per measure, ``names``) lies within: an interval
+    clipped to a range its values leave can exclude its own mean.
+
+    Examples
+    --------
+    >>> check_bounds(np.array([[0.5], [1.2]]), (0.0, 1.0), ["RBP"])
+    Traceback (most recent call last):
+    ...
+    ValueError: 'RBP' has values outside its bounds (0.0, 1.0), e.g. 1.2: clipping ...
+    """
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        msg = f"bounds must be (low, high), two numbers. Got {bounds!r}."
+        raise ValueError(msg) from None
+    if not low < high:  # NaN too
+        msg = f"bounds must be (low, high) with low < high. Got {bounds!r}."
+        raise ValueError(msg)
+    outside = (x < low) | (x > high)
+    if outside.any():
+        i, j = (int(v[0]) for v in np.nonzero(outside))
+        label = repr(names[j]) if names is not None else f"column {j}"
+        msg = (
+            f"{label} has values outside its bounds ({low}, {high}), e.g. {x[i, j]}: "
+            f"clipping its interval to them could leave out its mean. Give its true range, "
+            f"or do not clip (bounds=None; clip=False in summarize)."
+        )
+        raise ValueError(msg)
+
+
 def interval_matrix(
     x: np.ndarray,
     *,
@@ -733,6 +767,7 @@ def interval_matrix(
     seed: int | None = 0,
     aggregate: Aggregate = "mean",
     bounds: tuple[float, float] | None = None,
+    names: Sequence[str] | None = None,
 ) -> Arrays:
     r"""Combined value, spread and interval of each column.
 
@@ -756,11 +791,15 @@ def interval_matrix(
     With ``bounds=(lo, hi)`` the interval is clipped to the measure's range and
     ``clipped`` says where that moved an end. std, stderr and the interval are
     NaN when n < 2; the BCa interval is NaN when every value is equal (scipy).
+    Bounds that are not ``low < high``, or values outside them (the interval clipped
+    to them could leave out the mean), raise, naming the column (``names``).
     """
     check_level(level)
     check_interval(interval)
     check_aggregate(aggregate)
     x = _as_matrix(x)
+    if bounds is not None:
+        check_bounds(x, bounds, names)
     n, m = x.shape
     nan = np.full(m, np.nan)
     y = transform(x, aggregate)
@@ -1208,6 +1247,7 @@ def mean_interval(
             seed=seed,
             aggregate=aggregate,
             bounds=bounds,
+            names=[series[0].name],
         )
         return _struct_row(out, INTERVAL_DTYPE, series[0].name)
 

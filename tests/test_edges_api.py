@@ -462,3 +462,191 @@ def test_optimize_fusion_step_out_of_range(step: Any) -> None:
         RUN_X,
         match="step must be a number > 0",
     )
+
+
+# ---------------------------------------------------------- pools, assessors
+
+POOL_RUNS = pl.DataFrame(
+    {
+        "system": ["s1"] * 3 + ["s2"] * 3,
+        "query": 1,
+        "doc": ["a", "b", "c", "b", "c", "d"],
+        "score": [3.0, 2, 1, 3, 2, 1],
+    }
+)
+ALICE = pl.DataFrame({"query": 1, "doc": ["a", "b", "c", "d"], "relevance": [1, 1, 0, 0]})
+BOB = pl.DataFrame({"query": 1, "doc": ["a", "b", "c", "e"], "relevance": [1, 0, 0, 1]})
+
+
+@pytest.mark.parametrize("name", ["systems", "ranks", "best_rank", "weight", "__pool_rank"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda runs, judged, doc: pr.make_pool(runs, depth=2, doc=doc),
+        lambda runs, judged, doc: pr.make_pool(runs, strategy="rrf", depth=2, doc=doc),
+        lambda runs, judged, doc: pr.unjudged(runs, judged, depth=2, doc=doc),
+        lambda runs, judged, doc: pr.pool_coverage(runs, judged, depth=2, doc=doc),
+    ],
+    ids=["make_pool", "make_pool_rrf", "unjudged", "pool_coverage"],
+)
+def test_pool_doc_named_like_an_output(call: Callable[..., Any], name: str) -> None:
+    runs, judged = POOL_RUNS.rename({"doc": name}), ALICE.rename({"doc": name})
+    clear_error(
+        lambda: call(runs, judged, name), runs, judged, match=f"doc column '{name}' has the name"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (pl.lit("a b"), "doc 'a b' .* contains whitespace"),
+        (pl.lit(None, pl.String), "doc None .* is null"),
+        (pl.lit(""), "doc '' .* is empty"),
+    ],
+)
+@pytest.mark.parametrize("format", ["relevation", "filelist"])
+def test_write_pool_refuses_ids_a_line_cannot_hold(
+    tmp_path: Any, format: str, change: pl.Expr, match: str
+) -> None:
+    """A doc id with a space was written as two fields; a null as an empty field."""
+    pool = pl.DataFrame({"query": [1, 1], "doc": ["a", "b"]}).with_columns(
+        doc=pl.when(pl.col("doc") == "b").then(change).otherwise(pl.col("doc"))
+    )
+    path = tmp_path / "pool.txt"
+    clear_error(lambda: pr.write_pool(pool, path, format=format), pool, match=match)
+    assert not path.exists()
+    clear_error(lambda: pr.write_pool(pool.head(1), path, tag="my tag"), pool, match="tag 'my tag'")
+
+
+@pytest.mark.parametrize(
+    "name", ["agreement", "overlap", "cohen_kappa", "pairs", "kinds", "lo", "hi", "__group"]
+)
+def test_agreement_query_named_like_an_output(name: str) -> None:
+    qrels = {"alice": ALICE.rename({"query": name}), "bob": BOB.rename({"query": name})}
+    clear_error(
+        lambda: pr.agreement(qrels, query=name, per_query=True),
+        *qrels.values(),
+        match=f"query column '{name}' has the name of a column agreement makes",
+    )
+
+
+@pytest.mark.parametrize("function", [pr.system_rankings, pr.ranking_agreement])
+def test_assessor_named_like_the_system_column(function: Callable[..., Any]) -> None:
+    qrels = {"system": ALICE, "bob": BOB}
+    clear_error(
+        lambda: function(POOL_RUNS, qrels, measure="RR"),
+        POOL_RUNS,
+        match="an assessor is named 'system'",
+    )
+
+
+# ----------------------------------------------------------- report, stats
+
+PER_QUERY = pl.DataFrame(
+    {
+        "system": ["a"] * 4 + ["b"] * 4,
+        "query": ["q1", "q2", "q3", "q4"] * 2,
+        "AP": [0.1, 0.5, 0.3, 0.9, 0.2, 0.4, 0.1, 0.5],
+        "P@5": [0.2, 0.4, 0.6, 0.8, 0.0, 0.2, 0.4, 0.4],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda pq: pr.report(pq),
+        lambda pq: pr.compare(pq),
+        lambda pq: pr.summarize(pq),
+        lambda pq: pr.mean_scores(pq),
+        lambda pq: pr.discriminative_power(pq, n_resamples=10),
+    ],
+    ids=["report", "compare", "summarize", "mean_scores", "discriminative_power"],
+)
+@pytest.mark.parametrize("dtype", [pl.String, pl.Categorical])
+def test_measure_named_column_of_text(call: Callable[..., Any], dtype: pl.DataType) -> None:
+    """A measure-named String column ended in a raw InvalidOperationError."""
+    pq = PER_QUERY.with_columns(pl.col("AP").cast(pl.String).cast(dtype))
+    clear_error(lambda: call(pq), pq, match=f"column 'AP' has a measure's name but holds {dtype}")
+
+
+@pytest.mark.parametrize("digits", [-1, 1.5, True])
+def test_report_digits_out_of_range(digits: Any) -> None:
+    """digits=-1 ended in a raw OverflowError."""
+    clear_error(lambda: pr.report(PER_QUERY, digits=digits), PER_QUERY, match="digits must be")
+
+
+@pytest.mark.parametrize(
+    ("bounds", "match"),
+    [
+        ((1.0, 0.0), "low < high"),
+        ((0.5, 0.5), "low < high"),
+        ((float("nan"), 1.0), "low < high"),
+        (("a", 1.0), "two numbers"),
+        ((0.2, 0.3), "'AP' has values outside its bounds"),
+        ((0.0, 0.5), "'AP' has values outside its bounds"),
+    ],
+)
+@pytest.mark.parametrize("interval", ["normal", "t", "bootstrap", "bca"])
+def test_mean_interval_bounds(bounds: Any, match: str, interval: str) -> None:
+    """Bounds (1, 0) gave the interval [0, 0] around a mean of 0.45; bounds the values
+    leave gave an interval that excluded the mean."""
+    clear_error(
+        lambda: PER_QUERY.select(
+            pr.mean_interval("AP", bounds=bounds, interval=interval, n_resamples=50)
+        ),
+        PER_QUERY,
+        match=match,
+    )
+
+
+def test_summarize_clip_with_values_beyond_the_bounds() -> None:
+    """P@5 is in [0, 1]: a per-query frame holding 1.5 is refused rather than clipped
+    to an interval below its mean; clip=False summarizes it as it is."""
+    pq = PER_QUERY.with_columns(
+        pl.when(pl.col("query") == "q1").then(1.5).otherwise("P@5").alias("P@5")
+    )
+    clear_error(lambda: pr.summarize(pq), pq, match="'P@5' has values outside its bounds")
+    out = pr.summarize(pq, clip=False).filter(pl.col("measure") == "P@5")
+    assert (out["ci_low"] <= out["mean"]).all() and (out["mean"] <= out["ci_high"]).all()
+
+
+# ------------------------------------------------------------ plots, curves
+
+
+@pytest.mark.parametrize(
+    ("per_query", "kwargs", "match"),
+    [
+        (PER_QUERY.rename({"query": "diff"}), {"query": "diff"}, "query column 'diff'"),
+        (PER_QUERY.rename({"query": "a"}), {"query": "a"}, "query column 'a'"),
+        (PER_QUERY, {"measure": "query"}, "measure 'query' is the query column"),
+        (PER_QUERY.with_columns(pl.col("AP").cast(pl.String)), {}, "must be numeric"),
+        (pl.concat([PER_QUERY, PER_QUERY.head(1)]), {}, "duplicate rows for"),
+        (PER_QUERY.with_columns(AP=pl.lit(float("nan"))), {}, "NaN or infinite"),
+        (PER_QUERY.with_columns(AP=pl.lit(None, pl.Float64)), {}, "null values"),
+    ],
+    ids=["query=diff", "query=a", "measure=query", "text", "duplicate", "nan", "null"],
+)
+def test_query_differences(per_query: pl.DataFrame, kwargs: dict[str, Any], match: str) -> None:
+    """A query column named 'diff' was overwritten by the differences, a duplicate row
+    gave a query twice, NaN differences were drawn as nothing."""
+    from polars_rankeval.plots import query_differences
+
+    kwargs = {"measure": "AP"} | kwargs
+    clear_error(lambda: query_differences(per_query, **kwargs), per_query, match=match)
+
+
+@pytest.mark.parametrize("name", ["recall", "precision"])
+@pytest.mark.parametrize("role", ["query", "system"])
+@pytest.mark.parametrize("points", [11, None])
+def test_precision_recall_curve_key_named_like_an_output(
+    role: str, name: str, points: int | None
+) -> None:
+    run = POOL_RUNS.rename({role: name})
+    qrels = ALICE.rename({"query": name}) if role == "query" else ALICE
+    clear_error(
+        lambda: pr.precision_recall_curve(run, qrels, points=points, **{role: name}),
+        run,
+        qrels,
+        match=f"{role} column '{name}' has the name of a column precision_recall_curve makes",
+    )
