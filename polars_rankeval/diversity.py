@@ -185,6 +185,14 @@ def evaluate_diversity(
     >>> evaluate_diversity(run.lazy(), qrels, "StRecall@1", memory_limit="64MiB").collect().row(0)
     ('q', 0.5)
     """
+    named = {"query": query, "doc": doc, "score": score, "subtopic": subtopic}
+    for option, value in (named | {"relevance": relevance}).items():
+        if not isinstance(value, str):
+            msg = (
+                f"{option} must be one column name. Got {value!r}. For an id made of several "
+                f"columns, join them into one first, e.g. pl.concat_str([...], separator='|')."
+            )
+            raise TypeError(msg)
     run_in = as_frame(run, "run", (query, doc, score))
     qrels_in = as_frame(qrels, "qrels")
     options = {"query": query, "doc": doc, "score": score, "subtopic": subtopic,

@@ -28,7 +28,7 @@ from polars_rankeval.engine.outcome import UnscoredQueriesWarning
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.inputs import as_frame, dict_columns
 from polars_rankeval.measures import Measure, parse_measures
-from polars_rankeval.validation import system_column
+from polars_rankeval.validation import check_reserved, system_column
 
 DIFFERENCE = "difference"
 CAUSES = "causes"
@@ -453,7 +453,10 @@ def _explained_columns(explained: pl.DataFrame) -> tuple[str, str, list[str]]:
                 f"conventions' values; it is {explained.schema[name]}."
             )
             raise ValueError(msg)
-    return first, second, columns[: at - 3]
+    groups = columns[: at - 3]
+    made = (CONTRIBUTION, N_QUERIES, MEAN_DIFFERENCE, _ROW)
+    check_reserved({"system": [g for g in groups if g != MEASURE]}, made, "cause_contributions")
+    return first, second, groups
 
 
 __all__ = ["Choice", "cause_contributions", "choices_between", "explain", "switched"]

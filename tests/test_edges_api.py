@@ -650,3 +650,30 @@ def test_precision_recall_curve_key_named_like_an_output(
         qrels,
         match=f"{role} column '{name}' has the name of a column precision_recall_curve makes",
     )
+
+
+# --------------------------------------------------------- explain, diversity
+
+
+@pytest.mark.parametrize("name", ["n_queries", "contribution", "mean_difference"])
+def test_explain_by_cause_system_named_like_an_output(name: str) -> None:
+    runs = POOL_RUNS.rename({"system": name})
+    clear_error(
+        lambda: pr.explain(runs, ALICE, ["AP", "P@2"], per="cause", system=name),
+        runs,
+        match=f"system column '{name}' has the name of a column cause_contributions makes",
+    )
+
+
+def test_evaluate_diversity_compound_query() -> None:
+    """A list of query columns ended in TypeError: unhashable type: 'list'."""
+    run = POOL_RUNS.with_columns(session=pl.lit(1))
+    qrels = pl.DataFrame(
+        {"query": 1, "session": 1, "subtopic": [1, 2], "doc": ["a", "b"], "relevance": 1}
+    )
+    clear_error(
+        lambda: pr.evaluate_diversity(run, qrels, ["alpha-nDCG@2"], query=["query", "session"]),
+        run,
+        qrels,
+        match="query must be one column name",
+    )
