@@ -59,7 +59,13 @@ from polars_rankeval._typing import PolarsFrame
 from polars_rankeval.inputs import run_keys
 from polars_rankeval.options import Options
 from polars_rankeval.ranking import rank_rows
-from polars_rankeval.validation import fresh_name, system_column
+from polars_rankeval.validation import (
+    check_columns,
+    check_duplicates,
+    check_score_dtype,
+    fresh_name,
+    system_column,
+)
 
 Source: TypeAlias = str | Path | bytes
 """A path to a (possibly gzip-compressed) file, or the file's bytes."""
@@ -669,6 +675,39 @@ def _exact_score(dtype: pl.DataType) -> pl.DataType:
     return dtype if dtype.is_integer() or dtype.is_decimal() else pl.Float64()
 
 
+def _check_run_to_write(
+    run: pl.DataFrame, *, query: str, doc: str, score: str, system: str | None
+) -> None:
+    """The columns a TREC run is written from: present, one role each, ids single values,
+    a numeric score, one row per (system, query, doc) as trec_eval requires.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"system": ["a"], "doc": ["d"], "score": [1.0]})
+    >>> _check_run_to_write(run, query="system", doc="doc", score="score", system="system")
+    Traceback (most recent call last):
+    ...
+    ValueError: query='system' is also the system column (the tag): pass system=None ...
+    """
+    check_columns(run.schema, {"query": query, "doc": doc, "score": score}, "run")
+    for option, column in (("query", query), ("doc", doc), ("score", score)):
+        if column == system:
+            msg = (
+                f"{option}={column!r} is also the system column (the tag): pass system=None "
+                f"(the tag then comes from tag=) or name another system column."
+            )
+            raise ValueError(msg)
+    for column in (query, doc, *([system] if system else [])):
+        if run.schema[column].is_nested():
+            msg = (
+                f"run column {column!r} is {run.schema[column]}: an id of a TREC line is one "
+                f"value. Join the parts into one string first, e.g. pl.concat_str([...])."
+            )
+            raise TypeError(msg)
+    check_score_dtype(run.schema, score)
+    check_duplicates(run.lazy(), [*([system] if system else []), query, doc], "run to write")
+
+
 def write_trec_run(
     run: PolarsFrame,
     path: str | Path,
@@ -724,6 +763,7 @@ def write_trec_run(
     """
     frame = run.lazy().collect()
     system = system_column(system, frame.columns)
+    _check_run_to_write(frame, query=query, doc=doc, score=score, system=system)
     ids = {"query": query, "doc": doc} | ({"tag": system} if system else {})
     _check_writable(frame, ids, score)
     reason = None if system else _unwritable(pl.Series([tag]), first_field=False)[0]

@@ -677,3 +677,28 @@ def test_evaluate_diversity_compound_query() -> None:
         qrels,
         match="query must be one column name",
     )
+
+
+# ------------------------------------------------------------------------ io
+
+
+@pytest.mark.parametrize(
+    ("run", "kwargs", "match"),
+    [
+        (pl.concat([POOL_RUNS, POOL_RUNS.head(1)]), {}, "run to write has duplicate rows"),
+        (POOL_RUNS.with_columns(pl.col("score") > 1), {}, "must be numeric"),
+        (POOL_RUNS.with_columns(score=pl.lit("x")), {}, "must be numeric"),
+        (POOL_RUNS.with_columns(query=pl.lit([1, 2])), {}, "an id of a TREC line is one value"),
+        (POOL_RUNS.rename({"query": "q"}), {"query": "system"}, "query='system' is also the"),
+        (POOL_RUNS, {"doc": "nope"}, "run is missing column 'nope'"),
+    ],
+    ids=["duplicate", "boolean", "text", "list", "query=system", "missing"],
+)
+def test_write_trec_run_refuses(
+    tmp_path: Any, run: pl.DataFrame, kwargs: dict[str, Any], match: str
+) -> None:
+    """A duplicate row was written twice (trec_eval refuses the file; evaluate counts the
+    document twice); the others ended in raw Polars errors or wrote Booleans as 1.0/0.0."""
+    path = tmp_path / "run.txt"
+    clear_error(lambda: pr.write_trec_run(run, path, **kwargs), run, match=match)
+    assert not path.exists()
