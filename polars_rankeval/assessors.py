@@ -516,6 +516,8 @@ def merge_qrels(
     """
     check_choice("how", how, MergeRule)
     check_choice("keep", keep, Keep)
+    roles = {"query": query, "doc": doc, "relevance": relevance}
+    check_reserved(roles, ("assessors",), "merge_qrels")
     names, judgments = _assessor_frames(qrels, query=query, doc=doc, relevance=relevance)
     if keep == "shared":
         judgments = _shared(judgments, len(names), query=query, doc=doc)

@@ -66,6 +66,7 @@ from polars_rankeval.validation import (
     check_judged_values,
     check_n_rel,
     check_output_names,
+    check_reserved,
     system_column,
 )
 
@@ -623,7 +624,15 @@ def coverage(
     qrels = with_joined_ids(qrels, [(joined, parts)])
     schema = run.lazy().collect_schema()
     system = system_column(system, schema)
+    if system is not None and system in (*parts, joined):
+        msg = (
+            f"system={system!r} is also the query column: pass system=None (one system) "
+            f"or name the run's system column."
+        )
+        raise ValueError(msg)
+    check_reserved({"query": [*parts, joined], "system": system}, ("status",), "coverage")
     segments = segment_columns(by, schema, taken=[*parts, joined, system])
+    check_reserved({"by": segments}, ("status",), "coverage")
     keys = [*segments, *run_keys([*parts, joined], system)]
     text = pl.col(joined).cast(pl.String)
     run_rankings = run.lazy().select(keys).unique(maintain_order=True).collect()

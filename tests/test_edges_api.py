@@ -702,3 +702,35 @@ def test_write_trec_run_refuses(
     path = tmp_path / "run.txt"
     clear_error(lambda: pr.write_trec_run(run, path, **kwargs), run, match=match)
     assert not path.exists()
+
+
+@pytest.mark.parametrize("role", ["query", "doc", "relevance"])
+def test_merge_qrels_column_named_assessors(role: str) -> None:
+    qrels = [ALICE.rename({role: "assessors"}), BOB.rename({role: "assessors"})]
+    clear_error(
+        lambda: pr.merge_qrels(qrels, **{role: "assessors"}),
+        *qrels,
+        match=f"{role} column 'assessors' has the name of a column merge_qrels makes",
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"system": "query"}, "system='query' is also the query column"),
+        ({"by": "status"}, "by column 'status' has the name of a column coverage makes"),
+    ],
+)
+def test_coverage_roles(kwargs: dict[str, Any], match: str) -> None:
+    run = POOL_RUNS.with_columns(status=pl.lit("x"))
+    clear_error(lambda: pr.coverage(run, ALICE, **kwargs), run, match=match)
+
+
+def test_coverage_query_named_status() -> None:
+    run, qrels = POOL_RUNS.rename({"query": "status"}), ALICE.rename({"query": "status"})
+    clear_error(
+        lambda: pr.coverage(run, qrels, query="status"),
+        run,
+        qrels,
+        match="query column 'status' has the name of a column coverage makes",
+    )
