@@ -392,6 +392,10 @@ def fit_pbm(
         function="fit_pbm",
     )
     check_int("max_iter", max_iter, minimum=1)
+    if isinstance(tol, bool) or not isinstance(tol, int | float) or not 0 <= tol < float("inf"):
+        msg = "tol must be a number >= 0 (the change in examination that stops EM; 0 runs "
+        msg += f"max_iter iterations). Got {tol!r}."
+        raise ValueError(msg)
     grouped = frame.group_by(*keys, query, doc, position).agg(
         n=pl.len(), c=_clicks(clicked).sum(), **click_stats(clicked)
     )

@@ -1832,7 +1832,10 @@ def paired_t_power(
 
 def _check_design(diff: float, std: float, alpha: float, power: float) -> None:
     if not (np.isfinite(diff) and diff != 0):
-        msg = f"diff (the smallest difference to detect) must be non-zero. Got {diff!r} instead."
+        msg = (
+            f"diff (the smallest difference to detect) must be non-zero and finite. "
+            f"Got {diff!r} instead."
+        )
         raise ValueError(msg)
     if not (np.isfinite(std) and std > 0):
         msg = f"std (of the per-topic differences) must be > 0. Got {std!r} instead."
@@ -1906,6 +1909,7 @@ def topic_set_size(
     """
     check_alternative(alternative)
     _check_design(diff, std, alpha, power)
+    check_int("max_topics", max_topics, minimum=2)
 
     def enough(n: int) -> bool:
         return paired_t_power(n, diff, std, alpha=alpha, alternative=alternative) >= power

@@ -734,3 +734,21 @@ def test_coverage_query_named_status() -> None:
         qrels,
         match="query column 'status' has the name of a column coverage makes",
     )
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: pr.topic_set_size(0.1, 0.2, max_topics=0), "max_topics must be an int >= 2"),
+        (lambda: pr.topic_set_size(0.1, 0.2, max_topics=2.5), "max_topics must be an int"),
+        (lambda: pr.topic_set_size(float("inf"), 0.2), "must be non-zero and finite"),
+        (lambda: pr.fit_pbm(click_log(), tol=-1.0), "tol must be a number >= 0"),
+        (lambda: pr.fit_pbm(click_log(), tol=float("nan")), "tol must be a number >= 0"),
+        (lambda: pr.position_bias(click_log(), tol=float("inf")), "tol must be a number >= 0"),
+    ],
+    ids=["max_topics=0", "max_topics=2.5", "diff=inf", "tol<0", "tol=nan", "tol=inf"],
+)
+def test_option_values_out_of_range(call: Callable[[], Any], match: str) -> None:
+    """max_topics=0 said 'more than 0 topics are needed', 2.5 blamed n; a tol of -1 or NaN
+    ran EM to max_iter and returned an unconverged fit."""
+    clear_error(call, match=match)
