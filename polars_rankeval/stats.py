@@ -724,12 +724,18 @@ def bca_interval(x: np.ndarray, means: np.ndarray, level: float) -> tuple[np.nda
     return low, high
 
 
+BOUNDS_SLACK = 1e-9
+"""How far (a share of the range) a value may lie past a bound of :func:`check_bounds`:
+a ratio equal to 1 in exact arithmetic can round to 1 + 2e-16."""
+
+
 def check_bounds(
     x: np.ndarray, bounds: tuple[float, float], names: Sequence[str] | None = None
 ) -> None:
     """Raise unless ``bounds`` is ``(low, high)`` with ``low < high`` and every value of
-    the matrix ``x`` (one column per measure, ``names``) lies within: an interval
-    clipped to a range its values leave can exclude its own mean.
+    the matrix ``x`` (one column per measure, ``names``) lies within (up to
+    :data:`BOUNDS_SLACK` of the range, for rounding): an interval clipped to a range its
+    values leave can exclude its own mean.
 
     Examples
     --------
@@ -746,7 +752,8 @@ def check_bounds(
     if not low < high:  # NaN too
         msg = f"bounds must be (low, high) with low < high. Got {bounds!r}."
         raise ValueError(msg)
-    outside = (x < low) | (x > high)
+    slack = BOUNDS_SLACK * (high - low)  # a value's last bits of rounding pass
+    outside = (x < low - slack) | (x > high + slack)
     if outside.any():
         i, j = (int(v[0]) for v in np.nonzero(outside))
         label = repr(names[j]) if names is not None else f"column {j}"

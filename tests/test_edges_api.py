@@ -611,6 +611,16 @@ def test_summarize_clip_with_values_beyond_the_bounds() -> None:
     assert (out["ci_low"] <= out["mean"]).all() and (out["mean"] <= out["ci_high"]).all()
 
 
+def test_summarize_bounds_let_rounding_pass() -> None:
+    """A ratio equal to 1 in exact arithmetic may round past it: such a value is in its
+    bounds (clipped as before), not refused."""
+    pq = PER_QUERY.with_columns(
+        pl.when(pl.col("query") == "q1").then(1.0 + 2e-16).otherwise("P@5").alias("P@5")
+    )
+    out = pr.summarize(pq).filter(pl.col("measure") == "P@5")
+    assert (out["ci_high"] <= 1.0).all() and out.height == 2
+
+
 # ------------------------------------------------------------ plots, curves
 
 
