@@ -46,6 +46,7 @@ from polars_rankeval.engine.outcome import (
 )
 from polars_rankeval.engine.pipeline import check_qrels_rows, check_run_rows, score_piece
 from polars_rankeval.engine.scope import absent_rankings
+from polars_rankeval.inputs import ENGINE_PREFIX
 from polars_rankeval.measures import Measure, aggregate_kind, parse
 from polars_rankeval.options import Options
 from polars_rankeval.recsys import list_values, with_accuracy
@@ -139,17 +140,30 @@ def prepare(
     """
     call = prepare_call(run_schema, qrels_schema, measures, options, accepts=OPTIONS, given=given)
     if call.options.query_parts or call.options.doc_parts:
-        msg = (
-            "Compound ids (query=[...] or doc=[...]) are not supported on Dask or Spark yet: "
-            "join the columns into one id column first (e.g. with pl.concat_str)."
-        )
-        raise ValueError(msg)
+        raise ValueError(_joined_id_message(options))
     return Job(
         tuple(call.names),
         call.options,
         declared=tuple(resolved(m) for m in call.measures if m.family.expression is not None),
         per_query=call.per_query,
         validate=call.validate,
+    )
+
+
+def _joined_id_message(options: Mapping[str, Any]) -> str:
+    """Why the ids are refused on Dask or Spark: a compound id, or an id column named
+    like the engine's own columns (read, in process, as a joined id of one part)."""
+    for role in ("query", "doc"):
+        name = options.get(role, role)
+        if isinstance(name, str) and name.startswith(ENGINE_PREFIX):
+            return (
+                f"{role} column {name!r} is named like the engine's own columns "
+                f"({ENGINE_PREFIX!r}...), which Dask and Spark do not read yet: rename it "
+                f"first, e.g. frame.rename({{{name!r}: {role!r}}}), and pass {role}={role!r}."
+            )
+    return (
+        "Compound ids (query=[...] or doc=[...]) are not supported on Dask or Spark yet: "
+        "join the columns into one id column first (e.g. with pl.concat_str)."
     )
 
 

@@ -70,3 +70,34 @@ def test_the_input_frames_are_left_alone() -> None:
     with pytest.raises(ValueError):
         pr.evaluate(run, qrels, ["P@1"], query="system")
     assert run.equals(before[0]) and qrels.equals(before[1])
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"query": "__rk_fact"}, r"query column '__rk_fact' is named like the engine's own"),
+        ({"doc": "__rk_doc"}, r"doc column '__rk_doc' is named like the engine's own"),
+        ({"query": ["q", "session"]}, r"Compound ids \(query=\[\.\.\.\]"),
+    ],
+)
+def test_dask_and_spark_name_why_they_refuse_an_id(options: dict, match: str) -> None:
+    """Dask and Spark (their shared driver step, ``pieces.prepare``) do not read an id
+    column named like the engine's columns: the error said "Compound ids (query=[...])"
+    for a single column."""
+    from polars_rankeval import pieces
+
+    names = [*(v if isinstance(v, list) else [v] for v in options.values())]
+    columns = {n: pl.String for part in names for n in part}
+    run = pl.Schema({"q": pl.String, "doc": pl.String, "score": pl.Float64} | columns)
+    qrels = pl.Schema({"q": pl.String, "doc": pl.String, "relevance": pl.Int64} | columns)
+    with pytest.raises(ValueError, match=match):
+        pieces.prepare(run, qrels, ["AP"], {"query": "q"} | options)
+
+
+def test_dask_names_an_engine_named_query_column(client) -> None:
+    pytest.importorskip("distributed")
+    from polars_rankeval import dask as prd
+
+    run, qrels = frames(query="__rk_fact")
+    with pytest.raises(ValueError, match="named like the engine's own columns"):
+        prd.evaluate(run, qrels, ["AP"], query="__rk_fact", client=client)
