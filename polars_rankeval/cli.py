@@ -49,6 +49,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,8 @@ import polars as pl
 from polars_rankeval.conventions import CONVENTIONS, DEFAULT, Conventions, get_conventions
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.io import (
+    Encoding,
+    NotUtf8Error,
     read_trec_qrels,
     read_trec_run,
     require_data,
@@ -126,6 +129,13 @@ def _read_table(path: Path, kind: str, columns: Sequence[str]) -> pl.DataFrame:
     return table
 
 
+ENCODING: ContextVar[Encoding] = ContextVar("encoding", default="utf-8")
+"""How the TREC text inputs are read: UTF-8, or, once one of them is not UTF-8 text,
+every one byte by byte (``latin-1``) as trec_eval reads them (:func:`main`)."""
+_STDIN: ContextVar[bytes | None] = ContextVar("stdin", default=None)
+"""Standard input once read, for a second reading of the inputs."""
+
+
 def read_qrels(path: str | Path) -> pl.DataFrame:
     """Qrels from a TREC qrels file, or a Parquet/CSV table with ``query, doc, relevance``.
 
@@ -133,7 +143,10 @@ def read_qrels(path: str | Path) -> pl.DataFrame:
     """
     path = Path(path)
     kind = _table_kind(path)
-    qrels = read_trec_qrels(path) if kind is None else _read_table(path, kind, QRELS_COLUMNS)
+    if kind is None:
+        qrels = read_trec_qrels(path, encoding=ENCODING.get())
+    else:
+        qrels = _read_table(path, kind, QRELS_COLUMNS)
     require_data(qrels, path, "qrels")
     return qrels
 
@@ -146,13 +159,19 @@ def read_run(path: str | Path, *, stdin: bytes | None = None) -> pl.DataFrame:
     is an error naming the file.
     """
     if str(path) == STDIN:
-        data = sys.stdin.buffer.read() if stdin is None else stdin
-        run = read_trec_run(data, name="<stdin>")
+        data = stdin if stdin is not None else _STDIN.get()
+        if data is None:
+            data = sys.stdin.buffer.read()
+            _STDIN.set(data)
+        run = read_trec_run(data, name="<stdin>", encoding=ENCODING.get())
         require_data(run, data, "run", name="<stdin>")
         return run
     path = Path(path)
     kind = _table_kind(path)
-    run = read_trec_run(path) if kind is None else _read_table(path, kind, RUN_COLUMNS)
+    if kind is None:
+        run = read_trec_run(path, encoding=ENCODING.get())
+    else:
+        run = _read_table(path, kind, RUN_COLUMNS)
     require_data(run, path, "run")
     if "system" not in run.columns:
         run = run.with_columns(system=pl.lit(path.name))
@@ -646,7 +665,7 @@ def cmd_fuse(args: argparse.Namespace) -> str:
     if _table_kind(out) == "parquet":
         fused.write_parquet(out)
     else:
-        write_trec_run(fused, out, tag=args.name)
+        write_trec_run(fused, out, tag=args.name, encoding=ENCODING.get())
     return ""
 
 
@@ -1087,16 +1106,16 @@ def load_measures_from(sources: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
     args = build_parser().parse_args(argv)
+    stdin = _STDIN.set(None)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             load_measures_from(getattr(args, "measures_from", []))
-            out = args.handler(args)
+            out, encoding = _handled(args, caught)
         for w in caught:
             note = _one_line(w.message).split(" pr.coverage(")[0]
             print(f"{PROG}: note: {note}", file=sys.stderr)
-        sys.stdout.write(out)
-        sys.stdout.flush()
+        _write(out, encoding)
     except BrokenPipeError:
         sys.stderr = io.StringIO()
         return 0
@@ -1106,7 +1125,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # one line, never a traceback
         print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
         return 1
+    finally:
+        _STDIN.reset(stdin)
     return 0
+
+
+def _handled(
+    args: argparse.Namespace, caught: list[warnings.WarningMessage]
+) -> tuple[str, Encoding]:
+    """The command's output and the encoding of its ids: when a TREC text input is not
+    UTF-8, every input is read again byte by byte (``latin-1``), as trec_eval reads
+    them, so that ids match, order and print as their bytes do."""
+    try:
+        return args.handler(args), "utf-8"
+    except NotUtf8Error:
+        caught.clear()
+        token = ENCODING.set("latin-1")
+        try:
+            return args.handler(args), "latin-1"
+        finally:
+            ENCODING.reset(token)
+
+
+def _write(out: str, encoding: Encoding) -> None:
+    """``out`` on standard output; read byte by byte, the ids are written back as the
+    same bytes (the rest of the output is ASCII)."""
+    if encoding == "latin-1":
+        try:
+            data = out.encode("latin-1")
+        except UnicodeEncodeError:  # a table input held characters past U+00FF
+            data = out.encode("utf-8")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+    else:
+        sys.stdout.write(out)
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -51,7 +51,7 @@ import zlib
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO, TypeAlias
+from typing import BinaryIO, Literal, TypeAlias
 
 import polars as pl
 
@@ -60,6 +60,7 @@ from polars_rankeval.inputs import run_keys
 from polars_rankeval.options import Options
 from polars_rankeval.ranking import rank_rows
 from polars_rankeval.validation import (
+    check_choice,
     check_columns,
     check_duplicates,
     check_score_dtype,
@@ -69,6 +70,16 @@ from polars_rankeval.validation import (
 
 Source: TypeAlias = str | Path | bytes
 """A path to a (possibly gzip-compressed) file, or the file's bytes."""
+
+Encoding: TypeAlias = Literal["utf-8", "latin-1"]
+"""How a TREC text file's bytes are read: as UTF-8 text (the default), or ``latin-1``:
+each byte one character (U+0000-U+00FF), so that any bytes are read and ids compare
+as their bytes do, as trec_eval's ``strcmp`` compares them."""
+
+
+class NotUtf8Error(ValueError):
+    """A TREC text file that is not UTF-8 text (``encoding="latin-1"`` reads it)."""
+
 
 _LINE = "__line"
 _LINENO = "__lineno"
@@ -326,8 +337,9 @@ def _scan_file(source: Source, fmt: _Format) -> pl.LazyFrame:
     return _parse(data, fmt).filter(check).select(fmt.keep)
 
 
-def _utf8_error(source: str | bytes, name: str) -> ValueError | None:
-    """A ValueError naming the first line that is not UTF-8 (None if all lines are)."""
+def _utf8_error(source: str | bytes, name: str) -> NotUtf8Error | None:
+    """A :class:`NotUtf8Error` naming the first line that is not UTF-8 (None if all
+    lines are)."""
     data = source if isinstance(source, bytes) else Path(source).read_bytes()
     if data[:2] == _GZIP_MAGIC:
         try:
@@ -341,7 +353,10 @@ def _utf8_error(source: str | bytes, name: str) -> ValueError | None:
         start = data.rfind(b"\n", 0, exc.start) + 1
         end = data.find(b"\n", exc.start)
         text = data[start : end if end >= 0 else len(data)][:_MAX_SHOWN]
-        return ValueError(f"{name}, line {lineno}: not valid UTF-8 text: {text!r}")
+        return NotUtf8Error(
+            f"{name}, line {lineno}: not valid UTF-8 text: {text!r} (encoding='latin-1' "
+            f"reads any bytes, each byte one character, as trec_eval does)"
+        )
     return None
 
 
@@ -349,15 +364,39 @@ def _first_paragraph(exc: Exception) -> str:
     return str(exc).strip().split("\n\n")[0]
 
 
-def _read(source: Source, fmt: _Format, name: str | None = None) -> pl.DataFrame:
+def _read(
+    source: Source, fmt: _Format, name: str | None = None, encoding: Encoding = "utf-8"
+) -> pl.DataFrame:
     """The eager reader (a glob's files one after another, each named in its errors)."""
+    check_choice("encoding", encoding, Encoding)
     files = _files(source)
     if len(files) > 1:
-        return pl.concat([_read_file(f, fmt) for f in files])
-    return _read_file(files[0], fmt, name)
+        return pl.concat([_read_file(f, fmt, encoding=encoding) for f in files])
+    return _read_file(files[0], fmt, name, encoding)
 
 
-def _read_file(source: Source, fmt: _Format, name: str | None = None) -> pl.DataFrame:
+def _as_utf8(data: str | bytes, encoding: Encoding) -> str | bytes:
+    """What the parser reads (:func:`_readable`'s path or bytes): as given for UTF-8;
+    for ``latin-1``, the (decompressed) bytes decoded one byte a character and written
+    as UTF-8. UTF-8 keeps the order of the characters, so ids still compare as their
+    bytes do.
+
+    Examples
+    --------
+    >>> _as_utf8(b"q d\\xe9", "latin-1").decode()
+    'q dé'
+    """
+    if encoding == "utf-8":
+        return data
+    raw = data if isinstance(data, bytes) else Path(data).read_bytes()
+    if raw[:2] == _GZIP_MAGIC:
+        raw = gzip.decompress(raw)
+    return raw.decode("latin-1").encode("utf-8")
+
+
+def _read_file(
+    source: Source, fmt: _Format, name: str | None = None, encoding: Encoding = "utf-8"
+) -> pl.DataFrame:
     """One file: bad lines are only flagged in the plan and raised after it.
 
     The in-plan check of :func:`_scan` made a two-million-line run take
@@ -366,7 +405,7 @@ def _read_file(source: Source, fmt: _Format, name: str | None = None) -> pl.Data
     to describe it.
     """
     name = _source_name(source, name)
-    data = _readable(source, name)
+    data = _as_utf8(_readable(source, name), encoding)
     try:
         frame = _parse(data, fmt).select(*fmt.keep, _LINENO, _BAD).collect()
     except (FileNotFoundError, PermissionError, IsADirectoryError):
@@ -428,7 +467,9 @@ def scan_trec_run(source: Source) -> pl.LazyFrame:
     return _scan(source, _RUN)
 
 
-def read_trec_run(source: Source, *, name: str | None = None) -> pl.DataFrame:
+def read_trec_run(
+    source: Source, *, name: str | None = None, encoding: Encoding = "utf-8"
+) -> pl.DataFrame:
     """Read a TREC run file: ``qid Q0 docno rank score tag`` per line.
 
     The eager form of :func:`scan_trec_run`: every line is checked. Lines
@@ -441,6 +482,12 @@ def read_trec_run(source: Source, *, name: str | None = None) -> pl.DataFrame:
     name
         What error messages call the source (default: the path, or
         ``<bytes>``); e.g. ``"<stdin>"`` for bytes read from standard input.
+    encoding
+        ``"utf-8"`` (default): the file is UTF-8 text, else a :class:`NotUtf8Error` (a
+        ValueError) names the first line that is not. ``"latin-1"``: any bytes, each
+        byte one character (U+0000-U+00FF), so that ids compare as their bytes do, as
+        trec_eval reads them (the ``eval`` command reads every input so when one is not
+        UTF-8).
 
     Returns
     -------
@@ -479,7 +526,7 @@ def read_trec_run(source: Source, *, name: str | None = None) -> pl.DataFrame:
     >>> run["doc"].to_list()
     ['d1']
     """
-    return _read(source, _RUN, name)
+    return _read(source, _RUN, name, encoding)
 
 
 def scan_trec_qrels(source: Source) -> pl.LazyFrame:
@@ -514,7 +561,9 @@ def scan_trec_qrels(source: Source) -> pl.LazyFrame:
     return _scan(source, _QRELS)
 
 
-def read_trec_qrels(source: Source, *, name: str | None = None) -> pl.DataFrame:
+def read_trec_qrels(
+    source: Source, *, name: str | None = None, encoding: Encoding = "utf-8"
+) -> pl.DataFrame:
     """Read a TREC qrels file: ``qid iter docno rel`` per line.
 
     Lines starting with ``#`` are comments.
@@ -525,6 +574,12 @@ def read_trec_qrels(source: Source, *, name: str | None = None) -> pl.DataFrame:
         Path to the qrels file (plain or gzip-compressed), or its bytes.
     name
         What error messages call the source (default: the path, or ``<bytes>``).
+    encoding
+        ``"utf-8"`` (default): the file is UTF-8 text, else a :class:`NotUtf8Error` (a
+        ValueError) names the first line that is not. ``"latin-1"``: any bytes, each
+        byte one character (U+0000-U+00FF), so that ids compare as their bytes do, as
+        trec_eval reads them (the ``eval`` command reads every input so when one is not
+        UTF-8).
 
     Returns
     -------
@@ -546,7 +601,7 @@ def read_trec_qrels(source: Source, *, name: str | None = None) -> pl.DataFrame:
     ...
     ValueError: <bytes>, line 2: relevance yes is not an integer grade: '301 0 d2 yes'
     """
-    return _read(source, _QRELS, name)
+    return _read(source, _QRELS, name, encoding)
 
 
 def require_data(
@@ -717,6 +772,7 @@ def write_trec_run(
     score: str = "score",
     system: str | None = "system",
     tag: str = "polars_rankeval",
+    encoding: Encoding = "utf-8",
 ) -> None:
     """Write a run as a TREC run file (``qid Q0 docno rank score tag``).
 
@@ -741,6 +797,9 @@ def write_trec_run(
         tag; otherwise ``tag`` is used.
     tag
         The run tag when the run has no ``system`` column.
+    encoding
+        ``"utf-8"`` (default), or ``"latin-1"`` for ids read so
+        (:func:`read_trec_run`): each character written back as its one byte.
 
     Raises
     ------
@@ -761,6 +820,7 @@ def write_trec_run(
     q1 Q0 b 1 2.0 demo
     q1 Q0 a 2 1.0 demo
     """
+    check_choice("encoding", encoding, Encoding)
     frame = run.lazy().collect()
     system = system_column(system, frame.columns)
     _check_run_to_write(frame, query=query, doc=doc, score=score, system=system)
@@ -772,7 +832,7 @@ def write_trec_run(
         raise ValueError(msg)
     lines = _ranked_lines(frame, query=query, doc=doc, score=score, system=system, tag=tag)
     text = lines.write_csv(separator=" ", include_header=False, quote_style="never")
-    data = text.encode("utf-8")
+    data = text.encode(encoding)
     path = Path(path)
     if path.suffix == ".gz":
         data = gzip.compress(data)
@@ -780,6 +840,8 @@ def write_trec_run(
 
 
 __all__ = [
+    "Encoding",
+    "NotUtf8Error",
     "Source",
     "read_trec_qrels",
     "read_trec_run",
