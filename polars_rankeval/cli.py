@@ -1142,14 +1142,24 @@ def _handled(
         caught.clear()
         token = ENCODING.set("latin-1")
         try:
-            return args.handler(args), "latin-1"
+            out = args.handler(args)
         finally:
             ENCODING.reset(token)
+        return out, "latin-1" if _prints_trec_lines(args) else "utf-8"
+
+
+def _prints_trec_lines(args: argparse.Namespace) -> bool:
+    """Whether the command prints trec_eval's lines or a run's lines (``eval`` in its
+    trec format, ``fuse``), whose ids go back as their bytes; the tables, CSV, JSON
+    and Markdown are UTF-8 text."""
+    if args.handler is cmd_fuse:
+        return True
+    return args.handler is cmd_eval and args.format == "trec"
 
 
 def _write(out: str, encoding: Encoding) -> None:
-    """``out`` on standard output; read byte by byte, the ids are written back as the
-    same bytes (the rest of the output is ASCII)."""
+    """``out`` on standard output: UTF-8 text, or, for ids read byte by byte, each
+    character back as its byte (the rest of trec_eval's lines is ASCII)."""
     if encoding == "latin-1":
         try:
             data = out.encode("latin-1")

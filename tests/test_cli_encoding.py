@@ -69,3 +69,10 @@ def test_fuse_writes_latin1_ids_back_as_their_bytes(tmp_path: Path) -> None:
     assert b" d\xe9 " in written and b"q\xf6 Q0 " in written
     assert b"\xc3\xa9" in written  # the UTF-8 e-acute of the input, its two bytes kept
     assert pr.read_trec_run(out, encoding="latin-1")["doc"].n_unique() == 8
+
+
+def test_other_formats_print_latin1_ids_as_utf8_text() -> None:
+    """JSON, CSV, tables and Markdown are text: UTF-8 (JSON must be), the ids as read."""
+    done = eval_command("-f", "json", "-m", "AP", str(DATA / "qrels"), str(DATA / "run"))
+    assert done.returncode == 0, done.stderr
+    assert '"system":"r\xe8n"' in done.stdout.decode("utf-8")
