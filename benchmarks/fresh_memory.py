@@ -5,16 +5,21 @@
 ``run.parquet`` and ``qrels.parquet`` (read before the clock starts), after one untimed
 call of each, and prints each call's wall time and the minor page faults the process
 took during it (``resource.getrusage``: pages of memory touched for the first time,
-or again after the allocator gave them back to the system). ``--idle S`` sleeps S
-seconds before each call, as a process does between two requests. ``--measures all``
+or again after the allocator gave them back to the system), then the process's
+resident memory right after the calls, 3 s later, and at its peak. ``--idle S`` sleeps
+S seconds before each call, as a process does between two requests. ``--measures all``
 times trec_eval's all_trec (92 measures) instead of the core ten, without ``judge``.
 
-The time of a call that makes a large table depends on how many of its pages are
-fresh: Polars' allocator (jemalloc) keeps freed pages for a while, then hands them back
-to the system on a background thread, so the same call can take half again as long
-from one run to the next. To see the library's own time with the allocator keeping
-its pages (not a setting of the library: an environment variable of the process),
-run the same command with ``_RJEM_MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1``.
+The time of a call that makes large columns depends on how many of its pages are
+fresh. Two allocators serve a call: Polars' (jemalloc) its columns, glibc's malloc
+numpy's arrays. Each hands freed memory back to the system: jemalloc on a
+background thread within about half a second (Polars builds it with
+``dirty_decay_ms:500``), glibc when the free memory at the top of a heap passes its
+trim threshold (which follows the largest block it has mapped, up to 64 MiB). To see
+the library's time with the allocators keeping their pages (settings of the process,
+read when it starts, not of the library), run the same command with
+``GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824``
+(glibc) and/or ``_RJEM_MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1`` (jemalloc).
 """
 
 from __future__ import annotations
@@ -55,6 +60,12 @@ def faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def resident_mib() -> float:
+    """This process's resident memory now, in MiB (Linux's ``/proc/self/statm``)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * resource.getpagesize() / 2**20
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("benchmarks/data/2M"))
@@ -84,6 +95,13 @@ def main() -> None:
     if len(seen) == 2:
         ratio = statistics.median(j[0] / e[0] for e, j in zip(*seen.values(), strict=True))
         print(f"judge / evaluate (median of the calls' ratios): {ratio:.2f}x")
+    after = resident_mib()
+    time.sleep(3)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(
+        f"resident: {after:.0f} MiB after the calls, {resident_mib():.0f} MiB 3 s later, "
+        f"{peak:.0f} MiB at the peak"
+    )
 
 
 if __name__ == "__main__":
