@@ -233,13 +233,13 @@ def _check_stdin(runs: Sequence[str]) -> None:
         raise CommandError(msg)
 
 
-def _reads_as(path: str, scan: Callable[[Path], pl.LazyFrame]) -> bool:
-    """Whether a TREC file's first data line reads with ``scan`` (standard input and
-    tables are not looked at)."""
+def _reads_as(path: str, scan: Callable[..., pl.LazyFrame]) -> bool:
+    """Whether a TREC file's first data line reads with ``scan`` in the encoding the
+    inputs are read in (standard input and tables are not looked at)."""
     if path == STDIN or _table_kind(Path(path)) is not None:
         return False
     try:
-        return scan(Path(path)).head(1).collect().height == 1
+        return scan(Path(path), encoding=ENCODING.get()).head(1).collect().height == 1
     except Exception:  # any failure means "does not read as that"
         return False
 

@@ -317,18 +317,19 @@ def _parse(data: str | bytes, fmt: _Format) -> pl.LazyFrame:
     )
 
 
-def _scan(source: Source, fmt: _Format) -> pl.LazyFrame:
+def _scan(source: Source, fmt: _Format, encoding: Encoding) -> pl.LazyFrame:
     """The lazy reader: each batch is checked inside the plan, as it is read; a glob's
     files one after another, each error naming its own file and line."""
+    check_choice("encoding", encoding, Encoding)
     files = _files(source)
     if len(files) > 1:
-        return pl.concat([_scan_file(f, fmt) for f in files])
-    return _scan_file(files[0], fmt)
+        return pl.concat([_scan_file(f, fmt, encoding) for f in files])
+    return _scan_file(files[0], fmt, encoding)
 
 
-def _scan_file(source: Source, fmt: _Format) -> pl.LazyFrame:
+def _scan_file(source: Source, fmt: _Format, encoding: Encoding) -> pl.LazyFrame:
     name = _source_name(source)
-    data = _readable(source, name)
+    data = _as_utf8(_readable(source, name), encoding)
     check = pl.struct(_LINENO, _LINE, _FIELDS, *_typed(fmt), _BAD).map_batches(
         partial(_check, data=data, name=name, fmt=fmt),
         return_dtype=pl.Boolean,
@@ -426,13 +427,18 @@ def _read_file(
     return frame.select(fmt.keep)
 
 
-def scan_trec_run(source: Source) -> pl.LazyFrame:
+def scan_trec_run(source: Source, *, encoding: Encoding = "utf-8") -> pl.LazyFrame:
     """Lazily scan a TREC run file: ``qid Q0 docno rank score tag`` per line.
 
     Parameters
     ----------
     source
         Path to the run file (plain or gzip-compressed), or its bytes.
+    encoding
+        ``"utf-8"`` (default) or ``"latin-1"`` (any bytes, each byte one character, as
+        for :func:`read_trec_run`). A ``"latin-1"`` file is read into memory and
+        turned into UTF-8 when the scan is made; its lines are parsed and checked at
+        collection, as a UTF-8 file's are.
 
     Returns
     -------
@@ -445,9 +451,9 @@ def scan_trec_run(source: Source) -> pl.LazyFrame:
     Nothing is read until the frame is collected. A malformed line raises a
     :class:`ValueError` at collection time naming the file, the line number and
     the text; only lines that the query reads are checked (``head(10)`` checks
-    ten lines). A file that is not UTF-8 text raises Polars' ``ComputeError``
-    at collection; :func:`read_trec_run` turns that into a ValueError naming
-    the line.
+    ten lines). A file that is not UTF-8 text, scanned as ``"utf-8"``, raises
+    Polars' ``ComputeError`` ("invalid utf8") at collection, without a line:
+    :func:`read_trec_run` names the line; pass ``encoding="latin-1"`` for such a file.
 
     Examples
     --------
@@ -464,7 +470,7 @@ def scan_trec_run(source: Source) -> pl.LazyFrame:
     │ 301   ┆ d2  ┆ 2    ┆ 1.5   ┆ bm25   │
     └───────┴─────┴──────┴───────┴────────┘
     """
-    return _scan(source, _RUN)
+    return _scan(source, _RUN, encoding)
 
 
 def read_trec_run(
@@ -529,20 +535,22 @@ def read_trec_run(
     return _read(source, _RUN, name, encoding)
 
 
-def scan_trec_qrels(source: Source) -> pl.LazyFrame:
+def scan_trec_qrels(source: Source, *, encoding: Encoding = "utf-8") -> pl.LazyFrame:
     """Lazily scan a TREC qrels file: ``qid iter docno rel`` per line.
 
     Parameters
     ----------
     source
         Path to the qrels file (plain or gzip-compressed), or its bytes.
+    encoding
+        ``"utf-8"`` (default) or ``"latin-1"``, as for :func:`scan_trec_run`.
 
     Returns
     -------
     pl.LazyFrame
         ``query`` (str), ``doc`` (str), ``relevance`` (i64); the ``iter``
-        field is dropped. Malformed lines raise at collection, as for
-        :func:`scan_trec_run`.
+        field is dropped. Malformed lines (and text that is not UTF-8 under
+        ``"utf-8"``) raise at collection, as for :func:`scan_trec_run`.
 
     Examples
     --------
@@ -558,7 +566,7 @@ def scan_trec_qrels(source: Source) -> pl.LazyFrame:
     │ 301   ┆ d2  ┆ -1        │
     └───────┴─────┴───────────┘
     """
-    return _scan(source, _QRELS)
+    return _scan(source, _QRELS, encoding)
 
 
 def read_trec_qrels(

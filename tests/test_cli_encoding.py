@@ -5,11 +5,14 @@ byte by byte and prints the ids back as the same bytes, equal to trec_eval's out
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_rankeval as pr
 from polars_rankeval.io import NotUtf8Error
@@ -76,3 +79,33 @@ def test_other_formats_print_latin1_ids_as_utf8_text() -> None:
     done = eval_command("-f", "json", "-m", "AP", str(DATA / "qrels"), str(DATA / "run"))
     assert done.returncode == 0, done.stderr
     assert '"system":"r\xe8n"' in done.stdout.decode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("scan", "read", "name"),
+    [
+        (pr.scan_trec_run, pr.read_trec_run, "run"),
+        (pr.scan_trec_qrels, pr.read_trec_qrels, "qrels"),
+    ],
+)
+def test_scanners_read_latin1_as_the_readers_do(scan, read, name: str, tmp_path: Path) -> None:
+    """The lazy readers take ``encoding`` too: plain and gzip files, the same frame as
+    the eager reader's; a Latin-1 file scanned as UTF-8 still fails at collection."""
+    expected = read(DATA / name, encoding="latin-1")
+    packed = tmp_path / f"{name}.gz"
+    packed.write_bytes(gzip.compress((DATA / name).read_bytes()))
+    for source in (DATA / name, packed, (DATA / name).read_bytes()):
+        assert_frame_equal(scan(source, encoding="latin-1").collect(), expected)
+    assert_frame_equal(scan(DATA / name, encoding="latin-1").head(2).collect(), expected.head(2))
+    with pytest.raises(pl.exceptions.ComputeError, match="invalid utf8"):
+        scan(DATA / name).collect()
+    with pytest.raises(ValueError, match="encoding must be one of 'utf-8', 'latin-1'"):
+        scan(DATA / name, encoding="cp1252")
+
+
+def test_eval_names_swapped_latin1_files() -> None:
+    """A run given as the qrels and the qrels as the run: Latin-1 files are looked at
+    in the encoding they are read in, so the swap is named (not a 4-fields error)."""
+    done = eval_command(str(DATA / "run"), str(DATA / "qrels"))
+    assert done.returncode == 1
+    assert b"look swapped" in done.stderr and b"give the qrels file first" in done.stderr
