@@ -20,7 +20,7 @@ from polars_rankeval._typing import (
     NestedDict,
     Rounding,
 )
-from polars_rankeval.conventions import Conventions
+from polars_rankeval.conventions import Conventions, get_conventions
 from polars_rankeval.evaluate import evaluate, evaluate_judged
 from polars_rankeval.inputs import as_frame, run_keys
 from polars_rankeval.measures import Measure, parse
@@ -56,9 +56,9 @@ def precision_recall_curve(
     *,
     points: int | None = 11,
     per_query: bool = True,
-    rel_level: int = 1,
+    rel_level: int | None = None,
     rounding: Rounding | None = None,
-    conventions: str | Conventions = "trec_eval-10",
+    conventions: str | Conventions | None = None,
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
@@ -66,7 +66,7 @@ def precision_recall_curve(
     rank: str = "rank",
     system: str | None = "system",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
 ) -> FrameT: ...
 @overload
 def precision_recall_curve(
@@ -75,9 +75,9 @@ def precision_recall_curve(
     *,
     points: int | None = 11,
     per_query: bool = True,
-    rel_level: int = 1,
+    rel_level: int | None = None,
     rounding: Rounding | None = None,
-    conventions: str | Conventions = "trec_eval-10",
+    conventions: str | Conventions | None = None,
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
@@ -85,7 +85,7 @@ def precision_recall_curve(
     rank: str = "rank",
     system: str | None = "system",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
 ) -> pl.DataFrame: ...
 def precision_recall_curve(
     run: IntoFrameOrDict,
@@ -93,9 +93,9 @@ def precision_recall_curve(
     *,
     points: int | None = 11,
     per_query: bool = True,
-    rel_level: int = 1,
+    rel_level: int | None = None,
     rounding: Rounding | None = None,
-    conventions: str | Conventions = "trec_eval-10",
+    conventions: str | Conventions | None = None,
     query: str = "query",
     doc: str = "doc",
     score: str = "score",
@@ -103,7 +103,7 @@ def precision_recall_curve(
     rank: str = "rank",
     system: str | None = "system",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     r"""Precision-recall points per query (or averaged per system), ready to plot.
 
@@ -127,18 +127,20 @@ def precision_recall_curve(
         reports; its ``precision`` at each level equals the mean of
         ``IPrec@level``.
     rel_level
-        Minimum grade that counts as relevant.
+        Minimum grade that counts as relevant (default: the conventions', 1 for every
+        preset).
     rounding
         How a recall level becomes a number of relevant documents: ``"v10"``
         (trec_eval 10.0's ``lround(r * |R|)``) or ``"v9"`` (9.x's
         ``(long)(r * |R| + 0.9)``); None (default): as ``conventions`` says.
     conventions
-        ``"trec_eval-10"`` (default) or ``"trec_eval-9"``, as in
+        ``"trec_eval-10"`` (None, the default) or ``"trec_eval-9"``, as in
         :func:`polars_rankeval.evaluate`.
     query, doc, score, relevance, rank, system
         Column names (``system`` is used when present).
     depth, missing
-        As in :func:`polars_rankeval.evaluate` (trec_eval ``-M`` and ``-c``).
+        As in :func:`polars_rankeval.evaluate` (trec_eval ``-M`` and ``-c``; ``missing``
+        by default the conventions' choice).
 
     Returns
     -------
@@ -167,6 +169,9 @@ def precision_recall_curve(
     [0.5, 0.5, 0.5]
     """
     frame = as_frame(run, "run", (query, doc, score))
+    conv = get_conventions(conventions)
+    rel_level = conv.rel_level if rel_level is None else rel_level
+    missing = conv.absent_queries if missing is None else missing
     roles = {"query": query, "system": system_column(system, frame.collect_schema().names())}
     check_reserved(roles, ("recall", "precision"), "precision_recall_curve")
     if points is not None:

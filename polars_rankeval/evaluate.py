@@ -391,7 +391,7 @@ def evaluate_judged(
     system: str | None = "system",
     by: str | Sequence[str] | None = None,
     n_rel: str | None = None,
-    rel_level: int = 1,
+    rel_level: int | None = None,
     empty_queries: Empty | None = None,
     validate: bool = True,
     conventions: str | Conventions | None = None,
@@ -408,7 +408,7 @@ def evaluate_judged(
     system: str | None = "system",
     by: str | Sequence[str] | None = None,
     n_rel: str | None = None,
-    rel_level: int = 1,
+    rel_level: int | None = None,
     empty_queries: Empty | None = None,
     validate: bool = True,
     conventions: str | Conventions | None = None,
@@ -424,7 +424,7 @@ def evaluate_judged(
     system: str | None = "system",
     by: str | Sequence[str] | None = None,
     n_rel: str | None = None,
-    rel_level: int = 1,
+    rel_level: int | None = None,
     empty_queries: Empty | None = None,
     validate: bool = True,
     conventions: str | Conventions | None = None,
@@ -459,7 +459,8 @@ def evaluate_judged(
         Segment columns (a day, a country, ...): each (segment, system, query)
         is a ranking of its own; the result keeps the columns.
     rel_level
-        Minimum grade that counts as relevant.
+        Minimum grade that counts as relevant (default: the conventions', 1 for every
+        preset, as for :func:`evaluate`).
     empty_queries
         Rankings (users) without a relevant document, as for :func:`evaluate`:
         ``"zero"``, ``"one"``, ``"skip"`` or ``"error"`` (default: the conventions').
@@ -503,6 +504,7 @@ def evaluate_judged(
     check_per_ranking(parsed, lists=False)
     conv = get_conventions(conventions)
     judged = as_frame(judged, "judged")
+    rel_level = conv.rel_level if rel_level is None else rel_level
     check_int("rel_level", rel_level, minimum=0)
     empty = conv.empty_queries if empty_queries is None else empty_queries
     check_options({"empty_queries": empty})

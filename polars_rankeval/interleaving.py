@@ -122,7 +122,7 @@ def interleave(
     run_b: IntoFrame,
     *,
     method: Method = "team_draft",
-    seed: int | None = None,
+    seed: int | None = 0,
     k: int | None = None,
     query: str = "query",
     doc: str = "doc",
@@ -144,7 +144,9 @@ def interleave(
         ``"team_draft"`` or ``"balanced"``.
     seed
         Seed of the coins (``numpy.random.default_rng``); the same seed gives the same
-        lists.
+        lists. Default 0, as the library's other random draws: every call gives the
+        same lists; None draws fresh entropy (coins that differ from call to call, as
+        an online experiment's do).
     k
         Cut each interleaved list to its top k (None: as long as the method goes).
     query, doc, score
@@ -412,7 +414,7 @@ def interleaving_test(
     test: TestKind = "binomial",
     alpha: float = 0.05,
     n_bootstrap: int = 10_000,
-    seed: int | None = None,
+    seed: int | None = 0,
     winner: str = "winner",
     by: str | Sequence[str] | None = None,
 ) -> pl.DataFrame:
@@ -442,7 +444,8 @@ def interleaving_test(
     alpha
         1 - coverage of the interval, in (0, 1).
     n_bootstrap, seed
-        Resamples and seed (``numpy.random.default_rng``).
+        Resamples and seed (``numpy.random.default_rng``; default 0, as the library's
+        other resampling: the same interval at every call; None: fresh entropy).
     winner
         Column name.
     by

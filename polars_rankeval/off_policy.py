@@ -66,7 +66,7 @@ def off_policy(
     reward: str = "reward",
     alpha: float = 0.05,
     n_bootstrap: int = 10_000,
-    seed: Seed = None,
+    seed: Seed = 0,
     by: str | Sequence[str] | None = None,
     position_weights: Mapping[int, float] | str | None = None,
     draws: Draws = "fast",
@@ -118,7 +118,8 @@ def off_policy(
     n_bootstrap
         Bootstrap resamples (>= 1). The cost is ``n_bootstrap`` x the number of slates.
     seed
-        An int, None (fresh entropy), or a generator to draw from: a
+        An int (default 0, as the library's other resampling: the same intervals at
+        every call), None (fresh entropy), or a generator to draw from: a
         ``numpy.random.Generator`` with ``draws="fast"``, a ``numpy.random.RandomState``
         with ``draws="obp"``. With an int, each segment starts from the same seed; a
         generator goes on from segment to segment.

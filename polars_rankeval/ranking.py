@@ -228,7 +228,7 @@ def judge(
     by: str | Sequence[str] | None = None,
     order: Order = "score",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
@@ -248,7 +248,7 @@ def judge(
     by: str | Sequence[str] | None = None,
     order: Order = "score",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
@@ -267,7 +267,7 @@ def judge(
     by: str | Sequence[str] | None = None,
     order: Order = "score",
     depth: int | None = None,
-    missing: Missing = "drop",
+    missing: Missing | None = None,
     duplicates: Duplicates = "error",
     validate: bool = True,
     conventions: str | Conventions | None = None,
@@ -293,6 +293,10 @@ def judge(
         ``"zero"``: qrels queries absent from a system's run get their qrels rows
         (an empty ranking, trec_eval ``-c``). ``"error"`` behaves as ``"drop"``
         here; :func:`polars_rankeval.evaluate` raises before this is reached.
+        Default: the conventions' choice, as for :func:`polars_rankeval.evaluate`
+        (``"drop"`` for trec_eval, ``"zero"`` for ranx and ir_measures), so that
+        :func:`~polars_rankeval.evaluate_judged` of the table scores the queries
+        ``evaluate`` scores under the same conventions.
     duplicates
         ``"error"`` (default) or ``"keep_best"`` (keep the best-scored run row of
         a duplicated (query, doc)).
