@@ -529,6 +529,10 @@ def evaluate_judged(
 
     plain = [m for m in parsed if not m.judged_only]
     judged_only = [m for m in parsed if m.judged_only]
+    # a ranking with no shown row is a query the run lacks: 0 on every measure under
+    # the conventions' absent_values="zero" (ir_measures), as evaluate scores it; an
+    # emptied -J ranking scores 0 on those measures either way
+    absent_zero = conv.absent_values == "zero"
     only_reads = Reads(min(measure_reads(judged_only, context, conv).rows, 0.0))
 
     def shaped(table: pl.DataFrame, reads: Reads) -> Judged:
@@ -549,10 +553,11 @@ def evaluate_judged(
         shape = shaped(table, reads)
         ids = [pl.col(q).cast(pl.String) for q in queries]
         unjudged = shape.keys.filter(~shape.rankings[SCORED])
-        scores = aggregate(shape, plain, context, empty)
+        scores = aggregate(shape, plain, context, empty, absent_zero=absent_zero)
         if judged_only:  # the rankings without their unjudged documents (-J)
             rows = judged_only_rows(table, keys, rank, relevance)
-            more = aggregate(shaped(rows, only_reads), judged_only, context, empty)
+            more = aggregate(shaped(rows, only_reads), judged_only, context, empty,
+                             absent_zero=absent_zero)  # fmt: skip
             names = [str(m) for m in judged_only]
             joined = scores.join(more, on=keys, how="left", nulls_equal=True, maintain_order="left")
             scores = joined.with_columns(pl.col(names).fill_null(0.0))  # no row left: 0

@@ -35,6 +35,7 @@ from polars_rankeval.engine.scope import Scope, scope
 from polars_rankeval.engine.shape import (
     FACT,
     GRADE,
+    HAS_RUN,
     JUDGMENT_ROW,
     JUDGMENT_SCHEMA,
     LEFT_NONREL_ABOVE,
@@ -701,7 +702,10 @@ def judged_from_table(
         missing="drop",
         run_facts=own.to_frame().select(pl.when(pl.Series(has_judgment)).then(FACT)).to_series(),
     )
-    rankings = decided.flags.with_columns(pl.Series(NRET, nret, dtype=pl.Int64))
+    # a ranking without a shown row is a query the run lacks (its rows: judgments only)
+    rankings = decided.flags.with_columns(
+        pl.Series(NRET, nret, dtype=pl.Int64), pl.Series(HAS_RUN, nret > 0, dtype=pl.Boolean)
+    )
     if n_rel is not None:
         rankings = rankings.with_columns(table[n_rel].gather(first).cast(pl.Float64).alias(N_REL))
     if left is not None:
