@@ -145,7 +145,7 @@ def _as_table(source: Source, name: pieces.Table, map_tasks: int) -> Table:
     if not entries:
         msg = (
             f"{name} must be a Parquet path, glob, directory or non-empty list of them, "
-            f"or a Polars DataFrame/LazyFrame. Got {type(source).__name__} instead."
+            f"or a Polars DataFrame/LazyFrame. Got {_kind(source)} instead."
         )
         raise TypeError(msg)
     files = [f for entry in entries for f in _parquet_files(os.fspath(entry))]
@@ -155,6 +155,29 @@ def _as_table(source: Source, name: pieces.Table, map_tasks: int) -> Table:
         first[0], hive_partitioning=bool(first[1]), hive_schema=first[1]
     ).collect_schema()
     return Table(name, schema, chunks=_chunks(files, counts, map_tasks), rows=sum(counts))
+
+
+def _kind(source: object) -> str:
+    """The type of an input refused, named with its library, and what to pass instead.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> _kind(pd.DataFrame())
+    'a pandas DataFrame (pass polars.from_pandas(frame))'
+    >>> _kind(3)
+    'int'
+    """
+    kind = type(source)
+    library = kind.__module__.split(".")[0]
+    if library == "dask":
+        return (
+            f"a Dask {kind.__name__} (write it with .to_parquet(path) and pass the path: "
+            f"the tasks read Parquet files themselves)"
+        )
+    if library == "pandas":
+        return f"a pandas {kind.__name__} (pass polars.from_pandas(frame))"
+    return kind.__name__ if library == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _parquet_files(entry: str) -> list[tuple[str, dict[str, pl.DataType] | None]]:

@@ -230,6 +230,14 @@ def test_bad_inputs_fail_before_any_task(client):
         prd.evaluate(run, qrels, ["AP"], client=client, rel_levle=2)
     with pytest.raises(TypeError, match="Parquet path"):
         prd.evaluate(42, qrels, ["AP"], client=client)
+    # a Dask or pandas frame: named with its library, with the way in
+    import dask.dataframe as dd
+
+    frame = run.to_pandas()
+    with pytest.raises(TypeError, match=r"Got a Dask DataFrame \(write it with \.to_parquet"):
+        prd.evaluate(dd.from_pandas(frame, npartitions=1), qrels, ["AP"], client=client)
+    with pytest.raises(TypeError, match=r"Got a pandas DataFrame \(pass polars\.from_pandas"):
+        prd.evaluate(run, qrels.to_pandas(), ["AP"], client=client)
     with pytest.raises(ValueError, match=r"npartitions must be an int >= 1\. Got 0"):
         prd.evaluate(run, qrels, ["AP"], client=client, npartitions=0)
     with pytest.raises(FileNotFoundError, match="No Parquet file matches"):
