@@ -309,6 +309,8 @@ def _ir_measures_params(
     >>> family, params = _ir_measures_params(REGISTRY["NumRet"], {"rel": 2})
     >>> family.name, params
     ('NumRelRet', {'rel': 2})
+    >>> _ir_measures_params(REGISTRY["SDCG"], {"dcg": "exp-log2"})[1]  # no gain to stand for
+    {'dcg': 'exp-log2'}
     """
     own = {p.name for p in family.params}
     out: dict[str, Any] = {}
@@ -326,9 +328,9 @@ def _ir_measures_params(
         other = _IR_MEASURES_FAMILIES.get((family.name, key, value))
         if other is not None:
             family, own = REGISTRY[other], {p.name for p in REGISTRY[other].params}
-        elif (key, value) in _IR_MEASURES_PARAMS:
+        elif (key, value) in _IR_MEASURES_PARAMS and own >= set(_IR_MEASURES_PARAMS[key, value]):
             out.update(_IR_MEASURES_PARAMS[key, value])
-        else:
+        else:  # the family's check names the parameter as given
             out[key] = value
     return family, out
 

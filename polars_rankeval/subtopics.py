@@ -87,8 +87,10 @@ ALIASES = {
     "map-ia": "AP_IA",
     "p-ia": "P_IA",
     "strec": "StRecall",
+    "α_dcg": "alpha_DCG",
+    "α_ndcg": "alpha_nDCG",
 }
-"""ndeval's names (lower-cased) -> canonical."""
+"""ndeval's names and ir_measures' Greek spellings (lower-cased) -> canonical."""
 NORMALISED = {"alpha_nDCG": "alpha_DCG", "nERR_IA": "ERR_IA", "nNRBP": "NRBP"}
 """Measures divided by the same measure of ndeval's ideal ranking."""
 QUERY, RANKING, SUBTOPIC, DOC, RANK, GRADE = (
@@ -103,7 +105,7 @@ QUERY, RANKING, SUBTOPIC, DOC, RANK, GRADE = (
 judgments ``QUERY, SUBTOPIC, DOC, GRADE``."""
 _Q, _K, _S, _D, _R, _G = QUERY, RANKING, SUBTOPIC, DOC, RANK, GRADE
 _SC, _H, _I = "__dv_sc", "__dv_h", "__dv_i"
-_NAME = re.compile(r"^(?P<name>[A-Za-z_\-]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>\d+))?$")
+_NAME = re.compile(r"^(?P<name>[A-Za-z_\-α]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,8 @@ def parse_diversity(text: str | DiversityMeasure) -> DiversityMeasure:
     --------
     >>> str(parse_diversity("alpha-nDCG@20")), str(parse_diversity("NRBP(beta=0.8)"))
     ('alpha_nDCG@20', 'NRBP(beta=0.8)')
+    >>> str(parse_diversity("α_nDCG(alpha=0.3)@10"))  # ir_measures' Greek spelling
+    'alpha_nDCG(alpha=0.3)@10'
     >>> parse_diversity("P_IA")
     Traceback (most recent call last):
     ...

@@ -121,6 +121,22 @@ def test_by_hand() -> None:
     assert out["NRBP"] == pytest.approx(nrbp, abs=1e-12)
 
 
+def test_ir_measures_greek_spelling() -> None:
+    """ir_measures reads α_nDCG and α_DCG as alpha_nDCG and alpha_DCG (its aliases): the
+    same measures here, with their parameters."""
+    run = pl.DataFrame({"query": ["q"] * 3, "doc": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    qrels = pl.DataFrame(
+        {"query": ["q"] * 3, "subtopic": ["1", "2", "1"], "doc": ["a", "b", "c"], "relevance": 1}
+    )
+    greek = pr.evaluate_diversity(run, qrels, ["α_nDCG(alpha=0.3)@2", "α_DCG@3"])
+    latin = pr.evaluate_diversity(run, qrels, ["alpha_nDCG(alpha=0.3)@2", "alpha_DCG@3"])
+    assert greek.columns == latin.columns == ["query", "alpha_nDCG(alpha=0.3)@2", "alpha_DCG@3"]
+    assert greek.equals(latin)
+    assert str(ir_measures.parse_measure("α_nDCG@2")) == "alpha_nDCG@2"
+    with pytest.raises(ValueError, match="is a diversity measure"):
+        pr.parse_measures(["α_nDCG@10"], conventions="ir_measures")
+
+
 def test_bad_names_and_columns() -> None:
     run = pl.DataFrame({"query": ["q"], "doc": ["a"], "score": [1.0]})
     qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})

@@ -409,6 +409,15 @@ def test_ir_measures_syntax_parses_to_its_measure(name: str) -> None:
     assert str(ours_measure) == str(pr.parse(str(ours_measure)))
 
 
+def test_a_form_no_measure_here_takes_is_refused_as_written() -> None:
+    """``dcg='exp-log2'`` stands for ``gain=exp`` only where a family has gains (nDCG):
+    SDCG has none here, nor in ir_measures (cwl_eval takes dcg='log2' only), so the
+    refusal names the parameter the user wrote, not the one it would stand for."""
+    with pytest.raises(ValueError, match=r"SDCG has no parameter 'dcg' \(parameters:"):
+        pr.parse_measures(["SDCG(dcg='exp-log2')@10"], conventions="ir_measures")
+    assert [str(m) for m in pr.parse_measures(["SDCG(dcg='log2')@10"])] == ["SDCG@10"]
+
+
 def test_tie_order_doc_asc_by_hand() -> None:
     """``ties=doc_asc`` reads each tie group doc id ascending (ir_measures' judged and
     msmarco providers): a, b, c tie at the top; trec_eval's order is c, b, a."""
