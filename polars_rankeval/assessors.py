@@ -23,7 +23,7 @@ from polars_rankeval._typing import IntoFrame
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.inputs import as_frame
 from polars_rankeval.means import mean_scores
-from polars_rankeval.measures import parse
+from polars_rankeval.measures import measure_better, parse
 from polars_rankeval.stats import rank_correlation
 from polars_rankeval.validation import (
     check_choice,
@@ -625,7 +625,8 @@ def ranking_agreement(
     (a, b) with :func:`~polars_rankeval.rank_correlation`: Kendall's
     :math:`\tau_b`, and :math:`\tau_{ap}` with a's ranking as the reference
     (it refuses tied means: leave it out of ``methods`` then). Systems with no
-    score under one of the two are left out of that pair.
+    score under one of the two are left out of that pair. A ``measure`` declared
+    ``better="lower"`` (FallOut, Unjudged, ...) ranks the lowest means first.
 
     Returns
     -------
@@ -673,6 +674,8 @@ def ranking_agreement(
         system=system,
     )
     names = [c for c in table.columns if c != system]
+    if measure_better(measure) == "lower":  # best first: tau_ap weighs the top
+        table = table.with_columns(-pl.col(names))
     rows = []
     for a, b in combinations(names, 2):
         both = table.select(a, b).drop_nulls()

@@ -24,10 +24,9 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import Aggregate, AggregateMode, IntoFrame, Missing
-from polars_rankeval.catalogue import Better
 from polars_rankeval.inputs import as_frame, run_keys
 from polars_rankeval.means import measure_columns
-from polars_rankeval.measures import measure_kind, parse
+from polars_rankeval.measures import measure_better, measure_kind, parse
 from polars_rankeval.options import segment_columns
 from polars_rankeval.stats import (
     Alternative,
@@ -188,22 +187,6 @@ def measure_bounds(name: str) -> tuple[float, float] | None:
     if bounds is None and measure.family.aggregate == "sum":
         return (0.0, math.inf)
     return bounds
-
-
-def measure_better(name: str) -> Better:
-    """Which values of a measure are better: its declaration's ``better``
-    (``"lower"`` for FallOut, Unjudged, RBPResid, ...); ``"higher"`` for other
-    columns.
-
-    Examples
-    --------
-    >>> measure_better("AP"), measure_better("FallOut@10"), measure_better("my_column")
-    ('higher', 'lower', 'higher')
-    """
-    try:
-        return parse(name).family.better
-    except ValueError:
-        return "higher"
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from polars_rankeval.catalogue import (
     TREC_CUTOFF_ALIASES,
     TREC_DOTTED,
     UNIT,
+    Better,
     Context,
     CutoffRule,
     GainMap,
@@ -704,3 +705,19 @@ def measure_kind(name: str, aggregate: AggregateMode = "trec") -> Aggregate:
     """
     check_choice("aggregate", aggregate, AggregateMode)
     return aggregate_kind(name) if aggregate == "trec" else "mean"
+
+
+def measure_better(name: str) -> Better:
+    """Which values of a measure are better: its declaration's ``better``
+    (``"lower"`` for FallOut, Unjudged, RBPResid, ...); ``"higher"`` for other
+    columns.
+
+    Examples
+    --------
+    >>> measure_better("AP"), measure_better("FallOut@10"), measure_better("my_column")
+    ('higher', 'lower', 'higher')
+    """
+    try:
+        return parse(name).family.better
+    except ValueError:
+        return "higher"

@@ -42,7 +42,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._typing import Aggregate, IntoExpr
-from polars_rankeval.measures import MIN_GEO_MEAN
+from polars_rankeval.measures import MIN_GEO_MEAN, measure_better
 from polars_rankeval.metrics._common import col
 from polars_rankeval.validation import check_choice, check_int
 
@@ -1728,9 +1728,12 @@ def rank_correlation(a: IntoExpr, b: IntoExpr, *, method: RankMethod = "kendall"
     Parameters
     ----------
     a, b
-        Scores of the same systems, higher is better (e.g. two measure columns
-        of :func:`~polars_rankeval.mean_scores`, or one measure under two qrels
-        versions or two topic subsets, joined on ``system``).
+        Scores of the same systems (e.g. two measure columns of
+        :func:`~polars_rankeval.mean_scores`, or one measure under two qrels
+        versions or two topic subsets, joined on ``system``), higher better; a
+        column named by a measure declared ``better="lower"`` (FallOut, Unjudged,
+        RBPResid, ...) is read lowest first, so that both orderings put the best
+        systems first.
         Accepts expression input. Strings are parsed as column names.
     method
         ``"kendall"`` or ``"tau_ap"``.
@@ -1772,8 +1775,8 @@ def rank_correlation(a: IntoExpr, b: IntoExpr, *, method: RankMethod = "kendall"
     check_choice("method", method, RankMethod)
 
     def run(series: Sequence[pl.Series]) -> pl.Series:
-        x = _values(series[0], "a", "rank_correlation")
-        y = _values(series[1], "b", "rank_correlation")
+        x = _best_first(_values(series[0], "a", "rank_correlation"), series[0].name)
+        y = _best_first(_values(series[1], "b", "rank_correlation"), series[1].name)
         if method == "kendall":
             value = kendall_tau(x, y)
         else:
@@ -1783,6 +1786,12 @@ def rank_correlation(a: IntoExpr, b: IntoExpr, *, method: RankMethod = "kendall"
         return pl.Series(series[0].name, [value], dtype=pl.Float64)
 
     return pl.map_groups([col(a), col(b)], run, return_dtype=pl.Float64, returns_scalar=True)
+
+
+def _best_first(values: np.ndarray, name: str) -> np.ndarray:
+    """``values`` with higher better: negated for a measure declared ``better="lower"``
+    (FallOut, Unjudged, ...; :func:`~polars_rankeval.measures.measure_better`)."""
+    return -values if measure_better(name) == "lower" else values
 
 
 def paired_t_power(

@@ -182,6 +182,70 @@ def test_compare_counts_wins_by_the_direction():
     assert (rows["AP"][0]["wins"], rows["AP"][0]["losses"]) == (4, 0)
 
 
+def tau_ap_best_first(reference: list[float], judged: list[float], lower: bool) -> float:
+    """Yilmaz et al.'s tau_ap written out: systems sorted best first by ``judged``; for
+    the i-th, the share of the i-1 above it that are above it in ``reference`` too."""
+    sign = -1.0 if lower else 1.0
+    order = sorted(range(len(judged)), key=lambda i: -sign * judged[i])
+    total = 0.0
+    for i in range(1, len(order)):
+        above = order[:i]
+        total += sum(sign * reference[j] > sign * reference[order[i]] for j in above) / i
+    return 2 / (len(order) - 1) * total - 1
+
+
+def test_rank_correlation_reads_a_lower_is_better_measure_lowest_first():
+    """FallOut's best system is its lowest: AP and FallOut orders that agree correlate
+    +1, and tau_ap weighs the swap among the best (lowest) systems, not the worst."""
+    means = pl.DataFrame(
+        {"AP": [0.4, 0.3, 0.2, 0.1], "FallOut@10": [0.1, 0.2, 0.3, 0.4],
+         "swapped": [0.2, 0.1, 0.3, 0.4]}  # the two best FallOut systems swapped
+    )  # fmt: skip
+    out = means.select(
+        kendall=pr.rank_correlation("AP", "FallOut@10"),
+        tau_ap=pr.rank_correlation("AP", "FallOut@10", method="tau_ap"),
+        top_swap=pr.rank_correlation(
+            "FallOut@10", pl.col("swapped").alias("Unjudged@10"), method="tau_ap"
+        ),
+        raw=pr.rank_correlation("AP", pl.col("FallOut@10").alias("a_column")),
+    ).row(0, named=True)
+    assert out["kendall"] == 1.0 and out["tau_ap"] == 1.0
+    assert out["top_swap"] == pytest.approx(2 / 3 * (0 / 1 + 2 / 2 + 3 / 3) - 1)  # 1/3
+    assert out["top_swap"] == pytest.approx(
+        tau_ap_best_first([0.1, 0.2, 0.3, 0.4], [0.2, 0.1, 0.3, 0.4], lower=True)
+    )
+    assert out["raw"] == -1.0  # a column that names no measure: higher is better
+
+
+def test_ranking_agreement_of_a_lower_is_better_measure():
+    """ranking_agreement's tau_ap puts the lowest FallOut systems first."""
+    rng = np.random.default_rng(5)
+    docs = [f"d{i}" for i in range(12)]
+    runs = pl.DataFrame(
+        [
+            {"system": f"s{s}", "query": q, "doc": d, "score": float(rng.random())}
+            for s in range(6) for q in range(8) for d in docs
+        ]
+    )  # fmt: skip
+    qrels = {
+        who: pl.DataFrame(
+            [
+                {"query": q, "doc": d, "relevance": int(rng.random() < 0.4)}
+                for q in range(8)
+                for d in docs
+            ]
+        )
+        for who in ("alice", "bob")
+    }
+    table = pr.system_rankings(runs, qrels, measure="FallOut@5")
+    a, b = table["alice"].to_list(), table["bob"].to_list()
+    assert len(set(a)) == len(a) and len(set(b)) == len(b)  # tau_ap takes no ties
+    got = pr.ranking_agreement(runs, qrels, measure="FallOut@5", methods=["tau_ap"])
+    expected = tau_ap_best_first(a, b, lower=True)
+    assert got["tau_ap"][0] == pytest.approx(expected, abs=1e-12)
+    assert expected != pytest.approx(tau_ap_best_first(a, b, lower=False), abs=1e-3)
+
+
 def test_define_measure_takes_better():
     family = pr.define_measure("EdgeErr", pl.lit(0.5), better="lower", replace=True)
     from polars_rankeval.compare import measure_better
