@@ -276,6 +276,22 @@ def test_one_pass_scores_equal_evaluating_each_fusion():
     )
 
 
+def test_a_lower_is_better_metric_is_minimised():
+    """FallOut's best configuration is its lowest mean (the last of equal lowest, as ranx
+    takes the last of equal highest): not the highest, which maximising would pick."""
+    runs, qrels = corpus(5)
+    best, report = pr.optimize_fusion(runs, qrels, method="wsum", metric="FallOut@5",
+                                      show_progress=False)  # fmt: skip
+    values = report["FallOut@5"]
+    assert values.min() < values.max()
+    lowest = report.filter(pl.col("FallOut@5") == values.min())["weights"].to_list()[-1]
+    assert best["weights"] == tuple(lowest)
+    for weights, value in zip(report["weights"].to_list(), values.to_list(), strict=True):
+        fused = pr.fuse(runs, method="wsum", weights=weights)
+        alone = pr.evaluate(fused, qrels, "FallOut@5", per_query=False)["FallOut@5"].item()
+        assert math.isclose(alone, value, rel_tol=1e-12)
+
+
 def test_rank_methods_score_the_runs_pr_fuse_makes():
     """min-max rounds 1.75 and the next double up (over a maximum of 3) to one value; the
     ranks that rrf reads are those of the scores as they are in optimize_fusion as in

@@ -29,6 +29,7 @@ from polars_rankeval.fusion.fuse import Columns, keyed, prepare
 from polars_rankeval.fusion.methods import METHODS, Context, F, weighted_expr, wide_runs
 from polars_rankeval.fusion.normalize import D, G, Q, S, applied_norm, normalize, score_expr
 from polars_rankeval.inputs import as_frame
+from polars_rankeval.measures import measure_better
 from polars_rankeval.validation import check_columns
 
 GRID_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -188,7 +189,8 @@ def optimize_fusion(
         As :func:`~polars_rankeval.fuse`.
     metric
         The measure to maximise, in any form :func:`~polars_rankeval.evaluate` reads
-        (``"nDCG@10"``, ``"ndcg@10"``, ``"map"``, ...): its mean over the queries.
+        (``"nDCG@10"``, ``"ndcg@10"``, ``"map"``, ...): its mean over the queries; a
+        measure declared ``better="lower"`` (FallOut, Unjudged, ...) is minimised.
     step
         The grid's step: of the weights (default 0.1), of :math:`\gamma`,
         :math:`\sigma`, :math:`\phi` (0.01) or of :math:`k` (10).
@@ -310,7 +312,7 @@ def optimize_fusion(
         metric_name = result.columns[-1]
         scores += _means(result, system, query, metric_name, [i for i, _ in chunk])
         bar.advance(len(chunk))
-    best = _best(scores)
+    best = _best(scores, lower=measure_better(metric_name) == "lower")
     report = _report(method, configs, scores, metric_name)
     chosen = params[best] if best is not None else {}
     if method in WEIGHTED:
@@ -418,12 +420,19 @@ def _chunks(
         yield indexed[start : start + per]
 
 
-def _best(scores: Sequence[float]) -> int | None:
+def _best(scores: Sequence[float], *, lower: bool = False) -> int | None:
     """ranx's choice: the last configuration whose score is at least the best so far
-    (starting from 0)."""
-    best, best_score = None, 0.0
+    (starting from 0); with ``lower`` (a measure declared ``better="lower"``), at most
+    the best so far (starting from infinity).
+
+    Examples
+    --------
+    >>> _best([0.2, 0.5, 0.5, 0.1]), _best([0.2, 0.5, 0.1, 0.1], lower=True)
+    (2, 3)
+    """
+    best, best_score = None, math.inf if lower else 0.0
     for i, value in enumerate(scores):
-        if value >= best_score:
+        if value <= best_score if lower else value >= best_score:
             best, best_score = i, value
     return best
 
