@@ -33,6 +33,7 @@ import polars as pl
 
 from polars_rankeval._typing import IntoFrameOrDict, PolarsFrame
 from polars_rankeval.compare import check_values
+from polars_rankeval.measures import measure_better
 from polars_rankeval.validation import check_duplicates, check_reserved
 
 if TYPE_CHECKING:
@@ -341,8 +342,10 @@ def plot_query_differences(
 ) -> Path:
     """Draw the per-query differences ``a - b`` of one measure as sorted bars.
 
-    Bars above zero are queries where ``system_a`` scores higher. The title
-    gives the counts of wins, ties and losses and the mean difference.
+    Bars above zero are queries where ``system_a`` scores higher; green bars are its
+    wins, red its losses: higher, or lower for a measure declared ``better="lower"``
+    (FallOut, Unjudged, ...), as :func:`~polars_rankeval.compare` counts them. The
+    title gives the counts of wins, ties and losses and the mean difference.
 
     Parameters
     ----------
@@ -376,9 +379,10 @@ def plot_query_differences(
         systems = per_query.lazy().select(pl.col(system).unique().sort()).collect()[system]
         system_a, system_b = systems.to_list()
     d = diffs["diff"].to_numpy()
-    wins, ties, losses = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
+    gain = -d if measure_better(measure) == "lower" else d  # > 0: a query system_a wins
+    wins, ties, losses = int((gain > 0).sum()), int((gain == 0).sum()), int((gain < 0).sum())
     fig, ax = _new_figure((max(6.4, min(0.12 * len(d), 16.0)), 4.8))
-    colors = ["tab:green" if v > 0 else "tab:red" if v < 0 else "tab:gray" for v in d]
+    colors = ["tab:green" if v > 0 else "tab:red" if v < 0 else "tab:gray" for v in gain]
     ax.bar(range(len(d)), d, color=colors, width=0.85)
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(d)))

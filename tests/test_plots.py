@@ -180,3 +180,22 @@ def test_without_matplotlib_the_error_says_what_to_install(
     with pytest.raises(ImportError, match=r"pip install 'polars-rankeval\[plot\]'"):
         plots.plot_query_differences(PER_QUERY, "AP", tmp_path / "d.png")
     assert not (tmp_path / "d.png").exists()
+
+
+def test_query_differences_count_wins_by_the_measures_direction(tmp_path: Path) -> None:
+    """FallOut: a lower value is a win, so x (lower on 2 of 3 queries) wins twice; the
+    same values named AP, where higher wins, count one win (the title, as text in an SVG
+    written with its fonts kept as text)."""
+    matplotlib = pytest.importorskip("matplotlib")
+    pq = pl.DataFrame(
+        {"system": ["x"] * 3 + ["y"] * 3, "query": ["1", "2", "3"] * 2,
+         "v": [0.1, 0.2, 0.5, 0.3, 0.4, 0.2]}
+    )  # fmt: skip
+    titles = {}
+    for name in ("FallOut@10", "AP"):
+        out = tmp_path / f"{name}.svg"
+        with matplotlib.rc_context({"svg.fonttype": "none"}):
+            plots.plot_query_differences(pq.rename({"v": name}), name, out)
+        titles[name] = out.read_text()
+    assert "x vs y: 2 wins, 0 ties, 1 losses" in titles["FallOut@10"]
+    assert "x vs y: 1 wins, 0 ties, 2 losses" in titles["AP"]
