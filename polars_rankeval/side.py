@@ -35,7 +35,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval.inputs import as_frame
-from polars_rankeval.validation import check_columns
+from polars_rankeval.validation import check_columns, check_same_dtypes
 
 INTERACTIONS = "__rk_interactions"
 """Per item: its rows in the training interactions (its popularity)."""
@@ -166,20 +166,9 @@ def check_side(
 
     def same_dtypes(table: str, schema: pl.Schema, pairs: Mapping[str, str]) -> None:
         """``pairs``: the side input's column -> the run's column it is matched with."""
-        if run is None:
-            return
-        name, run_schema = run
-        for side_column, run_column in pairs.items():
-            if run_column not in run_schema:
-                continue
-            a, b = schema[side_column], run_schema[run_column]
-            if a != b and not (a.is_integer() and b.is_integer()):
-                msg = (
-                    f"{table} column {side_column!r} is {a} but {name} column {run_column!r} "
-                    f"is {b}; ids are matched by value, so cast one to the other's dtype "
-                    f"first, e.g. pl.col({side_column!r}).cast(pl.{b})."
-                )
-                raise TypeError(msg)
+        if run is not None:
+            joined = {side: own for side, own in pairs.items() if own in run[1]}
+            check_same_dtypes((table, schema), run, joined, integers_match=True)
 
     if train is not None:
         frame = _frame(train, "train")

@@ -157,10 +157,17 @@ def check_id_dtypes(run_schema: pl.Schema, qrels_schema: pl.Schema, ids: Sequenc
 
 
 def check_same_dtypes(
-    left: tuple[str, pl.Schema], right: tuple[str, pl.Schema], names: Iterable[str]
+    left: tuple[str, pl.Schema],
+    right: tuple[str, pl.Schema],
+    names: Iterable[str] | Mapping[str, str],
+    *,
+    integers_match: bool = False,
 ) -> None:
     """Raise when an id column to be joined has another dtype on each side; ``left`` and
-    ``right`` are (table name, schema) pairs.
+    ``right`` are (table name, schema) pairs, ``names`` the columns joined (or a mapping:
+    the left table's column -> the right table's column it is joined with).
+    ``integers_match``: integer dtypes of different widths or signs are joined as they
+    are (Polars casts them).
 
     Examples
     --------
@@ -169,17 +176,25 @@ def check_same_dtypes(
     Traceback (most recent call last):
     ...
     TypeError: Column 'doc' is Int64 in the log and String in the run; ids are matched ...
+    >>> check_same_dtypes(("train", pl.Schema({"item": pl.String})),
+    ...                   ("run", pl.Schema({"doc": pl.Int32})), {"item": "doc"})
+    Traceback (most recent call last):
+    ...
+    TypeError: Column 'item' is String in the train and column 'doc' is Int32 in the run; ...
     """
     (left_name, left_schema), (right_name, right_schema) = left, right
-    for name in names:
-        a, b = left_schema[name], right_schema[name]
-        if a != b:
-            msg = (
-                f"Column {name!r} is {a} in the {left_name} and {b} in the {right_name}; ids "
-                f"are matched by value, so cast one to the other's dtype first, e.g. "
-                f"pl.col({name!r}).cast(pl.{b})."
-            )
-            raise TypeError(msg)
+    pairs = names if isinstance(names, Mapping) else {name: name for name in names}
+    for name, other in pairs.items():
+        a, b = left_schema[name], right_schema[other]
+        if a == b or (integers_match and a.is_integer() and b.is_integer()):
+            continue
+        theirs = f"{b}" if name == other else f"column {other!r} is {b}"
+        msg = (
+            f"Column {name!r} is {a} in the {left_name} and {theirs} in the {right_name}; ids "
+            f"are matched by value, so cast one to the other's dtype first, e.g. "
+            f"pl.col({name!r}).cast(pl.{b})."
+        )
+        raise TypeError(msg)
 
 
 def check_one_system(frame: pl.LazyFrame, system: str | None, table: str, function: str) -> None:

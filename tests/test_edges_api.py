@@ -397,13 +397,13 @@ def test_side_input_item_dtype_differs_from_the_run(side: str, dtype: pl.DataTyp
     clear_error(
         lambda: pr.evaluate(RECS, TEST, [measure], **{side: frame}),
         frame,
-        match=f"{side} column 'doc' is {dtype} but run column 'doc' is Int64",
+        match=f"Column 'doc' is {dtype} in the {side} and Int64 in the run",
     )
     if side == "train":
         clear_error(
             lambda: pr.evaluate_catalog(RECS, ["UserCoverage@2"], train=frame),
             frame,
-            match="train column 'doc' is .* but recs column 'doc' is Int64",
+            match="Column 'doc' is .* in the train and Int64 in the recs",
         )
 
 
