@@ -306,6 +306,7 @@ def _normalisers(
     stats = rows.group_by(*keys, position).agg(aggs).collect(engine="streaming")
     if stats.height == 0:
         raise ValueError("the log has no rows: nothing to estimate.")
+    _check_no_null_ids(stats, position, "is shown at a position")
     _check_values(stats, reward, pairs)
     means: list[pl.Expr] = []
     for name in names:
@@ -322,6 +323,21 @@ def _normalisers(
         means.append((1.0 / mean).alias(f"__norm:{name}"))
     out = stats.with_columns(means).select(*keys, position, *(f"__norm:{n}" for n in names))
     return out
+
+
+def _check_no_null_ids(
+    groups: pl.DataFrame, column: str, what: str, rows_column: str = "__n"
+) -> None:
+    """Raise when a group of the log's rows has a null ``column``: such rows would be
+    taken as one more slate, or one more position, of their own."""
+    nulls = groups.filter(pl.col(column).is_null())
+    if nulls.height:
+        rows = int(nulls[rows_column].sum())
+        msg = (
+            f"{column!r} holds null values ({rows} rows): every row of the log {what}; drop "
+            f"or fill them first."
+        )
+        raise ValueError(msg)
 
 
 def _check_values(stats: pl.DataFrame, reward: str, pairs: list[tuple[str, str]]) -> None:
@@ -377,6 +393,7 @@ def _per_slate_sums(
     for column in sorted(set(joint)):
         aggs.append((pl.col(column).max() - pl.col(column).min()).alias(f"__spread:{column}"))
     sums = joined.group_by(*keys, slate).agg(aggs).collect(engine="streaming")
+    _check_no_null_ids(sums, slate, "belongs to a slate", rows_column="__rows")
     if sums.schema["__positions"] != pl.UInt32:  # a bit per position: count the bits
         sums = sums.with_columns(pl.col("__positions").bitwise_count_ones())
     repeated = sums.filter(pl.col("__rows") > pl.col("__positions"))
@@ -682,7 +699,8 @@ def click_metrics(
     )
     check_one_system(run_frame, system, "run", "click_metrics")
     check_duplicates(run_frame, [query, doc], "run")
-    lazy = checked_clicks(lazy, clicked, position)
+    ids = {"session": session, "query": query, "doc": doc}
+    lazy = checked_clicks(lazy, clicked, position, ids)
     theta = as_frame(examination, "examination").lazy().collect()
     check_columns(
         theta.schema, {"position": "position", "examination": "examination"}, "examination"

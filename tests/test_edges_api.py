@@ -121,6 +121,23 @@ def test_null_positions_are_refused(function: str) -> None:
     )
 
 
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("column", ["query", "doc"])
+@pytest.mark.parametrize("function", ["coec", "fit_pbm", "position_bias"])
+def test_null_ids_of_a_click_log_are_refused(function: str, column: str, lazy: bool) -> None:
+    """A null query or doc id was one more (query, doc) pair of its own: a COEC row for
+    (None, doc), and fit_pbm's numpy RuntimeWarning of a division by zero."""
+    log = click_log().with_columns(
+        pl.when(pl.col("session") == 3).then(None).otherwise(pl.col(column)).alias(column)
+    )
+    given = log.lazy() if lazy else log
+    clear_error(
+        lambda: CLICK_FUNCTIONS[function](given),
+        log,
+        match=f"{column} column '{column}' has null values: every row of the log needs its",
+    )
+
+
 def test_qrels_from_clicks_refuses_a_nan_coec() -> None:
     """A document shown only where nobody clicked has COEC 0/0 = NaN, and NaN >= t is
     true in Polars: it got the top grade."""
@@ -195,6 +212,21 @@ def test_click_metrics_id_dtypes_differ(column: str, dtype: pl.DataType) -> None
     )
 
 
+@pytest.mark.parametrize("column", ["session", "query", "doc"])
+def test_click_metrics_refuses_null_ids(column: str) -> None:
+    """A null session merged its rows into one session; a null query or doc matched no
+    run row."""
+    log, run, bias = click_metrics_inputs()
+    log = log.with_columns(
+        pl.when(pl.col("position") == 2).then(None).otherwise(pl.col(column)).alias(column)
+    )
+    clear_error(
+        lambda: pr.click_metrics(log, run, bias, k=3),
+        log,
+        match=f"{column} column '{column}' has null values",
+    )
+
+
 @pytest.mark.parametrize("name", ["rank", "examination", "sessions", "clicks@3", "rel", "__x"])
 def test_click_metrics_doc_named_like_a_working_column(name: str) -> None:
     log, run, bias = click_metrics_inputs()
@@ -252,6 +284,26 @@ def test_off_policy_boolean_propensities_are_refused() -> None:
         lambda: pr.off_policy(log, ["sips"], n_bootstrap=10, seed=0),
         log,
         match="'pscore' must hold probabilities",
+    )
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_off_policy_refuses_null_slate_ids_and_positions(lazy: bool) -> None:
+    """Null slate ids were one more slate of their own (n_slates counted it); a null
+    position was reported as a position shown twice."""
+    log = slate_log().with_columns(pl.Series("slate_id", [1, 1, None, None, 3, 3]))
+    given = log.lazy() if lazy else log
+    clear_error(
+        lambda: pr.off_policy(given, ["sips"], n_bootstrap=10, seed=0),
+        log,
+        match=r"'slate_id' holds null values \(2 rows\): every row of the log belongs to a slate",
+    )
+    log = slate_log().with_columns(pl.Series("position", [0, 1, None, 1, 0, 1]))
+    given = log.lazy() if lazy else log
+    clear_error(
+        lambda: pr.off_policy(given, ["sips"], n_bootstrap=10, seed=0),
+        log,
+        match=r"'position' holds null values \(1 rows\): every row of the log is shown at a",
     )
 
 
@@ -333,6 +385,7 @@ def test_interleaving_outcomes_segment_named_like_an_output(method: str, name: s
         (pl.col("clicked").cast(pl.Int64) * 2, "must hold 0 or 1"),
         (pl.lit(None, pl.Boolean).alias("clicked"), "must hold 0 or 1"),
         (pl.lit("c").alias("team"), "team column 'team' must hold 'a' or 'b'"),
+        (pl.lit(None, pl.Int64).alias("impression"), "impression column 'impression' has null"),
     ],
 )
 def test_interleaving_outcomes_bad_values(change: pl.Expr, match: str) -> None:
