@@ -60,6 +60,7 @@ from polars_rankeval.validation import (
     check_choice,
     check_columns,
     check_int,
+    check_run_values,
     system_column,
 )
 
@@ -77,6 +78,7 @@ def rank_run(
     system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
+    validate: bool = True,
     memory_limit: int | str | None = None,
 ) -> FrameT: ...
 @overload
@@ -90,6 +92,7 @@ def rank_run(
     system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
+    validate: bool = True,
     memory_limit: int | str | None = None,
 ) -> pl.DataFrame: ...
 def rank_run(
@@ -102,6 +105,7 @@ def rank_run(
     system: str | None = "system",
     order: Order = "score",
     depth: int | None = None,
+    validate: bool = True,
     memory_limit: int | str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Order each ranking and number its rows 1..n in a ``rank`` column.
@@ -121,6 +125,10 @@ def rank_run(
         ``"presorted"``: rows are already in rank order; no sort is paid for.
     depth
         Keep only the top ``depth`` documents of each ranking (trec_eval ``-M``).
+    validate
+        Check the rows first (default True), as :func:`~polars_rankeval.evaluate`
+        does: a null id, a null or NaN score (a NaN would rank first), or a null rank
+        under ``order="rank"`` raises naming the row.
     memory_limit
         LazyFrame runs only: the most memory (bytes, or a string such as ``"2GiB"``)
         the ranking should take beyond its result, as for
@@ -177,6 +185,10 @@ def rank_run(
     )
     options = Options(query=query, doc=doc, score=score, rank=rank, system=system, order=order)
 
+    def check(rows: pl.DataFrame, offset: int = 0) -> None:
+        check_run_values(rows, ids=[*keys, doc], score=score if order == "score" else None,
+                         rank=rank if order == "rank" else None, offset=offset)  # fmt: skip
+
     def ranked(frame: pl.DataFrame) -> pl.DataFrame:
         rows = frame.select(*keys, doc, *([value] if value else []))
         by_rank, ranks = rank_rows(rows, options, depth)
@@ -184,6 +196,8 @@ def rank_run(
         return out.with_columns(pl.Series(rank, ranks, dtype=pl.UInt32))
 
     if isinstance(run, pl.DataFrame):
+        if validate:
+            check(run)
         return ranked(run)
     out_schema = pl.Schema({k: schema[k] for k in [*keys, doc]} | {rank: pl.UInt32()})
     lazy_run = run
@@ -193,7 +207,8 @@ def rank_run(
 
     def pieces() -> pl.DataFrame:
         columns = [*keys, doc, *([value] if value else [])]
-        made = buckets.score_judged_lazy(lazy_run, columns, keys, piece, None, limit)
+        made = buckets.score_judged_lazy(lazy_run, columns, keys, piece,
+                                         check if validate else None, limit)  # fmt: skip
         return _stacked([p.scores for p in made], out_schema)
 
     return pl.defer(pieces, schema=out_schema)

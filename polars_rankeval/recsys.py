@@ -33,6 +33,7 @@ from polars_rankeval.validation import (
     check_columns,
     check_output_names,
     check_reserved,
+    checked_run_rows,
     system_column,
 )
 
@@ -160,8 +161,14 @@ class CatalogJob:
         return [*self.groups, self.query, self.doc, *value]
 
     def lists(self, recs: pl.DataFrame | pl.LazyFrame, side: Side) -> Lists:
-        """The lists of ``recs`` the measures read (:func:`~polars_rankeval.lists.lists`)."""
-        return lists(recs.lazy(), self.parsed, side, keys=[*self.groups, self.query],
+        """The lists of ``recs`` the measures read (:func:`~polars_rankeval.lists.lists`),
+        its rows checked as they are read (:func:`checked_run_rows`: a null id would be
+        one more item, a NaN score would rank first)."""
+        checked = checked_run_rows(recs.lazy(), ids=[*self.groups, self.query, self.doc],
+                                   score=self.score if self.order == "score" else None,
+                                   rank=self.rank if self.order == "rank" else None,
+                                   table="recs")  # fmt: skip
+        return lists(checked, self.parsed, side, keys=[*self.groups, self.query],
                      groups=self.groups, query=self.query, doc=self.doc, order=self.order,
                      score=self.score, rank=self.rank)  # fmt: skip
 

@@ -376,6 +376,48 @@ def check_run_values(
     _raise_first(run, problems, "run", offset=offset)
 
 
+def checked_run_rows(
+    run: pl.LazyFrame, *, ids: Sequence[str], score: str | None, rank: str | None, table: str
+) -> pl.LazyFrame:
+    """``run`` with the checks of :func:`check_run_values` made as its rows are read,
+    batch by batch inside the query (a LazyFrame stays lazy; no row number: a batch
+    does not know its place): a null id, a null or NaN score, a null rank raises
+    naming the column.
+
+    Examples
+    --------
+    >>> run = pl.LazyFrame({"query": ["q", None], "doc": ["a", "b"], "score": [1.0, 2.0]})
+    >>> checked_run_rows(run, ids=["query", "doc"], score="score", rank=None,
+    ...                  table="recs").collect()
+    Traceback (most recent call last):
+    ...
+    ValueError: recs column 'query' has null values: every row needs its id (drop or fill ...
+    """
+
+    def check(name: str, what: str, nan: bool) -> Any:
+        def checked(values: pl.Series) -> pl.Series:
+            if values.null_count() or (nan and bool(values.is_nan().any())):
+                msg = f"{table} column {name!r} has {what} (drop or fill them first)."
+                raise ValueError(msg)
+            return values
+
+        return checked
+
+    schema = run.collect_schema()
+    columns = [(name, "null values: every row needs its id", False) for name in ids]
+    if score is not None:
+        nan = schema[score].is_float()
+        what = "null or NaN scores (NaN cannot be ranked)" if nan else "null scores"
+        columns.append((score, what, nan))
+    if rank is not None:
+        columns.append((rank, "null ranks", False))
+    return run.with_columns(
+        pl.col(name).map_batches(check(name, what, nan), return_dtype=schema[name],
+                                 is_elementwise=True)
+        for name, what, nan in columns
+    )  # fmt: skip
+
+
 def check_qrels_values(
     qrels: pl.DataFrame,
     *,

@@ -439,6 +439,46 @@ def test_evaluate_catalog_key_named_count(role: str) -> None:
     )
 
 
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("column", "value", "match"),
+    [
+        ("doc", None, "recs column 'doc' has null values"),
+        ("query", None, "recs column 'query' has null values"),
+        ("system", None, "recs column 'system' has null values"),
+        ("score", float("nan"), r"recs column 'score' has null or NaN scores"),
+        ("score", None, r"recs column 'score' has null or NaN scores"),
+    ],
+)
+def test_evaluate_catalog_refuses_null_ids_and_nan_scores(
+    column: str, value: Any, match: str, lazy: bool
+) -> None:
+    """A null item was one more item covered (CatalogCoverage 4 of 5 items where 3 are
+    shown); a NaN score ranked first. evaluate refuses both; so does evaluate_catalog."""
+    recs = RECS.with_columns(
+        pl.when(pl.int_range(pl.len()) == 1).then(value).otherwise(pl.col(column)).alias(column)
+    )
+    given = recs.lazy() if lazy else recs
+    clear_error(
+        lambda: pr.evaluate_catalog(given, ["CatalogCoverage@2"], catalog=[1, 2, 3, 4, 5]),
+        recs,
+        match=match,
+    )
+
+
+def test_rank_run_refuses_what_evaluate_refuses() -> None:
+    """rank_run ranked a NaN score first and numbered null ids as rankings of their own;
+    it checks the rows as evaluate does (validate=False keeps the former behaviour)."""
+    run = pl.DataFrame({"query": ["q"] * 3, "doc": ["a", "b", "c"], "score": [3.0, np.nan, 1.0]})
+    for given in (run, run.lazy()):
+        clear_error(lambda given=given: pr.rank_run(given), run, match="has a NaN score 'score'")
+    nulls = run.with_columns(doc=pl.Series(["a", None, "c"]), score=pl.Series([3.0, 2.0, 1.0]))
+    clear_error(lambda: pr.rank_run(nulls), nulls, match=r"run row 1 \(0-based\) has a null 'doc'")
+    ranks = nulls.with_columns(doc=pl.lit("d"), rank=pl.Series([1, None, 2]))
+    clear_error(lambda: pr.rank_run(ranks, order="rank"), ranks, match="has a null rank 'rank'")
+    assert pr.rank_run(run, validate=False)["doc"].to_list() == ["b", "a", "c"]
+
+
 @pytest.mark.parametrize("dtype", [pl.String, pl.Categorical, pl.Float64])
 @pytest.mark.parametrize("side", ["train", "item_features"])
 def test_side_input_item_dtype_differs_from_the_run(side: str, dtype: pl.DataType) -> None:
