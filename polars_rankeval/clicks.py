@@ -11,9 +11,8 @@ statistics, one row per distinct (segment, query, doc, position).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Literal, overload
 
 import numpy as np
@@ -21,7 +20,14 @@ import polars as pl
 
 from polars_rankeval._typing import ArrowStreamExportable, FrameT, IntoFrame
 from polars_rankeval.inputs import as_frame
-from polars_rankeval.validation import check_choice, check_columns, check_int, check_reserved
+from polars_rankeval.validation import (
+    check_choice,
+    check_columns,
+    check_int,
+    check_reserved,
+    checked_run_rows,
+    null_values,
+)
 
 BiasMethod = Literal["em", "randomized"]
 
@@ -64,21 +70,18 @@ def _check_log(
 
 @overload
 def checked_clicks(
-    frame: pl.DataFrame, clicked: str, position: str | None, ids: Mapping[str, str] = ...
+    frame: pl.DataFrame, clicked: str, position: str | None, ids: Sequence[str] = ...
 ) -> pl.DataFrame: ...
 @overload
 def checked_clicks(
-    frame: pl.LazyFrame, clicked: str, position: str | None, ids: Mapping[str, str] = ...
+    frame: pl.LazyFrame, clicked: str, position: str | None, ids: Sequence[str] = ...
 ) -> pl.LazyFrame: ...
 def checked_clicks(
-    frame: pl.DataFrame | pl.LazyFrame,
-    clicked: str,
-    position: str | None,
-    ids: Mapping[str, str] = MappingProxyType({}),
+    frame: pl.DataFrame | pl.LazyFrame, clicked: str, position: str | None, ids: Sequence[str] = ()
 ) -> pl.DataFrame | pl.LazyFrame:
     """``frame`` whose ``clicked`` column is checked as it is read: 0/1 or Booleans, no
-    nulls, and no null ``position`` (if given) or id (``ids``: role -> column, the ids
-    rows are grouped or matched by); a bad value raises naming the column and value.
+    nulls, and no null ``position`` (if given) or id (``ids``: the columns rows are
+    grouped or matched by); a bad value raises naming the column and value.
 
     Checked batch by batch inside the query (a LazyFrame stays lazy): a click of 2 or
     -1 would otherwise count as 2 or -1 clicks, and a null one as an impression
@@ -110,14 +113,6 @@ def checked_clicks(
             raise ValueError(msg)
         return values
 
-    def check_id(role: str, name: str) -> Callable[[pl.Series], pl.Series]:
-        def checked(values: pl.Series) -> pl.Series:
-            if values.null_count():
-                raise ValueError(_null_ids(role, name))
-            return values
-
-        return checked
-
     schema = frame.collect_schema()
     checks = [pl.col(clicked).map_batches(check, return_dtype=schema[clicked], is_elementwise=True)]
     if position is not None:
@@ -126,21 +121,8 @@ def checked_clicks(
                 check_position, return_dtype=schema[position], is_elementwise=True
             )
         )
-    checks += [
-        pl.col(name).map_batches(check_id(role, name), return_dtype=schema[name],
-                                 is_elementwise=True)
-        for role, name in ids.items()
-    ]  # fmt: skip
-    return frame.with_columns(checks)
-
-
-def _null_ids(role: str, name: str) -> str:
-    """The refusal of a null id: its rows would be one more group of their own, or
-    match nothing."""
-    return (
-        f"{role} column {name!r} has null values: every row of the log needs its {role} "
-        f"id (drop or fill them first)."
-    )
+    checked = frame.with_columns(checks)
+    return checked_run_rows(checked, ids=list(ids), score=None, rank=None, table="log")
 
 
 def _clicks(clicked: str) -> pl.Expr:
@@ -245,12 +227,12 @@ def checked_stats(
     counts: FrameT,
     clicked: str,
     position: str | None,
-    ids: Mapping[str, str] = MappingProxyType({}),
+    ids: Sequence[str] = (),
 ) -> FrameT:
     """``counts`` (a group_by of a log with :func:`click_stats`) without those columns,
     checked as it is computed: every click 0 or 1 (or a Boolean), none null, and no
-    null ``position`` group or null id group (``ids``: role -> grouped column); else
-    raise naming the column and value.
+    null ``position`` group or null id group (``ids``: grouped columns); else raise
+    naming the column and value.
 
     Checking the few aggregated rows costs nothing beside the group_by (a row-level
     check of a 2M-row log took a third of coec's time). A click of 2 or -1 would
@@ -282,12 +264,12 @@ def checked_stats(
             msg = f"position column {position!r} has null values: every impression is "
             msg += "shown at a position."
             raise ValueError(msg)
-        for role, name in ids.items():
+        for name in ids:
             if frame[name].null_count():
-                raise ValueError(_null_ids(role, name))
+                raise null_values("log", name)
         return pl.repeat(True, stats.len(), eager=True)
 
-    fields = [*CLICK_STATS, *([position] if position is not None else []), *ids.values()]
+    fields = [*CLICK_STATS, *([position] if position is not None else []), *ids]
     ok = pl.struct(fields).map_batches(check, return_dtype=pl.Boolean)
     return counts.filter(ok).drop(CLICK_STATS)
 
@@ -438,8 +420,7 @@ def fit_pbm(
     grouped = frame.group_by(*keys, query, doc, position).agg(
         n=pl.len(), c=_clicks(clicked).sum(), **click_stats(clicked)
     )
-    ids = {"query": query, "doc": doc}
-    stats = checked_stats(grouped, clicked, position, ids).collect(engine="streaming")
+    stats = checked_stats(grouped, clicked, position, [query, doc]).collect(engine="streaming")
     if stats.height == 0:
         raise ValueError("the log has no rows: nothing to fit.")
     stats = stats.sort(*keys, query, doc, position)  # deterministic sums
@@ -727,7 +708,7 @@ def coec(
     counts = lazy.group_by(*keys, query, doc, position).agg(
         n=pl.len(), c=_clicks(clicked).sum(), **click_stats(clicked)
     )
-    counts = checked_stats(counts, clicked, position, {"query": query, "doc": doc})
+    counts = checked_stats(counts, clicked, position, [query, doc])
     ctr = _with_ctr(
         counts.group_by(*keys, position).agg(
             impressions=pl.col("n").sum(), clicks=pl.col("c").sum()

@@ -372,7 +372,7 @@ def interleaving_outcomes(
         msg = f"clicked column {clicked!r} must be Boolean or 0/1 integers. Got {schema[clicked]}."
         raise TypeError(msg)
     frame = checked_clicks(frame, clicked, position if method != "team_draft" else None,
-                           {"impression": impression})  # fmt: skip
+                           [impression])  # fmt: skip
     if method == "team_draft":
         frame = frame.with_columns(
             pl.col(team).map_batches(

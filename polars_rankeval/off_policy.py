@@ -36,6 +36,7 @@ from polars_rankeval.validation import (
     check_one_system,
     check_reserved,
     check_same_dtypes,
+    null_values,
 )
 
 Normalisation = Literal["none", "all", "position"]
@@ -306,7 +307,7 @@ def _normalisers(
     stats = rows.group_by(*keys, position).agg(aggs).collect(engine="streaming")
     if stats.height == 0:
         raise ValueError("the log has no rows: nothing to estimate.")
-    _check_no_null_ids(stats, position, "is shown at a position")
+    _check_no_null_ids(stats, position, "every row is shown at a position")
     _check_values(stats, reward, pairs)
     means: list[pl.Expr] = []
     for name in names:
@@ -325,19 +326,11 @@ def _normalisers(
     return out
 
 
-def _check_no_null_ids(
-    groups: pl.DataFrame, column: str, what: str, rows_column: str = "__n"
-) -> None:
+def _check_no_null_ids(groups: pl.DataFrame, column: str, why: str) -> None:
     """Raise when a group of the log's rows has a null ``column``: such rows would be
     taken as one more slate, or one more position, of their own."""
-    nulls = groups.filter(pl.col(column).is_null())
-    if nulls.height:
-        rows = int(nulls[rows_column].sum())
-        msg = (
-            f"{column!r} holds null values ({rows} rows): every row of the log {what}; drop "
-            f"or fill them first."
-        )
-        raise ValueError(msg)
+    if groups[column].null_count():
+        raise null_values("log", column, why)
 
 
 def _check_values(stats: pl.DataFrame, reward: str, pairs: list[tuple[str, str]]) -> None:
@@ -393,7 +386,7 @@ def _per_slate_sums(
     for column in sorted(set(joint)):
         aggs.append((pl.col(column).max() - pl.col(column).min()).alias(f"__spread:{column}"))
     sums = joined.group_by(*keys, slate).agg(aggs).collect(engine="streaming")
-    _check_no_null_ids(sums, slate, "belongs to a slate", rows_column="__rows")
+    _check_no_null_ids(sums, slate, "every row belongs to a slate")
     if sums.schema["__positions"] != pl.UInt32:  # a bit per position: count the bits
         sums = sums.with_columns(pl.col("__positions").bitwise_count_ones())
     repeated = sums.filter(pl.col("__rows") > pl.col("__positions"))
@@ -699,8 +692,7 @@ def click_metrics(
     )
     check_one_system(run_frame, system, "run", "click_metrics")
     check_duplicates(run_frame, [query, doc], "run")
-    ids = {"session": session, "query": query, "doc": doc}
-    lazy = checked_clicks(lazy, clicked, position, ids)
+    lazy = checked_clicks(lazy, clicked, position, [session, query, doc])
     theta = as_frame(examination, "examination").lazy().collect()
     check_columns(
         theta.schema, {"position": "position", "examination": "examination"}, "examination"

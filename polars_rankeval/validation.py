@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, get_args
+from typing import Any, get_args, overload
 
 import polars as pl
 
@@ -376,9 +376,34 @@ def check_run_values(
     _raise_first(run, problems, "run", offset=offset)
 
 
+def null_values(table: str, name: str, why: str = "every row needs its id") -> ValueError:
+    """The refusal of a column's null values: rows without an id would be one more group
+    of their own, or match nothing.
+
+    Examples
+    --------
+    >>> print(null_values("log", "session"))
+    log column 'session' has null values: every row needs its id (drop or fill them first).
+    """
+    return ValueError(f"{table} column {name!r} has null values: {why} (drop or fill them first).")
+
+
+@overload
+def checked_run_rows(
+    run: pl.DataFrame, *, ids: Sequence[str], score: str | None, rank: str | None, table: str
+) -> pl.DataFrame: ...
+@overload
 def checked_run_rows(
     run: pl.LazyFrame, *, ids: Sequence[str], score: str | None, rank: str | None, table: str
-) -> pl.LazyFrame:
+) -> pl.LazyFrame: ...
+def checked_run_rows(
+    run: pl.DataFrame | pl.LazyFrame,
+    *,
+    ids: Sequence[str],
+    score: str | None,
+    rank: str | None,
+    table: str,
+) -> pl.DataFrame | pl.LazyFrame:
     """``run`` with the checks of :func:`check_run_values` made as its rows are read,
     batch by batch inside the query (a LazyFrame stays lazy; no row number: a batch
     does not know its place): a null id, a null or NaN score, a null rank raises
@@ -394,17 +419,19 @@ def checked_run_rows(
     ValueError: recs column 'query' has null values: every row needs its id (drop or fill ...
     """
 
-    def check(name: str, what: str, nan: bool) -> Any:
+    def check(name: str, why: str | None, nan: bool) -> Any:
         def checked(values: pl.Series) -> pl.Series:
             if values.null_count() or (nan and bool(values.is_nan().any())):
-                msg = f"{table} column {name!r} has {what} (drop or fill them first)."
+                if why is None:
+                    raise null_values(table, name)
+                msg = f"{table} column {name!r} has {why} (drop or fill them first)."
                 raise ValueError(msg)
             return values
 
         return checked
 
     schema = run.collect_schema()
-    columns = [(name, "null values: every row needs its id", False) for name in ids]
+    columns: list[tuple[str, str | None, bool]] = [(name, None, False) for name in ids]
     if score is not None:
         nan = schema[score].is_float()
         what = "null or NaN scores (NaN cannot be ranked)" if nan else "null scores"
@@ -412,9 +439,9 @@ def checked_run_rows(
     if rank is not None:
         columns.append((rank, "null ranks", False))
     return run.with_columns(
-        pl.col(name).map_batches(check(name, what, nan), return_dtype=schema[name],
+        pl.col(name).map_batches(check(name, why, nan), return_dtype=schema[name],
                                  is_elementwise=True)
-        for name, what, nan in columns
+        for name, why, nan in columns
     )  # fmt: skip
 
 

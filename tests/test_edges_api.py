@@ -134,7 +134,7 @@ def test_null_ids_of_a_click_log_are_refused(function: str, column: str, lazy: b
     clear_error(
         lambda: CLICK_FUNCTIONS[function](given),
         log,
-        match=f"{column} column '{column}' has null values: every row of the log needs its",
+        match=f"log column '{column}' has null values: every row needs its id",
     )
 
 
@@ -223,7 +223,7 @@ def test_click_metrics_refuses_null_ids(column: str) -> None:
     clear_error(
         lambda: pr.click_metrics(log, run, bias, k=3),
         log,
-        match=f"{column} column '{column}' has null values",
+        match=f"log column '{column}' has null values: every row needs its id",
     )
 
 
@@ -296,14 +296,14 @@ def test_off_policy_refuses_null_slate_ids_and_positions(lazy: bool) -> None:
     clear_error(
         lambda: pr.off_policy(given, ["sips"], n_bootstrap=10, seed=0),
         log,
-        match=r"'slate_id' holds null values \(2 rows\): every row of the log belongs to a slate",
+        match="log column 'slate_id' has null values: every row belongs to a slate",
     )
     log = slate_log().with_columns(pl.Series("position", [0, 1, None, 1, 0, 1]))
     given = log.lazy() if lazy else log
     clear_error(
         lambda: pr.off_policy(given, ["sips"], n_bootstrap=10, seed=0),
         log,
-        match=r"'position' holds null values \(1 rows\): every row of the log is shown at a",
+        match="log column 'position' has null values: every row is shown at a position",
     )
 
 
@@ -385,7 +385,7 @@ def test_interleaving_outcomes_segment_named_like_an_output(method: str, name: s
         (pl.col("clicked").cast(pl.Int64) * 2, "must hold 0 or 1"),
         (pl.lit(None, pl.Boolean).alias("clicked"), "must hold 0 or 1"),
         (pl.lit("c").alias("team"), "team column 'team' must hold 'a' or 'b'"),
-        (pl.lit(None, pl.Int64).alias("impression"), "impression column 'impression' has null"),
+        (pl.lit(None, pl.Int64).alias("impression"), "log column 'impression' has null values"),
     ],
 )
 def test_interleaving_outcomes_bad_values(change: pl.Expr, match: str) -> None:
