@@ -51,7 +51,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from polars_rankeval import trec_names
 from polars_rankeval._typing import Empty, Judgments, Missing, Rounding, Ties
@@ -160,6 +160,26 @@ class Conventions:
     def all_trec(self) -> tuple[str, ...]:
         """The measures of ``-m all_trec``."""
         return self.nicknames["all_trec"]
+
+    @overload
+    def option(self, name: Literal["missing"], given: Missing | None) -> Missing: ...
+    @overload
+    def option(self, name: Literal["rel_level"], given: int | None) -> int: ...
+    @overload
+    def option(self, name: Literal["empty_queries"], given: Empty | None) -> Empty: ...
+    def option(self, name: str, given: Any) -> Any:
+        """An option as given, or these conventions' choice of it when it is None
+        (``missing``: :attr:`absent_queries`; ``rel_level``; ``empty_queries``).
+
+        Examples
+        --------
+        >>> ranx = CONVENTIONS["ranx"]
+        >>> ranx.option("missing", None), ranx.option("missing", "drop")
+        ('zero', 'drop')
+        """
+        if given is not None:
+            return given
+        return getattr(self, "absent_queries" if name == "missing" else name)
 
     @property
     def order_ties(self) -> Literal["doc_desc", "input"]:

@@ -170,8 +170,8 @@ def precision_recall_curve(
     """
     frame = as_frame(run, "run", (query, doc, score))
     conv = get_conventions(conventions)
-    rel_level = conv.rel_level if rel_level is None else rel_level
-    missing = conv.absent_queries if missing is None else missing
+    rel_level = conv.option("rel_level", rel_level)
+    missing = conv.option("missing", missing)
     roles = {"query": query, "system": system_column(system, frame.collect_schema().names())}
     check_reserved(roles, ("recall", "precision"), "precision_recall_curve")
     if points is not None:

@@ -504,9 +504,9 @@ def evaluate_judged(
     check_per_ranking(parsed, lists=False)
     conv = get_conventions(conventions)
     judged = as_frame(judged, "judged")
-    rel_level = conv.rel_level if rel_level is None else rel_level
+    rel_level = conv.option("rel_level", rel_level)
     check_int("rel_level", rel_level, minimum=0)
-    empty = conv.empty_queries if empty_queries is None else empty_queries
+    empty = conv.option("empty_queries", empty_queries)
     check_options({"empty_queries": empty})
     schema = judged.lazy().collect_schema()
     system = system_column(system, schema)

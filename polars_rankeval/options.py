@@ -110,9 +110,9 @@ def run_options(
     choices; ``empty_queries`` given replaces the conventions' choice.
     """
     conv = get_conventions(conventions)
-    missing = conv.absent_queries if missing is None else missing
-    rel_level = conv.rel_level if rel_level is None else rel_level
-    empty_queries = conv.empty_queries if empty_queries is None else empty_queries
+    missing = conv.option("missing", missing)
+    rel_level = conv.option("rel_level", rel_level)
+    empty_queries = conv.option("empty_queries", empty_queries)
     check_options(
         {"order": order, "missing": missing, "duplicates": duplicates,
          "rel_level": rel_level, "depth": depth, "empty_queries": empty_queries}
