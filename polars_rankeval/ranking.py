@@ -19,6 +19,7 @@ precondition the metric expressions rely on (for cumulative sums).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
@@ -386,6 +387,7 @@ def judge(
     def judged(run_df: pl.DataFrame, qrels_df: pl.DataFrame) -> pl.DataFrame:
         if validate:
             check_values(run_df, qrels_df, options, fractional=False)
+        warn_tied_scores(run_df, options)
         return judged_table(run_df, qrels_df, options, check_duplicates=validate)
 
     if isinstance(run, pl.DataFrame):
@@ -396,6 +398,7 @@ def judge(
     def piece(
         rows: pl.DataFrame, qrels_rows: pl.DataFrame, systems: pl.Series | None, concurrent: bool
     ) -> Piece:
+        warn_tied_scores(rows, options)
         table = judged_table(rows, qrels_rows, options, check_duplicates=validate,
                              systems=systems, concurrent=concurrent)  # fmt: skip
         return Piece(table, pl.DataFrame(), rows.height, qrels_rows.height)
@@ -406,6 +409,43 @@ def judge(
         return _stacked([p.scores for p in made], schema)
 
     return pl.defer(pieces, schema=schema)
+
+
+def warn_tied_scores(run: pl.DataFrame, options: Options) -> None:
+    """Under conventions that average the gains of equal scores (``ties="average"``:
+    scikit-learn's and torchmetrics' nDCG), warn when a ranking of ``run`` has equal
+    scores: :func:`judge`'s table ranks them one after the other, and a measure read
+    from it (:func:`~polars_rankeval.evaluate_judged`) scores that order, not their
+    average. A log's distinct ranks have nothing to average.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from polars_rankeval.conventions import get_conventions
+    >>> run = pl.DataFrame({"query": ["q", "q"], "doc": ["a", "b"], "score": [1.0, 1.0]})
+    >>> sklearn = Options(query="query", doc="doc", conventions=get_conventions("sklearn"))
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     warn_tied_scores(run, sklearn)
+    >>> print(str(seen[0].message).split(":")[0])
+    The run has equal scores within a ranking (1 rankings)
+    """
+    conventions = options.conventions
+    if conventions.ties != "average" or options.order != "score" or run.height < 2:
+        return
+    keys = [*options.keys, options.score]
+    tied = run.select(keys).filter(pl.struct(keys).is_duplicated()).select(options.keys)
+    if tied.height:
+        rankings = tied.unique().height
+        msg = (
+            f"The run has equal scores within a ranking ({rankings} rankings): judge's "
+            f"table ranks them one after the other (in the run's row order), so a "
+            f"measure that averages the gains of equal scores under conventions "
+            f"{conventions.name!r} (ties='average') reads that order from the table. "
+            f"pr.evaluate(run, qrels, measures, conventions={conventions.name!r}) "
+            f"averages them."
+        )
+        warnings.warn(msg, UserWarning, stacklevel=4)
 
 
 def _stacked(tables: list[pl.DataFrame], schema: pl.Schema) -> pl.DataFrame:
