@@ -412,11 +412,13 @@ def judge(
 
 
 def warn_tied_scores(run: pl.DataFrame, options: Options) -> None:
-    """Under conventions that average the gains of equal scores (``ties="average"``:
-    scikit-learn's and torchmetrics' nDCG), warn when a ranking of ``run`` has equal
-    scores: :func:`judge`'s table ranks them one after the other, and a measure read
-    from it (:func:`~polars_rankeval.evaluate_judged`) scores that order, not their
-    average. A log's distinct ranks have nothing to average.
+    """Under conventions with measures that order or average equal scores their own way
+    (``ties="average"``: scikit-learn's and torchmetrics' nDCG; ir_measures' Judged@k,
+    RR@k, RBP, ... from providers with other tie rules), warn when a ranking of ``run``
+    has equal scores: :func:`judge`'s table ranks them one after the other in the
+    conventions' order, and such a measure read from it
+    (:func:`~polars_rankeval.evaluate_judged`) scores that order. A log's distinct
+    ranks have no equal scores to order.
 
     Examples
     --------
@@ -431,19 +433,23 @@ def warn_tied_scores(run: pl.DataFrame, options: Options) -> None:
     The run has equal scores within a ranking (1 rankings)
     """
     conventions = options.conventions
-    if conventions.ties != "average" or options.order != "score" or run.height < 2:
+    params = conventions.measure_params
+    own = [f"{f}k" if f.endswith("@") else f for f in params if "ties" in params[f]]
+    if conventions.ties == "average":
+        own.insert(0, "nDCG (ties='average')")
+    if not own or options.order != "score" or run.height < 2:
         return
     keys = [*options.keys, options.score]
     tied = run.select(keys).filter(pl.struct(keys).is_duplicated()).select(options.keys)
     if tied.height:
         rankings = tied.unique().height
+        shown = ", ".join(own[:4]) + (", ..." if len(own) > 4 else "")
         msg = (
             f"The run has equal scores within a ranking ({rankings} rankings): judge's "
-            f"table ranks them one after the other (in the run's row order), so a "
-            f"measure that averages the gains of equal scores under conventions "
-            f"{conventions.name!r} (ties='average') reads that order from the table. "
-            f"pr.evaluate(run, qrels, measures, conventions={conventions.name!r}) "
-            f"averages them."
+            f"table ranks them one after the other, so the measures of conventions "
+            f"{conventions.name!r} that order or average equal scores their own way "
+            f"({shown}) read the table's order instead. pr.evaluate(run, qrels, measures, "
+            f"conventions={conventions.name!r}) gives each its own."
         )
         warnings.warn(msg, UserWarning, stacklevel=4)
 

@@ -189,27 +189,31 @@ def test_curves_read_the_conventions_relevance_level() -> None:
     assert raw.filter(pl.col("query") == "q").rows() == [("q", 1.0, 0.5)]
 
 
-@pytest.mark.parametrize("conventions", ["sklearn", "torchmetrics"])
-def test_judge_warns_where_equal_scores_would_be_averaged(conventions: str) -> None:
-    """Under conventions that average the gains of equal scores (their nDCG), judge's
-    table ranks equal scores one after the other, so evaluate_judged cannot average
-    them: judge says so (evaluate's value differs), and says nothing on distinct
-    scores, where both agree."""
+@pytest.mark.parametrize(
+    ("conventions", "measure"),
+    [("sklearn", "nDCG@2"), ("torchmetrics", "nDCG@2"), ("ir_measures", "RR@3")],
+)
+def test_judge_warns_where_equal_scores_are_a_measures_own(conventions: str, measure: str) -> None:
+    """Under conventions with measures that average (their nDCG) or order (ir_measures'
+    RR@k: doc id ascending) equal scores their own way, judge's table ranks equal scores
+    one after the other in the conventions' order, so evaluate_judged reads that order:
+    judge says so (evaluate's value differs), and says nothing on distinct scores,
+    where both agree."""
     run = pl.DataFrame({"query": ["q"] * 3, "doc": ["a", "c", "b"], "score": [1.0, 1.0, 0.5]})
     qrels = pl.DataFrame({"query": ["q", "q"], "doc": ["c", "b"], "relevance": [1, 2]})
     for given in (run, run.lazy()):
         with pytest.warns(UserWarning, match=r"equal scores within a ranking \(1 rankings\)"):
             table = pr.judge(given, qrels, conventions=conventions)
             table = table.collect() if isinstance(table, pl.LazyFrame) else table
-    averaged = pr.evaluate(run, qrels, ["nDCG@2"], conventions=conventions)
-    ranked = pr.evaluate_judged(table, ["nDCG@2"], conventions=conventions)
-    assert averaged.columns == ranked.columns and averaged.item(0, 1) != ranked.item(0, 1)
+    own = pr.evaluate(run, qrels, [measure], conventions=conventions)
+    ranked = pr.evaluate_judged(table, [measure], conventions=conventions)
+    assert own.columns == ranked.columns and own.item(0, 1) != ranked.item(0, 1)
     distinct = run.with_columns(score=pl.Series([3.0, 2.0, 1.0]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         table = pr.judge(distinct, qrels, conventions=conventions)
-        pr.judge(run, qrels)  # trec_eval's conventions order equal scores by doc id
+        pr.judge(run, qrels)  # trec_eval's measures all order equal scores by doc id
     assert_frame_equal(
-        pr.evaluate_judged(table, ["nDCG@2"], conventions=conventions),
-        pr.evaluate(distinct, qrels, ["nDCG@2"], conventions=conventions),
+        pr.evaluate_judged(table, [measure], conventions=conventions),
+        pr.evaluate(distinct, qrels, [measure], conventions=conventions),
     )
