@@ -7,6 +7,7 @@ and the input frames are left as they were."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -555,6 +556,36 @@ def test_optimize_fusion_step_out_of_range(step: Any) -> None:
         RUN_X,
         match="step must be a number > 0",
     )
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("norm", ["min-max", "min-max-inverted", "max", "sum", "zmuv"])
+def test_fuse_refuses_infinite_scores_a_norm_scales(norm: str, lazy: bool) -> None:
+    """An infinite score made every score a normalisation by the ranking's range reads
+    NaN (min-max: (inf - min) / (inf - min)), for a rank-based method too where the
+    normalisation changes the order (min-max-inverted); ranks of the scores as they are
+    read infinite scores as they are."""
+    x = RUN_X.with_columns(score=pl.when(pl.col("doc") == 1).then(np.inf).otherwise("score"))
+    runs = {"x": x.lazy() if lazy else x, "y": RUN_Y}
+    clear_error(
+        lambda: pr.fuse(runs, method="wsum", norm=norm),
+        x,
+        match=f"1 infinite score\\(s\\), which norm='{norm}' cannot scale",
+    )
+    clear_error(
+        lambda: pr.optimize_fusion(runs, TEST, method="wsum", norm=norm, show_progress=False),
+        x,
+        match=f"which norm='{norm}' cannot scale",
+    )
+    rank_based = pr.fuse(runs, method="rrf", norm=norm) if norm != "min-max-inverted" else None
+    if rank_based is None:  # rrf reads the ranks of the inverted scores: NaN
+        clear_error(lambda: pr.fuse(runs, method="rrf", norm=norm), x, match="cannot scale")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NaN made on the way (numpy's RuntimeWarning)
+        for ranked in (pr.fuse(runs, method="wsum", norm="rank"), rank_based):
+            if ranked is not None:
+                ranked = ranked.collect() if isinstance(ranked, pl.LazyFrame) else ranked
+                assert ranked["score"].is_finite().all()
 
 
 # ---------------------------------------------------------- pools, assessors

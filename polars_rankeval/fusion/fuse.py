@@ -34,6 +34,7 @@ from polars_rankeval.fusion.keys import Pairs, add_keys
 from polars_rankeval.fusion.methods import METHODS, Context, F, Method
 from polars_rankeval.fusion.normalize import (
     RANKING,
+    SCALING,
     SYS,
     D,
     DocOrder,
@@ -232,8 +233,12 @@ def _stack_pieces(pieces: list[tuple[str, pl.DataFrame | pl.LazyFrame]], cols: C
     return Stacked(stacked, tuple(names), lazy, dtypes)
 
 
-def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> None:
-    """Raise on a null id or a NaN or null score."""
+def check_rows(
+    frame: pl.DataFrame, systems: Sequence[str], cols: Columns, scaled: str | None = None
+) -> None:
+    """Raise on a null id or a NaN or null score, and with ``scaled`` (a normalisation of
+    :data:`~polars_rankeval.fusion.normalize.SCALING` applied to the scores) on an
+    infinite score, which would make the fused scores NaN."""
     nulls = frame.select(pl.col(Q).null_count(), pl.col(D).null_count(), pl.col(S).null_count())
     for (keyword, name), count in zip(
         [("query", cols.query), ("doc", cols.doc), ("score", cols.score)], nulls.row(0), strict=True
@@ -245,6 +250,24 @@ def check_rows(frame: pl.DataFrame, systems: Sequence[str], cols: Columns) -> No
     if nan:
         msg = f"runs column {cols.score!r} has {nan} NaN score(s)."
         raise ValueError(msg)
+    infinite = frame.select(pl.col(S).is_infinite().sum()).item() if scaled else 0
+    if infinite:
+        msg = (
+            f"runs column {cols.score!r} has {infinite} infinite score(s), which norm="
+            f"{scaled!r} cannot scale (it reads each ranking's range of scores: the fused "
+            f"scores would be NaN). Replace them, or fuse with norm='rank' or 'borda'."
+        )
+        raise ValueError(msg)
+
+
+def scaled_norm(applied: str | None) -> str | None:
+    """The normalisation applied to the scores (:attr:`Spec.norm`) when it scales them
+    by their range (:data:`~polars_rankeval.fusion.normalize.SCALING`), else None.
+
+    >>> scaled_norm("min-max"), scaled_norm("rank"), scaled_norm(None)
+    ('min-max', None, None)
+    """
+    return applied if applied in SCALING else None
 
 
 def check_pairs(frame: pl.DataFrame, pairs: Pairs, systems: Sequence[str]) -> None:
@@ -260,12 +283,12 @@ def check_pairs(frame: pl.DataFrame, pairs: Pairs, systems: Sequence[str]) -> No
 
 
 def keyed(frame: pl.DataFrame, systems: Sequence[str], cols: Columns, validate: bool,
-          ranks: bool = False) -> pl.DataFrame:  # fmt: skip
+          ranks: bool = False, scaled: str | None = None) -> pl.DataFrame:  # fmt: skip
     """``frame`` with its integer keys (:func:`~polars_rankeval.fusion.keys.add_keys`),
     and with ``ranks`` the ranks of its scores, its rows checked (:func:`check_rows`,
-    :func:`check_pairs`) with ``validate``."""
+    with ``scaled``; :func:`check_pairs`) with ``validate``."""
     if validate:
-        check_rows(frame, systems, cols)
+        check_rows(frame, systems, cols, scaled)
     out, pairs = add_keys(frame, len(systems), ranks)
     if validate:
         check_pairs(frame, pairs, systems)
@@ -317,7 +340,8 @@ def fuse_frame(frame: pl.DataFrame, spec: Spec, systems: Sequence[str], cols: Co
                validate: bool) -> pl.DataFrame:  # fmt: skip
     """:func:`fuse_plan` of a frame in memory (:func:`in_pieces`), its rows checked
     first, and normalised first in numpy where :func:`contiguous_scores` can."""
-    rows = keyed(in_pieces(frame, len(systems)), systems, cols, validate, ranks_as_is(spec))
+    rows = keyed(in_pieces(frame, len(systems)), systems, cols, validate, ranks_as_is(spec),
+                 scaled_norm(spec.norm))  # fmt: skip
     if spec.depth is None and (normalised := contiguous_scores(rows, spec.norm)) is not None:
         spec = replace(spec, norm=None)  # done: the scores are normalised
         rows = normalised

@@ -55,6 +55,9 @@ NORMALIZATIONS: tuple[str | None, ...] = (
 """The normalisations :func:`~polars_rankeval.fuse` takes, with ranx's names."""
 ORDER_KEEPING = ("min-max", "max", "sum", "zmuv")
 """The normalisations that keep each ranking's order: a shift and a positive scale."""
+SCALING = ("min-max", "min-max-inverted", "max", "sum", "zmuv")
+"""The normalisations that read each ranking's range of scores (its min, max, sum or
+spread): an infinite score makes them NaN."""
 _ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}
 EPS = 1e-9
 """ranx's floor on a normalisation's denominator."""

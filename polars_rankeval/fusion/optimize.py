@@ -25,7 +25,7 @@ import polars as pl
 
 from polars_rankeval.engine.rank import ranking_ids
 from polars_rankeval.fusion import train
-from polars_rankeval.fusion.fuse import Columns, keyed, prepare
+from polars_rankeval.fusion.fuse import Columns, keyed, prepare, scaled_norm
 from polars_rankeval.fusion.methods import METHODS, Context, F, weighted_expr, wide_runs
 from polars_rankeval.fusion.normalize import D, G, Q, S, applied_norm, normalize, score_expr
 from polars_rankeval.inputs import as_frame
@@ -261,11 +261,12 @@ def optimize_fusion(
     if step is not None:
         settings["step"] = step
     configs = configurations(method, n_runs, settings)
-    frame = keyed(stacked.frame.collect().rechunk(), stacked.systems, cols, validate=True)
+    norm = applied_norm(spec.norm, reads_scores=METHODS[method].needs != "ranks")
+    frame = keyed(stacked.frame.collect().rechunk(), stacked.systems, cols, validate=True,
+                  scaled=scaled_norm(norm))  # fmt: skip
     if METHODS[method].needs == "scores" and spec.norm not in ("rank", "borda"):
         rows = frame.with_columns(score_expr(spec.norm, [G]))  # no ranks needed
     else:  # ranked as pr.fuse ranks them (applied_norm)
-        norm = applied_norm(spec.norm, reads_scores=METHODS[method].needs != "ranks")
         rows = normalize(frame.lazy(), norm, n_runs, "desc", [G]).collect()
     judged = qrels_frame.select(
         pl.col(query).alias(Q), pl.col(doc).alias(D), pl.col(relevance).alias("__rel")
