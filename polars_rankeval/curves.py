@@ -25,7 +25,7 @@ from polars_rankeval.evaluate import evaluate, evaluate_judged
 from polars_rankeval.inputs import as_frame, run_keys
 from polars_rankeval.measures import Measure, parse
 from polars_rankeval.metrics._common import num_relevant, relevant_retrieved
-from polars_rankeval.ranking import judge
+from polars_rankeval.ranking import judge, without_tie_warnings
 from polars_rankeval.validation import check_reserved, system_column
 
 MAX_POINTS = 1001
@@ -197,19 +197,20 @@ def precision_recall_curve(
     if qrels is None:
         judged = frame.lazy()
     else:
-        judged = judge(
-            frame.lazy(),
-            as_frame(qrels, "qrels", (query, doc, relevance)).lazy(),
-            query=query,
-            doc=doc,
-            score=score,
-            relevance=relevance,
-            rank=rank,
-            system=system,
-            depth=depth,
-            missing=missing,
-            conventions=conventions,
-        )
+        with without_tie_warnings():  # the points read the table's ranks, no measure
+            judged = judge(
+                frame.lazy(),
+                as_frame(qrels, "qrels", (query, doc, relevance)).lazy(),
+                query=query,
+                doc=doc,
+                score=score,
+                relevance=relevance,
+                rank=rank,
+                system=system,
+                depth=depth,
+                missing=missing,
+                conventions=conventions,
+            )
     names = judged.collect_schema().names()
     keys = run_keys(query, system_column(system, names))
     scored = pl.col(relevance).is_not_null().any().over(keys)

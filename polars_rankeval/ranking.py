@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar, overload
@@ -384,10 +385,13 @@ def judge(
             )
             raise ValueError(msg)
 
+    tie_warnings = _TIE_WARNINGS.get()  # as at the call: a lazy table is made later
+
     def judged(run_df: pl.DataFrame, qrels_df: pl.DataFrame) -> pl.DataFrame:
         if validate:
             check_values(run_df, qrels_df, options, fractional=False)
-        warn_tied_scores(run_df, options)
+        if tie_warnings:
+            warn_tied_scores(run_df, options)
         return judged_table(run_df, qrels_df, options, check_duplicates=validate)
 
     if isinstance(run, pl.DataFrame):
@@ -398,7 +402,8 @@ def judge(
     def piece(
         rows: pl.DataFrame, qrels_rows: pl.DataFrame, systems: pl.Series | None, concurrent: bool
     ) -> Piece:
-        warn_tied_scores(rows, options)
+        if tie_warnings:
+            warn_tied_scores(rows, options)
         table = judged_table(rows, qrels_rows, options, check_duplicates=validate,
                              systems=systems, concurrent=concurrent)  # fmt: skip
         return Piece(table, pl.DataFrame(), rows.height, qrels_rows.height)
@@ -409,6 +414,23 @@ def judge(
         return _stacked([p.scores for p in made], schema)
 
     return pl.defer(pieces, schema=schema)
+
+
+_TIE_WARNINGS: ContextVar[bool] = ContextVar("tie_warnings", default=True)
+"""Whether :func:`judge` warns of equal scores (:func:`warn_tied_scores`); off within
+:func:`without_tie_warnings`."""
+
+
+@contextmanager
+def without_tie_warnings() -> Iterator[None]:
+    """Within it, :func:`judge` does not warn of equal scores: for a caller that reads
+    only the table's ranks, not a measure's own tie rule (the raw precision-recall
+    points)."""
+    token = _TIE_WARNINGS.set(False)
+    try:
+        yield
+    finally:
+        _TIE_WARNINGS.reset(token)
 
 
 def warn_tied_scores(run: pl.DataFrame, options: Options) -> None:

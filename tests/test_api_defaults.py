@@ -213,6 +213,10 @@ def test_judge_warns_where_equal_scores_are_a_measures_own(conventions: str, mea
         warnings.simplefilter("error")
         table = pr.judge(distinct, qrels, conventions=conventions)
         pr.judge(run, qrels)  # trec_eval's measures all order equal scores by doc id
+        # the raw precision-recall points read the table's ranks, no measure's tie rule
+        pr.precision_recall_curve(run, qrels, points=None, conventions=conventions)
+        lazy = pr.precision_recall_curve(run.lazy(), qrels, points=None, conventions=conventions)
+        lazy.collect()
     assert_frame_equal(
         pr.evaluate_judged(table, [measure], conventions=conventions),
         pr.evaluate(distinct, qrels, [measure], conventions=conventions),
