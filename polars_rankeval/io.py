@@ -583,11 +583,7 @@ def read_trec_qrels(
     name
         What error messages call the source (default: the path, or ``<bytes>``).
     encoding
-        ``"utf-8"`` (default): the file is UTF-8 text, else a :class:`NotUtf8Error` (a
-        ValueError) names the first line that is not. ``"latin-1"``: any bytes, each
-        byte one character (U+0000-U+00FF), so that ids compare as their bytes do, as
-        trec_eval reads them (the ``eval`` command reads every input so when one is not
-        UTF-8).
+        ``"utf-8"`` (default) or ``"latin-1"``, as for :func:`read_trec_run`.
 
     Returns
     -------
